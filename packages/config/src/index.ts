@@ -1,0 +1,105 @@
+// Tally's configuration: one typed schema with defaults, read from the environment and optionally from an
+// env file. Every setting is documented here, where it is declared; the README's table is checked against
+// this schema by a test.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type Static, Type } from '@sinclair/typebox';
+import envSchema from 'env-schema';
+
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({
+    default: 8080,
+    minimum: 0,
+    maximum: 65535,
+    description: 'Port of the public ingest API.',
+  }),
+  HOST: Type.String({ default: '0.0.0.0', description: 'Address the public ingest API binds to.' }),
+  ADMIN_PORT: Type.Integer({
+    default: 8081,
+    minimum: 0,
+    maximum: 65535,
+    description: 'Port of the admin server (/healthz, /readyz, /metrics).',
+  }),
+  ADMIN_HOST: Type.String({
+    default: '127.0.0.1',
+    description: 'Address the admin server binds to; localhost by default so that it is not public.',
+  }),
+  TALLY_DATA_DIR: Type.String({
+    default: './.tally',
+    description: 'Directory of the embedded record log, the token file and the visitor-id salts.',
+  }),
+  REDIS_URL: Type.Optional(
+    Type.String({
+      description:
+        'Redis URL (redis://host:port/db). When set, rate-limit counters, tokens and visitor-id salts are ' +
+        'shared through Redis by every gateway replica; otherwise they are kept in memory and in TALLY_DATA_DIR.',
+    }),
+  ),
+  TRUST_PROXY: Type.String({
+    default: '',
+    description:
+      'Comma-separated addresses or CIDRs of trusted reverse proxies. X-Forwarded-For is honoured only ' +
+      'from these; none by default.',
+  }),
+  RATE_LIMIT_PER_HOUR: Type.Integer({
+    default: 2000,
+    minimum: 1,
+    description: 'Requests per client IP per hour on POST /api/ingest; over it: 429 with Retry-After.',
+  }),
+  BODY_LIMIT: Type.Integer({
+    default: 65536,
+    minimum: 1024,
+    description: 'Largest accepted request body in bytes; larger bodies get 413.',
+  }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info', description: 'Log level of the JSON logs.' },
+  ),
+  APPEND_TIMEOUT_MS: Type.Integer({
+    default: 5000,
+    minimum: 1,
+    description: 'How long a request waits for the record log to make a record durable before answering 503.',
+  }),
+  FUTURE_TIMESTAMP_TOLERANCE_MS: Type.Integer({
+    default: 3_600_000,
+    minimum: 0,
+    description:
+      'A client timestamp further than this in the future is replaced by received_at and flagged (timestamp_clamped).',
+  }),
+  TOKEN_REFRESH_MS: Type.Integer({
+    default: 1000,
+    minimum: 50,
+    description: 'How often a running gateway reloads tokens, so a created or revoked token takes effect.',
+  }),
+  TALLY_ENV_FILE: Type.Optional(
+    Type.String({
+      description:
+        'An env file (KEY=value lines) to read settings from; the environment wins over it. Default: ' +
+        '.env in the working directory, if it exists.',
+    }),
+  ),
+});
+
+export type TallyConfig = Static<typeof ConfigSchema>;
+
+/** Reads the configuration from `env` (default: the process environment) and its env file, applying defaults. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): TallyConfig {
+  const file = env.TALLY_ENV_FILE ?? '.env';
+  const useFile = existsSync(resolve(file));
+  if (env.TALLY_ENV_FILE && !useFile) throw new Error(`TALLY_ENV_FILE ${env.TALLY_ENV_FILE} does not exist`);
+  const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  return envSchema<TallyConfig>({
+    schema: ConfigSchema,
+    data,
+    env: false,
+    dotenv: useFile ? { path: resolve(file) } : false,
+  });
+}
+
+/** Parses TRUST_PROXY into the list Fastify's trustProxy option takes (false when empty). */
+export function trustedProxies(config: TallyConfig): string[] | false {
+  const list = config.TRUST_PROXY.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return list.length ? list : false;
+}

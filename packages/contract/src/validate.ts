@@ -1,0 +1,137 @@
+// Validation of ingest bodies and payloads against the contract's JSON Schemas, with messages that name
+// the field path and what is wrong ("data.customer_id is required"). Used by the gateway and the SDKs.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { ISO_4217_CODES } from './currencies.ts';
+import {
+  ENVELOPE_SCHEMAS,
+  type IngestEnvelope,
+  PAYLOAD_SCHEMAS,
+  type PayloadByType,
+  RECORD_TYPES,
+  type RecordType,
+} from './schemas.ts';
+
+// ajv-formats is CommonJS; under ESM its default export may arrive wrapped.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+const ajv = addFormats(
+  new Ajv({
+    allErrors: false,
+    useDefaults: true, // currency defaults to USD
+    coerceTypes: false,
+    allowUnionTypes: true,
+    strict: true,
+  }),
+);
+
+const envelopeValidators = Object.fromEntries(
+  RECORD_TYPES.map((t) => [t, ajv.compile(ENVELOPE_SCHEMAS[t])]),
+) as Record<RecordType, ValidateFunction>;
+// Compiling the envelopes registered the payload schemas under their $id; reuse those validators.
+const payloadValidators = Object.fromEntries(
+  RECORD_TYPES.map((t) => [t, ajv.getSchema(PAYLOAD_SCHEMAS[t].$id as string)]),
+) as Record<RecordType, ValidateFunction>;
+
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; message: string };
+
+export const isRecordType = (value: unknown): value is RecordType =>
+  typeof value === 'string' && (RECORD_TYPES as readonly string[]).includes(value);
+
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const ACCEPTED_TYPES = RECORD_TYPES.join(', ');
+
+/**
+ * Validates a request body of POST /api/ingest. On success the body is returned with defaults applied
+ * (currency USD) and the currency upper-cased; it is the same object, changed in place.
+ */
+export function validateIngest(body: unknown): ValidationResult<IngestEnvelope> {
+  if (!isPlainObject(body)) return fail('body must be a JSON object');
+  const { type } = body;
+  if (type === undefined || type === null) return fail(`type is required (one of ${ACCEPTED_TYPES})`);
+  if (!isRecordType(type)) return fail(`type must be one of ${ACCEPTED_TYPES}`);
+  if (body.data === undefined || body.data === null) return fail('data is required');
+  const validate = envelopeValidators[type];
+  if (!validate(body)) return fail(describeError(validate.errors, ''));
+  const currencyError = normaliseCurrency(type, body.data as Record<string, unknown>, 'data.');
+  if (currencyError) return fail(currencyError);
+  return { ok: true, value: body as IngestEnvelope };
+}
+
+/**
+ * Validates one payload (the `data` object) of the given type. `pathPrefix` is put before field names in
+ * messages ("data." for an envelope's payload, "" for a bare payload as the revenue SDK takes it).
+ */
+export function validatePayload<T extends RecordType>(
+  type: T,
+  data: unknown,
+  pathPrefix = '',
+): ValidationResult<PayloadByType[T]> {
+  const validate = payloadValidators[type];
+  if (!validate(data)) return fail(describeError(validate.errors, pathPrefix));
+  const currencyError = normaliseCurrency(type, data as Record<string, unknown>, pathPrefix);
+  if (currencyError) return fail(currencyError);
+  return { ok: true, value: data as PayloadByType[T] };
+}
+
+function normaliseCurrency(type: RecordType, data: Record<string, unknown>, prefix: string): string | null {
+  if (type !== 'revenue' || typeof data.currency !== 'string') return null;
+  const code = data.currency.toUpperCase();
+  if (!ISO_4217_CODES.has(code))
+    return `${prefix}currency must be an ISO 4217 currency code (got "${data.currency}")`;
+  data.currency = code;
+  return null;
+}
+
+const fail = (message: string): { ok: false; message: string } => ({ ok: false, message });
+
+const ARTICLE: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+};
+
+function describeError(errors: ErrorObject[] | null | undefined, pathPrefix: string): string {
+  // An if/then/else failure reports the inner error first and the "if" wrapper after it.
+  const error = errors?.find((e) => e.keyword !== 'if') ?? errors?.[0];
+  if (!error) return 'body is invalid';
+  const path = (pathPrefix + error.instancePath.slice(1).replaceAll('/', '.')).replace(/\.$/, '');
+  const at = (field: string) => (path ? `${path}.${field}` : field);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${at(String(params.missingProperty))} is required`;
+    case 'type': {
+      const types = String(params.type)
+        .split(',')
+        .filter((t) => t !== 'null');
+      return `${path} must be ${types.map((t) => ARTICLE[t] ?? t).join(' or ')}`;
+    }
+    case 'minLength':
+      return `${path} must not be empty`;
+    case 'enum':
+      return `${path} must be one of ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
+    case 'exclusiveMinimum':
+      return path.endsWith('amount')
+        ? `${path} must be positive (zero or negative amounts are accepted only for event_type churn or refund)`
+        : `${path} ${error.message}`;
+    case 'minimum':
+      return path.endsWith('timestamp')
+        ? `${path} must be milliseconds since the Unix epoch (got a time before the year 2000; seconds?)`
+        : `${path} ${error.message}`;
+    case 'pattern':
+      return path.endsWith('currency')
+        ? `${path} must be an ISO 4217 currency code`
+        : `${path} ${error.message}`;
+    case 'format':
+      return `${path} must be a ${String(params.format).toUpperCase()}`;
+    default:
+      return `${path || 'body'} ${error.message ?? 'is invalid'}`;
+  }
+}

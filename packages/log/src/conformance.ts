@@ -1,0 +1,157 @@
+// The conformance suite every record-log backend runs (embedded now, Kafka next): the same behaviour
+// behind the same interface. Each backend's test calls describeRecordLogConformance with a factory.
+import { randomUUID } from 'node:crypto';
+import type { IngestRecord, RecordType } from '@tally/contract';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LogMessage, RecordLog } from './index.ts';
+
+export interface LogFixture {
+  log: RecordLog;
+  /** Closes the log and opens the same storage again (as after a restart). */
+  reopen(): Promise<RecordLog>;
+}
+
+export function testRecord(type: RecordType, overrides: Partial<IngestRecord> = {}): IngestRecord {
+  const now = Date.now();
+  const base = {
+    id: randomUUID(),
+    project_id: 'conformance',
+    received_at: now,
+    timestamp: now,
+    client_timestamp: null,
+    timestamp_clamped: false,
+    user_agent: 'vitest',
+    visitor_fingerprint_derived: false,
+  };
+  const data = {
+    pageview: { session_id: 's1', visitor_fingerprint: 'v1', url: 'https://example.com/' },
+    event: { session_id: 's1', visitor_fingerprint: 'v1', event_name: 'signup', event_data: { plan: 'pro' } },
+    identify: { session_id: 's1', visitor_fingerprint: 'v1', customer_id: 'c1' },
+    revenue: {
+      session_id: 's1',
+      visitor_fingerprint: 'v1',
+      customer_id: 'c1',
+      amount: 10,
+      currency: 'USD',
+      transaction_id: randomUUID(),
+      metadata: { plan: 'pro' },
+    },
+  }[type];
+  return { ...base, type, data, ...overrides } as IngestRecord;
+}
+
+async function drain(log: RecordLog, group: string, expected: number, commit = true): Promise<LogMessage[]> {
+  const consumer = log.consumer({ group });
+  const seen: LogMessage[] = [];
+  const deadline = Date.now() + 10_000;
+  while (seen.length < expected && Date.now() < deadline) {
+    const batch = await consumer.poll({ max: 100, waitMs: 200 });
+    seen.push(...batch);
+    if (commit && batch.length) await consumer.commit(batch);
+  }
+  await consumer.close();
+  return seen;
+}
+
+export function describeRecordLogConformance(name: string, open: () => Promise<LogFixture>): void {
+  describe(`record log conformance: ${name}`, () => {
+    let current: RecordLog | undefined;
+    const fixture = async () => {
+      const f = await open();
+      current = f.log;
+      return {
+        ...f,
+        reopen: async () => {
+          current = await f.reopen();
+          return current;
+        },
+      };
+    };
+    afterEach(async () => {
+      await current?.close();
+      current = undefined;
+    });
+
+    it('reads back appended records of every type, field for field, in order per topic', async () => {
+      const { log } = await fixture();
+      const records = (['pageview', 'event', 'identify', 'revenue'] as const).flatMap((t) =>
+        [0, 1, 2].map(() => testRecord(t)),
+      );
+      await log.append(records);
+      const seen = await drain(log, 'g', records.length);
+      expect(seen).toHaveLength(records.length);
+      for (const type of ['pageview', 'event', 'identify', 'revenue'] as const) {
+        const got = seen.filter((m) => m.topic === type);
+        expect(got.map((m) => m.record)).toEqual(records.filter((r) => r.type === type));
+        const offsets = got.map((m) => m.offset);
+        expect([...offsets].sort((a, b) => a - b)).toEqual(offsets);
+      }
+    });
+
+    it('keeps every record of many concurrent appends', async () => {
+      const { log } = await fixture();
+      const records = Array.from({ length: 300 }, (_, i) => testRecord(i % 2 ? 'event' : 'pageview'));
+      await Promise.all(records.map((r) => log.append([r])));
+      const seen = await drain(log, 'g', records.length);
+      expect(new Set(seen.map((m) => m.record.id))).toEqual(new Set(records.map((r) => r.id)));
+    });
+
+    it('resumes a group after its last commit and redelivers what was not committed', async () => {
+      const { log } = await fixture();
+      const records = Array.from({ length: 10 }, () => testRecord('pageview'));
+      await log.append(records);
+      const first = log.consumer({ group: 'g', topics: ['pageview'] });
+      const batch = await first.poll({ max: 4, waitMs: 1000 });
+      expect(batch.map((m) => m.record.id)).toEqual(records.slice(0, 4).map((r) => r.id));
+      await first.commit(batch);
+      const uncommitted = await first.poll({ max: 3, waitMs: 1000 });
+      expect(uncommitted.map((m) => m.record.id)).toEqual(records.slice(4, 7).map((r) => r.id));
+      await first.close();
+
+      const second = log.consumer({ group: 'g', topics: ['pageview'] });
+      const rest = await second.poll({ max: 100, waitMs: 1000 });
+      expect(rest.map((m) => m.record.id)).toEqual(records.slice(4).map((r) => r.id));
+      await second.close();
+    });
+
+    it('keeps groups independent', async () => {
+      const { log } = await fixture();
+      await log.append([testRecord('identify'), testRecord('identify')]);
+      expect(await drain(log, 'a', 2)).toHaveLength(2);
+      expect(await drain(log, 'b', 2)).toHaveLength(2);
+      const again = log.consumer({ group: 'a' });
+      expect(await again.poll({ waitMs: 100 })).toEqual([]);
+      await again.close();
+    });
+
+    it('wakes a waiting poll when records are appended', async () => {
+      const { log } = await fixture();
+      const consumer = log.consumer({ group: 'g' });
+      const polled = consumer.poll({ waitMs: 10_000 });
+      const record = testRecord('event');
+      await log.append([record]);
+      expect((await polled).map((m) => m.record.id)).toEqual([record.id]);
+      await consumer.close();
+    });
+
+    it('keeps records and commits across a reopen', async () => {
+      const f = await fixture();
+      const records = Array.from({ length: 5 }, () => testRecord('revenue'));
+      await f.log.append(records.slice(0, 3));
+      expect(await drain(f.log, 'g', 3)).toHaveLength(3);
+      await f.log.append(records.slice(3));
+      const log = await f.reopen();
+      const rest = await drain(log, 'g', 2);
+      expect(rest.map((m) => m.record.id)).toEqual(records.slice(3).map((r) => r.id));
+      await log.append([testRecord('revenue')]);
+      const all = await drain(log, 'fresh', 6);
+      expect(all).toHaveLength(6);
+      expect(new Set(all.map((m) => m.offset)).size).toBe(6);
+    });
+
+    it('reports health', async () => {
+      const { log } = await fixture();
+      expect(await log.health()).toEqual({ ok: true });
+    });
+  });
+}

@@ -1,0 +1,191 @@
+// The embedded record log: one LMDB environment under TALLY_DATA_DIR/log, one database per topic keyed by
+// offset, and a database of consumer-group positions. lmdb-js batches every write of an event turn into
+// one transaction and flushes many transactions with one sync, so concurrent requests share an fsync
+// (group commit) and append resolves only once the records are on disk.
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { IngestRecord, RecordType } from '@tally/contract';
+import { type Database, open, type RootDatabase } from 'lmdb';
+import {
+  ALL_TOPICS,
+  type LogConsumer,
+  type LogHealth,
+  type LogMessage,
+  type RecordLog,
+  topicOf,
+} from '../index.ts';
+
+export interface EmbeddedLogOptions {
+  /** Directory of the LMDB environment (created if missing). */
+  path: string;
+  /** How often a consumer re-reads the log when it waits for records appended by another process. */
+  pollIntervalMs?: number;
+}
+
+export function openEmbeddedLog(options: EmbeddedLogOptions): RecordLog {
+  return new EmbeddedLog(options);
+}
+
+class EmbeddedLog implements RecordLog {
+  readonly #root: RootDatabase;
+  readonly #topics = new Map<RecordType, Database<IngestRecord, number>>();
+  readonly #positions: Database<number, string>;
+  /** Next offset to assign per topic. Appends come from this process only (one writer per data dir). */
+  readonly #nextOffset = new Map<RecordType, number>();
+  readonly #appended = new EventEmitter();
+  readonly #pollIntervalMs: number;
+  #lastError: unknown = null;
+  #closed = false;
+
+  constructor(options: EmbeddedLogOptions) {
+    mkdirSync(options.path, { recursive: true });
+    this.#pollIntervalMs = options.pollIntervalMs ?? 50;
+    this.#root = open({ path: join(options.path, 'records.mdb'), maxDbs: 16, compression: false });
+    for (const topic of ALL_TOPICS) {
+      const db = this.#root.openDB<IngestRecord, number>({ name: `topic:${topic}` });
+      this.#topics.set(topic, db);
+      const [last] = db.getKeys({ reverse: true, limit: 1 });
+      this.#nextOffset.set(topic, typeof last === 'number' ? last + 1 : 0);
+    }
+    this.#positions = this.#root.openDB<number, string>({ name: 'consumer-positions' });
+    this.#appended.setMaxListeners(0);
+  }
+
+  async append(records: readonly IngestRecord[]): Promise<void> {
+    if (this.#closed) throw new Error('record log is closed');
+    // Offsets are assigned and writes queued in the same synchronous block, so they commit in offset order.
+    const writes = records.map((record) => {
+      const topic = topicOf(record);
+      const offset = this.#nextOffset.get(topic) ?? 0;
+      this.#nextOffset.set(topic, offset + 1);
+      return this.#topic(topic).put(offset, record);
+    });
+    try {
+      await Promise.all(writes);
+      await this.#root.flushed;
+      this.#lastError = null;
+    } catch (error) {
+      this.#lastError = error;
+      throw error;
+    }
+    this.#appended.emit('append');
+  }
+
+  consumer(options: { group: string; topics?: readonly RecordType[] }): LogConsumer {
+    return new EmbeddedConsumer(this, options.group, options.topics ?? ALL_TOPICS);
+  }
+
+  async health(): Promise<LogHealth> {
+    if (this.#closed) return { ok: false, detail: 'closed' };
+    if (this.#lastError) return { ok: false, detail: 'last append failed' };
+    return { ok: true };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#appended.emit('append');
+    await this.#root.close();
+  }
+
+  // --- used by EmbeddedConsumer ---
+
+  #topic(topic: RecordType): Database<IngestRecord, number> {
+    const db = this.#topics.get(topic);
+    if (!db) throw new Error(`unknown topic ${topic}`);
+    return db;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  read(topic: RecordType, fromOffset: number, limit: number): LogMessage[] {
+    const messages: LogMessage[] = [];
+    for (const { key, value } of this.#topic(topic).getRange({ start: fromOffset, limit })) {
+      messages.push({ topic, offset: key, record: value });
+    }
+    return messages;
+  }
+
+  committedPosition(group: string, topic: RecordType): number {
+    return this.#positions.get(`${group}\u0000${topic}`) ?? 0;
+  }
+
+  async commitPosition(group: string, topic: RecordType, next: number): Promise<void> {
+    await this.#positions.put(`${group}\u0000${topic}`, next);
+    await this.#root.flushed;
+  }
+
+  /** Resolves on the next append in this process, or after the poll interval (appends from elsewhere). */
+  waitForAppend(maxMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#appended.off('append', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(maxMs, this.#pollIntervalMs));
+      this.#appended.once('append', done);
+    });
+  }
+
+  refresh(): void {
+    this.#root.resetReadTxn();
+  }
+}
+
+class EmbeddedConsumer implements LogConsumer {
+  readonly #log: EmbeddedLog;
+  readonly #group: string;
+  readonly #topics: readonly RecordType[];
+  readonly #position = new Map<RecordType, number>();
+  #next = 0; // round-robin start, so no topic starves the others
+
+  constructor(log: EmbeddedLog, group: string, topics: readonly RecordType[]) {
+    this.#log = log;
+    this.#group = group;
+    this.#topics = topics;
+    for (const topic of topics) this.#position.set(topic, log.committedPosition(group, topic));
+  }
+
+  async poll(options: { max?: number; waitMs?: number } = {}): Promise<LogMessage[]> {
+    const max = options.max ?? 500;
+    const deadline = Date.now() + (options.waitMs ?? 0);
+    for (;;) {
+      if (this.#log.closed) return [];
+      const batch = this.#readAvailable(max);
+      const remaining = deadline - Date.now();
+      if (batch.length > 0 || remaining <= 0) return batch;
+      await this.#log.waitForAppend(remaining);
+      this.#log.refresh();
+    }
+  }
+
+  #readAvailable(max: number): LogMessage[] {
+    const batch: LogMessage[] = [];
+    for (let i = 0; i < this.#topics.length && batch.length < max; i++) {
+      const topic = this.#topics[(this.#next + i) % this.#topics.length] as RecordType;
+      const from = this.#position.get(topic) ?? 0;
+      const messages = this.#log.read(topic, from, max - batch.length);
+      const last = messages.at(-1);
+      if (last) this.#position.set(topic, last.offset + 1);
+      batch.push(...messages);
+    }
+    this.#next = (this.#next + 1) % this.#topics.length;
+    return batch;
+  }
+
+  async commit(messages: readonly LogMessage[]): Promise<void> {
+    const highest = new Map<RecordType, number>();
+    for (const m of messages) highest.set(m.topic, Math.max(highest.get(m.topic) ?? -1, m.offset));
+    for (const [topic, offset] of highest) {
+      if (offset + 1 > this.#log.committedPosition(this.#group, topic)) {
+        await this.#log.commitPosition(this.#group, topic, offset + 1);
+      }
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,135 @@
+// buildGateway: the public ingest API as a Fastify instance, built from a config and its dependencies so
+// that tests can build one with their own. POST /api/ingest runs its checks in the order of the spec:
+// rate limit (onRequest) → body parsing → token → revenue needs a secret token → validation → durable
+// append → 202.
+import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import type { TallyConfig } from '@tally/config';
+import { trustedProxies } from '@tally/config';
+import { type RecordLog, withAppendTimeout } from '@tally/log';
+import type { TokenInfo } from '@tally/tokens';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import secureJson from 'secure-json-parse';
+import { BadRequestError, NotFoundError, RateLimitedError, toIngestError } from './errors.ts';
+import { ingestRoute } from './ingest-route.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { VisitorIds } from './visitor-id.ts';
+
+export interface GatewayDeps {
+  config: TallyConfig;
+  log: RecordLog;
+  tokens: { verify(token: string): TokenInfo | null };
+  visitorIds: VisitorIds;
+  /** Rate-limit counters live here when given (shared by replicas), in memory otherwise. */
+  redis?: Redis | null;
+  /** Prefix of every Redis key (default `tally:`). */
+  redisPrefix?: string;
+  metrics?: GatewayMetrics;
+  /** A pino logger; none (silent) by default, as in tests. */
+  logger?: FastifyBaseLogger;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The record type named by the body, for metrics ('unknown' until the body is read). */
+    recordType: string;
+  }
+}
+
+export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    trustProxy: trustedProxies(config),
+    bodyLimit: config.BODY_LIMIT,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    disableRequestLogging: true,
+    return503OnClosing: true,
+  });
+  app.decorateRequest('recordType', 'unknown');
+
+  // navigator.sendBeacon sends the JSON envelope as text/plain: parse it exactly like application/json.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(
+    ['application/json', 'text/plain'],
+    { parseAs: 'string' },
+    (_request, body, done) => {
+      try {
+        done(null, parseJsonBody(body as string));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    },
+  );
+
+  // CORS first, so that every response (429 and other errors included) carries the headers.
+  await app.register(cors, {
+    origin: '*',
+    methods: ['POST'],
+    allowedHeaders: ['Content-Type', 'X-API-Token'],
+    exposedHeaders: ['Retry-After'],
+    maxAge: 86_400,
+  });
+
+  await app.register(rateLimit, {
+    global: false,
+    max: config.RATE_LIMIT_PER_HOUR,
+    timeWindow: 3_600_000,
+    hook: 'onRequest',
+    redis: deps.redis ?? undefined,
+    nameSpace: `${deps.redisPrefix ?? 'tally:'}ratelimit:`,
+    cache: 100_000,
+    // A Redis outage must not stop ingestion: requests pass unlimited until it is back (and it is logged).
+    skipOnError: true,
+    keyGenerator: (request) => request.ip,
+    errorResponseBuilder: () => new RateLimitedError(),
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const mapped = toIngestError(error, config.BODY_LIMIT);
+    if (mapped.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    if (mapped.retryAfterSeconds !== undefined) reply.header('Retry-After', String(mapped.retryAfterSeconds));
+    return reply.code(mapped.statusCode).send(mapped.body());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new NotFoundError(
+      `${request.method} ${request.url.split('?')[0]} is not served here; use POST /api/ingest`,
+    );
+    return reply.code(404).send(error.body());
+  });
+
+  if (deps.metrics) {
+    const { metrics } = deps;
+    app.addHook('onResponse', async (request, reply) => {
+      if (request.routeOptions.url === '/api/ingest' && request.method === 'POST') {
+        metrics.requests.inc({ status: reply.statusCode, type: request.recordType });
+      }
+    });
+  }
+  app.register(ingestRoute, {
+    config,
+    log: withAppendTimeout(deps.log, config.APPEND_TIMEOUT_MS),
+    tokens: deps.tokens,
+    visitorIds: deps.visitorIds,
+    metrics: deps.metrics,
+  });
+  return app;
+}
+
+/**
+ * Parses a JSON body, refusing `__proto__` and `constructor.prototype` keys (prototype poisoning) with a
+ * message that says so, rather than Fastify's generic one.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) throw new BadRequestError('body is empty');
+  try {
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    if (/prototype/i.test((error as Error).message)) {
+      throw new BadRequestError('body must not contain "__proto__" or "constructor.prototype" keys');
+    }
+    throw new BadRequestError(`body is not valid JSON (${(error as Error).message})`);
+  }
+}

@@ -1,0 +1,8 @@
+// @tally/gateway: the ingest gateway as a library (buildGateway, startGateway) for main.ts and tests.
+export * from './admin.ts';
+export * from './errors.ts';
+export * from './gateway.ts';
+export * from './ingest-route.ts';
+export * from './metrics.ts';
+export * from './runtime.ts';
+export * from './visitor-id.ts';

@@ -1,0 +1,132 @@
+// POST /api/ingest: turns an accepted request into an IngestRecord and answers 202 only once the record
+// log has made it durable. The checks after the rate limit and body parsing run here, in the spec's order.
+import type { TallyConfig } from '@tally/config';
+import {
+  type IngestEnvelope,
+  type IngestRecord,
+  isPlainObject,
+  isRecordType,
+  validateIngest,
+} from '@tally/contract';
+import { LogUnavailableError, type RecordLog } from '@tally/log';
+import type { TokenInfo } from '@tally/tokens';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import {
+  BadRequestError,
+  InvalidTokenError,
+  MissingTokenError,
+  SecretTokenRequiredError,
+  ServiceUnavailableError,
+} from './errors.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { VisitorIds } from './visitor-id.ts';
+
+export interface IngestRouteOptions {
+  config: TallyConfig;
+  log: RecordLog;
+  tokens: { verify(token: string): TokenInfo | null };
+  visitorIds: VisitorIds;
+  metrics?: GatewayMetrics | undefined;
+}
+
+/** Largest nesting of objects and arrays accepted in a body: deeper JSON is hostile, not analytics. */
+export const MAX_DEPTH = 32;
+const MAX_USER_AGENT = 512;
+const ACCEPTED = '{"success":true}';
+/** Seconds a client is asked to wait after a 503. */
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, options) => {
+  const { config, log, tokens, visitorIds, metrics } = options;
+
+  app.post('/api/ingest', { config: { rateLimit: {} } }, async (request, reply) => {
+    const body = request.body;
+    if (!isPlainObject(body)) throw new BadRequestError('body must be a JSON object');
+    if (isRecordType(body.type)) request.recordType = body.type;
+    if (nestingExceeds(body, MAX_DEPTH)) {
+      throw new BadRequestError(`body is nested too deeply (at most ${MAX_DEPTH} levels)`);
+    }
+
+    // The header wins over the body field when both carry a token.
+    const token = tokenOf(request, body);
+    if (token === undefined) throw new MissingTokenError();
+    const tokenInfo = typeof token === 'string' ? tokens.verify(token) : null;
+    if (!tokenInfo) throw new InvalidTokenError();
+    if (body.type === 'revenue' && tokenInfo.kind !== 'secret') throw new SecretTokenRequiredError();
+
+    const result = validateIngest(body);
+    if (!result.ok) throw new BadRequestError(result.message);
+
+    const record = await toRecord(result.value, tokenInfo.project_id, request);
+    const started = performance.now();
+    try {
+      await log.append([record]);
+    } catch (error) {
+      if (error instanceof LogUnavailableError) {
+        request.log.warn({ err: error }, 'record log unavailable; answered 503');
+        throw new ServiceUnavailableError(UNAVAILABLE_RETRY_AFTER_S, { cause: error });
+      }
+      throw error;
+    }
+    metrics?.appendSeconds.observe((performance.now() - started) / 1000);
+    return reply.code(202).type('application/json; charset=utf-8').send(ACCEPTED);
+  });
+
+  async function toRecord(
+    envelope: IngestEnvelope,
+    projectId: string,
+    request: FastifyRequest,
+  ): Promise<IngestRecord> {
+    const receivedAt = Date.now();
+    const data = envelope.data as Record<string, unknown> & { visitor_fingerprint?: string | null };
+    const userAgent = headerValue(request.headers['user-agent'])?.slice(0, MAX_USER_AGENT) ?? null;
+
+    let derived = false;
+    if (envelope.type !== 'revenue' && !data.visitor_fingerprint) {
+      data.visitor_fingerprint = await visitorIds.derive(projectId, request.ip, userAgent ?? '', receivedAt);
+      derived = true;
+    }
+
+    const clientTimestamp = typeof data.timestamp === 'number' ? Math.floor(data.timestamp) : null;
+    const clamped =
+      clientTimestamp !== null && clientTimestamp > receivedAt + config.FUTURE_TIMESTAMP_TOLERANCE_MS;
+
+    return {
+      id: envelope.id ?? uuidv7(),
+      type: envelope.type,
+      project_id: projectId,
+      received_at: receivedAt,
+      timestamp: clientTimestamp === null || clamped ? receivedAt : clientTimestamp,
+      client_timestamp: clientTimestamp,
+      timestamp_clamped: clamped,
+      user_agent: userAgent,
+      visitor_fingerprint_derived: derived,
+      data,
+    } as IngestRecord;
+  }
+};
+
+/** The token from X-API-Token, else the body's `token`; undefined when neither carries one. */
+function tokenOf(request: FastifyRequest, body: Record<string, unknown>): unknown {
+  const header = headerValue(request.headers['x-api-token']);
+  if (header) return header;
+  return body.token === null || body.token === '' ? undefined : body.token;
+}
+
+const headerValue = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value;
+
+/** Whether objects and arrays nest deeper than `max`; iterative, so hostile input cannot overflow the stack. */
+export function nestingExceeds(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(current)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
