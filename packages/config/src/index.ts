@@ -35,6 +35,11 @@ export const ConfigSchema = Type.Object({
         'shared through Redis by every gateway replica; otherwise they are kept in memory and in TALLY_DATA_DIR.',
     }),
   ),
+  REDIS_KEY_PREFIX: Type.String({
+    default: 'tally:',
+    description:
+      'Prefix of every Redis key Tally writes, so that several deployments (or tests) can share a server.',
+  }),
   TRUST_PROXY: Type.String({
     default: '',
     description:

@@ -2,7 +2,7 @@
 // that reflects the record log's health, and Prometheus metrics.
 
 import type { RecordLog } from '@tally/log';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { GatewayMetrics } from './metrics.ts';
 
 export function buildAdmin(options: {
@@ -10,7 +10,10 @@ export function buildAdmin(options: {
   metrics: GatewayMetrics;
   logger?: FastifyBaseLogger;
 }): FastifyInstance {
-  const app = Fastify({ loggerInstance: options.logger, disableRequestLogging: true });
+  const app = Fastify({
+    loggerInstance: options.logger,
+    logController: new LogController({ disableRequestLogging: true }),
+  });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const health = await options.log.health().catch(() => ({ ok: false, detail: 'health check failed' }));

@@ -8,7 +8,7 @@ import type { TallyConfig } from '@tally/config';
 import { trustedProxies } from '@tally/config';
 import { type RecordLog, withAppendTimeout } from '@tally/log';
 import type { TokenInfo } from '@tally/tokens';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
 import { BadRequestError, NotFoundError, RateLimitedError, toIngestError } from './errors.ts';
@@ -45,7 +45,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     bodyLimit: config.BODY_LIMIT,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
   app.decorateRequest('recordType', 'unknown');

@@ -22,12 +22,7 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export interface StartOptions {
-  /** Prefix of every Redis key (default `tally:`); tests use their own. */
-  redisPrefix?: string;
-}
-
-export async function startGateway(config: TallyConfig, options: StartOptions = {}): Promise<RunningGateway> {
+export async function startGateway(config: TallyConfig): Promise<RunningGateway> {
   const logger = pino({
     level: config.LOG_LEVEL,
     base: { service: 'gateway' },
@@ -36,7 +31,7 @@ export async function startGateway(config: TallyConfig, options: StartOptions = 
     redact: ['req.headers', 'req.body', 'req.ip', 'req.remoteAddress'],
   });
   const dataDir = resolve(config.TALLY_DATA_DIR);
-  const prefix = options.redisPrefix ?? 'tally:';
+  const prefix = config.REDIS_KEY_PREFIX;
   const redis = config.REDIS_URL
     ? new Redis(config.REDIS_URL, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false })
     : null;

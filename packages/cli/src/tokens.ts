@@ -1,0 +1,76 @@
+// `tally tokens create|list|revoke`: token administration on the store the configuration names
+// (Redis when REDIS_URL is set, else TALLY_DATA_DIR/tokens.json).
+import { resolve } from 'node:path';
+import type { parseArgs as ParseArgs } from 'node:util';
+import type { TallyConfig } from '@tally/config';
+import { FileTokenStore, RedisTokenStore, type TokenKind, type TokenStore } from '@tally/tokens';
+import { Redis } from 'ioredis';
+
+export async function runTokens(
+  config: TallyConfig,
+  argv: string[],
+  parseArgs: typeof ParseArgs,
+): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      project: { type: 'string' },
+      kind: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const [action, target] = positionals;
+  const redis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    : null;
+  const store: TokenStore = redis
+    ? new RedisTokenStore(redis, config.REDIS_KEY_PREFIX)
+    : new FileTokenStore(resolve(config.TALLY_DATA_DIR));
+  try {
+    switch (action) {
+      case 'create': {
+        if (!values.project) throw new Error('tokens create needs --project <id>');
+        if (values.kind !== 'public' && values.kind !== 'secret') {
+          throw new Error('tokens create needs --kind public or --kind secret');
+        }
+        const { token, info } = await store.create(values.project, values.kind as TokenKind);
+        process.stdout.write(
+          `Created a ${info.kind} token for project ${info.project_id} (id ${info.id}). ` +
+            'It is shown only now; store it safely.\n',
+        );
+        process.stdout.write(`${token}\n`);
+        return 0;
+      }
+      case 'list': {
+        const tokens = await store.list();
+        if (values.json) {
+          process.stdout.write(`${JSON.stringify(tokens.map(({ hash: _hash, ...rest }) => rest))}\n`);
+        } else {
+          for (const t of tokens) {
+            const state = t.revoked_at ? `revoked ${t.revoked_at}` : 'active';
+            process.stdout.write(
+              `${t.id}  ${t.hint.padEnd(10)} ${t.kind.padEnd(6)} ${t.project_id}  created ${t.created_at}  ${state}\n`,
+            );
+          }
+          if (tokens.length === 0) process.stdout.write('no tokens yet\n');
+        }
+        return 0;
+      }
+      case 'revoke': {
+        if (!target) throw new Error('tokens revoke needs a token or a token id');
+        if (!(await store.revoke(target))) {
+          process.stderr.write('tally: no active token matches\n');
+          return 1;
+        }
+        process.stdout.write('Revoked. Running gateways stop accepting it within seconds.\n');
+        return 0;
+      }
+      default:
+        throw new Error(`unknown tokens action "${action ?? ''}" (create, list or revoke)`);
+    }
+  } finally {
+    await store.close();
+    redis?.disconnect();
+  }
+}

@@ -1,0 +1,65 @@
+// The gateway as `npm start` runs it: a real listening server on embedded defaults, its admin port, and a
+// clean shutdown on SIGTERM.
+import { join } from 'node:path';
+import { openEmbeddedLog } from '@tally/log';
+import { FileTokenStore } from '@tally/tokens';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GatewayProcess, postIngest, startGatewayProcess, tempDataDir } from './support/processes.ts';
+
+describe('the gateway process', () => {
+  let gateway: GatewayProcess;
+  let token: string;
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = tempDataDir();
+    token = (await new FileTokenStore(dataDir).create('e2e', 'public')).token;
+    gateway = await startGatewayProcess({ TALLY_DATA_DIR: dataDir });
+  });
+  afterAll(async () => {
+    await gateway.stop('SIGKILL');
+  });
+
+  it('accepts a beacon (text/plain, token in the body) from a browser origin', async () => {
+    const res = await fetch(`${gateway.url}/api/ingest`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain;charset=UTF-8', origin: 'https://shop.example' },
+      body: JSON.stringify({ type: 'pageview', token, data: { session_id: 's', visitor_fingerprint: null } }),
+    });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ success: true });
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('serves health, readiness and metrics on the admin port only', async () => {
+    expect(gateway.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:/);
+    expect(await (await fetch(`${gateway.adminUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${gateway.adminUrl}/readyz`);
+    expect(ready.status).toBe(200);
+    await postIngest(gateway.url, { type: 'event', data: { session_id: 's', event_name: 'x' } }, token);
+    const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
+    expect(metrics).toContain('tally_ingest_requests_total{status="202",type="event"} 1');
+    expect(metrics).toContain('tally_log_append_duration_seconds_bucket');
+    expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
+  });
+
+  it('never logs tokens, IPs or payloads', () => {
+    expect(gateway.output()).not.toContain(token);
+    expect(gateway.output()).not.toContain('127.0.0.1"');
+  });
+});
+
+it('shuts down cleanly on SIGTERM, keeping what it acknowledged', async () => {
+  const dataDir = tempDataDir();
+  const token = (await new FileTokenStore(dataDir).create('e2e', 'public')).token;
+  const gateway = await startGatewayProcess({ TALLY_DATA_DIR: dataDir });
+  const responses = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      postIngest(gateway.url, { type: 'pageview', data: { session_id: `s${i}` } }, token),
+    ),
+  );
+  expect(responses.every((r) => r.status === 202)).toBe(true);
+  expect(await gateway.stop('SIGTERM')).toBe(0);
+  const log = openEmbeddedLog({ path: join(dataDir, 'log') });
+  expect(await log.consumer({ group: 'check' }).poll({ max: 100 })).toHaveLength(50);
+  await log.close();
+});

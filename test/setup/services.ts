@@ -1,0 +1,92 @@
+// Global setup of the integration tests: finds each real service the tests need, in this order:
+//   1. an endpoint given in the environment (REDIS_URL=…), used as it is;
+//   2. a container through testcontainers, when a Docker engine is reachable;
+//   3. the native service from infra/ (installed from Debian's packages and started on 127.0.0.1).
+// Endpoints reach the tests through vitest's provide/inject. What this setup started, it stops.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
+const run = promisify(execFile);
+const INFRA = fileURLToPath(new URL('../../infra/', import.meta.url));
+const REDIS_IMAGE = 'redis:7.0.15-bookworm'; // the version Debian's redis-server has, and docker-compose.yml pins
+
+type Stop = () => Promise<void>;
+
+function dockerReachable(): boolean {
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
+}
+
+/** Runs an infra/ script and returns the value of the KEY=value on its last line. */
+async function infraScript(script: string, key: string): Promise<string> {
+  try {
+    const { stdout } = await run('bash', [`${INFRA}${script}`], { timeout: 300_000 });
+    const last = stdout.trim().split('\n').at(-1) ?? '';
+    if (!last.startsWith(`${key}=`)) throw new Error(`unexpected output: ${last}`);
+    return last.slice(key.length + 1);
+  } catch (error) {
+    throw new Error(
+      `Could not start the native service with infra/${script} (${(error as Error).message}). ` +
+        `Set ${key} to a running service, or run infra/install.sh and infra/start.sh yourself.`,
+    );
+  }
+}
+
+async function redisRunning(url: string): Promise<boolean> {
+  const { Redis } = await import('ioredis');
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function ensureRedis(stops: Stop[]): Promise<string> {
+  if (process.env.REDIS_URL) return process.env.REDIS_URL;
+  if (dockerReachable()) {
+    try {
+      const { RedisContainer } = await import('@testcontainers/redis');
+      const container = await new RedisContainer(REDIS_IMAGE)
+        .withCommand(['redis-server', '--appendonly', 'yes'])
+        .start();
+      stops.push(async () => {
+        await container.stop();
+      });
+      return container.getConnectionUrl();
+    } catch (error) {
+      console.warn(
+        `testcontainers could not start Redis (${(error as Error).message}); using infra/ instead`,
+      );
+    }
+  }
+  const port = process.env.REDIS_PORT ?? '16379';
+  const wasRunning = await redisRunning(`redis://127.0.0.1:${port}`);
+  const url = await infraScript('redis/start.sh', 'REDIS_URL');
+  if (!wasRunning) stops.push(async () => void (await run('bash', [`${INFRA}redis/stop.sh`])));
+  return url;
+}
+
+export default async function setup(project: TestProject): Promise<Stop> {
+  const stops: Stop[] = [];
+  project.provide('redisUrl', await ensureRedis(stops));
+  return async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
+}
