@@ -57,7 +57,7 @@ describe.each(setups)('tally tokens with tokens in %s', (_name, makeEnv) => {
     await tally(['tokens', 'revoke', token], env);
     await eventually(5000, 'the revoked token being refused', async () => {
       const res = await postIngest(gateway.url, pageview, token);
-      return res.status === 401 && (await res.json()).error === 'Invalid API token';
+      return res.status === 401 && ((await res.json()) as { error?: string }).error === 'Invalid API token';
     });
   });
 

@@ -1,0 +1,20 @@
+# The Tally image: the gateway (and, as they arrive, the consumers) run from the TypeScript sources with tsx.
+FROM node:20.19-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production TALLY_DATA_DIR=/data
+COPY package.json package-lock.json ./
+COPY packages/contract/package.json packages/contract/
+COPY packages/config/package.json packages/config/
+COPY packages/log/package.json packages/log/
+COPY packages/tokens/package.json packages/tokens/
+COPY packages/cli/package.json packages/cli/
+COPY services/gateway/package.json services/gateway/
+RUN npm ci --omit=dev --ignore-scripts=false && npm cache clean --force
+COPY packages packages
+COPY services services
+COPY schemas schemas
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME /data
+EXPOSE 8080 8081
+CMD ["node", "--import", "tsx", "services/gateway/src/main.ts"]
