@@ -46,14 +46,17 @@ describe('validateIngest', () => {
     expect(messageOf({ type, data })).toBe(message);
   });
 
-  it.each(['visitor_fingerprint', 'session_id', 'customer_id', 'amount', 'transaction_id'])(
-    'requires revenue field %s',
-    (field) => {
-      const body = revenue();
-      delete (body.data as Record<string, unknown>)[field];
-      expect(messageOf(body)).toBe(`data.${field} is required`);
-    },
-  );
+  it.each([
+    'visitor_fingerprint',
+    'session_id',
+    'customer_id',
+    'amount',
+    'transaction_id',
+  ])('requires revenue field %s', (field) => {
+    const body = revenue();
+    delete (body.data as Record<string, unknown>)[field];
+    expect(messageOf(body)).toBe(`data.${field} is required`);
+  });
 
   it('reports wrong types with the field path', () => {
     expect(messageOf(revenue({ amount: '49' }))).toBe('data.amount must be a number');
