@@ -1,0 +1,45 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileTokenStore, generateToken, hashToken, isWellFormedToken, TokenVerifier } from './index.ts';
+
+describe('tokens', () => {
+  it('are pub_/sec_ and 32 base62 characters, all different', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const token = generateToken(i % 2 ? 'public' : 'secret');
+      expect(token).toMatch(/^(pub|sec)_[0-9A-Za-z]{32}$/);
+      expect(isWellFormedToken(token)).toBe(true);
+      seen.add(token);
+    }
+    expect(seen.size).toBe(200);
+    expect(isWellFormedToken('pub_short')).toBe(false);
+  });
+
+  it('are stored only as their hash', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tally-tok-'));
+    const store = new FileTokenStore(dir);
+    const { token, info } = await store.create('shop', 'secret');
+    const file = readFileSync(join(dir, 'tokens.json'), 'utf8');
+    expect(file).not.toContain(token);
+    expect(file).toContain(hashToken(token));
+    expect(info).toMatchObject({ project_id: 'shop', kind: 'secret', revoked_at: null });
+    await expect(store.create('bad project!', 'public')).rejects.toThrow(/project id/);
+  });
+
+  it('are verified from memory and refreshed when the store changes', async () => {
+    const store = new FileTokenStore(mkdtempSync(join(tmpdir(), 'tally-tok-')));
+    const verifier = new TokenVerifier(store, { refreshMs: 60_000 });
+    await verifier.refresh();
+    const { token, info } = await store.create('shop', 'public');
+    expect(verifier.verify(token)).toBeNull();
+    await verifier.refresh();
+    expect(verifier.verify(token)).toMatchObject({ id: info.id, kind: 'public' });
+    expect(await store.revoke(info.id)).toBe(true);
+    expect(await store.revoke(info.id)).toBe(false);
+    await verifier.refresh();
+    expect(verifier.verify(token)).toBeNull();
+    expect(verifier.verify('not a token')).toBeNull();
+  });
+});
