@@ -3,3 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ./redis/install.sh
+./chromium/install.sh

@@ -1,0 +1,40 @@
+// @tally/core: Tally's cookieless browser tracker. `init` once, then `pageview`, `event`, `identify`,
+// `reset` and `getSessionId` from anywhere in the app. One tracker per page (a module-level singleton), so
+// the React binding, a script tag and direct imports all share its queue and session.
+// Every function is safe to call before `init`, twice, or on a server render: it then does nothing.
+import { type BrowserTrackerConfig, createBrowserTracker, isBrowser } from './browser.ts';
+import type { PageviewOptions, Tracker } from './tracker.ts';
+
+export { backoffDelay, isRetryableStatus, retryAfterMs } from './backoff.ts';
+export { type BrowserTrackerConfig, browserPlatform, createBrowserTracker, isBrowser } from './browser.ts';
+export {
+  createTracker,
+  type PageInfo,
+  type PageviewOptions,
+  SESSION_TIMEOUT_MS,
+  type SendResult,
+  type Session,
+  type SessionStore,
+  type Tracker,
+  type TrackerConfig,
+  type TrackerPlatform,
+} from './tracker.ts';
+
+let current: Tracker | undefined;
+
+/** Starts the page's tracker; later calls return the same tracker. Returns undefined outside a browser. */
+export function init(config: BrowserTrackerConfig): Tracker | undefined {
+  try {
+    if (!current && isBrowser()) current = createBrowserTracker(config);
+  } catch (error) {
+    if (config.debug) console.info('[tally] init failed', error);
+  }
+  return current;
+}
+
+export const pageview = (options?: PageviewOptions): void => current?.pageview(options);
+export const event = (name: string, data?: Record<string, unknown>): void => current?.event(name, data);
+export const identify = (customerId: string): void => current?.identify(customerId);
+export const reset = (): void => current?.reset();
+/** The current session id ('' before init), e.g. to pass to your server for revenue attribution. */
+export const getSessionId = (): string => current?.getSessionId() ?? '';

@@ -1,0 +1,71 @@
+// Real headless Chromium for the SDK tests (Debian's chromium package driven by playwright-core; a test
+// tool's own browser download cannot work here), and a static site on 127.0.0.1 to serve test pages from
+// an origin other than the gateway's, so that every send from a page is a cross-origin request (CORS).
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { type Browser, chromium } from 'playwright-core';
+import { ROOT } from './processes.ts';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const run = promisify(execFile);
+
+/** Launches headless Chromium, installing Debian's package through infra/chromium/install.sh if it is missing. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    try {
+      await run('bash', [`${ROOT}infra/chromium/install.sh`], { timeout: 600_000 });
+    } catch (error) {
+      throw new Error(
+        `Chromium is not installed at ${CHROMIUM_PATH} and infra/chromium/install.sh failed ` +
+          `(${(error as Error).message}). Run it as root (it installs Debian's chromium package), ` +
+          'or set CHROMIUM_PATH to a Chromium binary.',
+      );
+    }
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+export interface Site {
+  /** Origin of the site, e.g. http://127.0.0.1:41234 */
+  url: string;
+  /** Serves `body` for every path that starts with `prefix` (the longest matching prefix wins). */
+  serve(prefix: string, body: string, contentType?: string): void;
+  close(): Promise<void>;
+}
+
+export async function startSite(): Promise<Site> {
+  const routes = new Map<string, { body: string; contentType: string }>();
+  const server = createServer((request, response) => {
+    const path = new URL(request.url ?? '/', 'http://site').pathname;
+    const prefix = [...routes.keys()]
+      .filter((p) => path.startsWith(p))
+      .sort((a, b) => b.length - a.length)[0];
+    const route = prefix === undefined ? undefined : routes.get(prefix);
+    if (!route) {
+      response.writeHead(404).end('not found');
+      return;
+    }
+    response
+      .writeHead(200, { 'content-type': route.contentType, 'cache-control': 'no-store' })
+      .end(route.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    serve(prefix, body, contentType = 'text/html; charset=utf-8') {
+      routes.set(prefix, { body, contentType });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
