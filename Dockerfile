@@ -8,7 +8,14 @@ COPY packages/config/package.json packages/config/
 COPY packages/log/package.json packages/log/
 COPY packages/tokens/package.json packages/tokens/
 COPY packages/cli/package.json packages/cli/
+COPY packages/warehouse/package.json packages/warehouse/
+COPY packages/core/package.json packages/core/
+COPY packages/react/package.json packages/react/
+COPY packages/revenue/package.json packages/revenue/
 COPY services/gateway/package.json services/gateway/
+COPY services/analytics-consumer/package.json services/analytics-consumer/
+COPY services/revenue-consumer/package.json services/revenue-consumer/
+COPY services/embedded/package.json services/embedded/
 RUN npm ci --omit=dev --ignore-scripts=false && npm cache clean --force
 COPY packages packages
 COPY services services
@@ -17,4 +24,5 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
 EXPOSE 8080 8081
+# The gateway by default; the consumers run from the same image with another command (docker-compose.yml).
 CMD ["node", "--import", "tsx", "services/gateway/src/main.ts"]

@@ -2,9 +2,13 @@
 //   1. an endpoint given in the environment (REDIS_URL=…), used as it is;
 //   2. a container through testcontainers, when a Docker engine is reachable;
 //   3. the native service from infra/ (installed from Debian's packages and started on 127.0.0.1).
+// ClickHouse: CLICKHOUSE_URL when set (a real server); else ClickHouse's HTTP interface served over chDB
+// by packages/warehouse/scripts/serve-clickhouse-http.ts on 127.0.0.1 (the same engine, in-process).
 // Endpoints reach the tests through vitest's provide/inject. What this setup started, it stops.
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
@@ -12,6 +16,7 @@ import type { TestProject } from 'vitest/node';
 declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
+    clickhouseUrl: string;
   }
 }
 
@@ -83,9 +88,52 @@ async function ensureRedis(stops: Stop[]): Promise<string> {
   return url;
 }
 
+async function ensureClickHouse(stops: Stop[]): Promise<string> {
+  if (process.env.CLICKHOUSE_URL) return process.env.CLICKHOUSE_URL;
+  const dataDir = mkdtempSync(join(tmpdir(), 'tally-clickhouse-http-'));
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('../../packages/warehouse/scripts/serve-clickhouse-http.ts', import.meta.url)),
+      dataDir,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  stops.push(async () => {
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  let output = '';
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`ClickHouse HTTP over chDB did not start in 60 s:\n${output}`)),
+      60_000,
+    );
+    const onData = (data: Buffer) => {
+      output += data;
+      const match = /CLICKHOUSE_URL=(\S+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`ClickHouse HTTP over chDB exited with ${code}:\n${output}`));
+    });
+  });
+}
+
 export default async function setup(project: TestProject): Promise<Stop> {
   const stops: Stop[] = [];
   project.provide('redisUrl', await ensureRedis(stops));
+  project.provide('clickhouseUrl', await ensureClickHouse(stops));
   return async () => {
     for (const stop of stops.reverse()) await stop();
   };

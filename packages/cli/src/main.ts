@@ -2,6 +2,8 @@
 // so it works on the same tokens, from the repository root as `npx tally …`.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
+import { runReport, runRevenue } from './reports.ts';
+import { runMigrate, runSql } from './sql.ts';
 import { runTokens } from './tokens.ts';
 
 const USAGE = `Usage: tally <command>
@@ -10,8 +12,17 @@ Commands:
   tokens create --project <id> --kind public|secret   Create a token; it is printed alone on the last line
   tokens list [--json]                                List tokens (never the tokens themselves)
   tokens revoke <token|id>                            Revoke a token; running gateways drop it within seconds
+  sql "<statement>"                                   Run SQL on the warehouse; rows are printed as JSON lines
+  migrate                                             Apply the warehouse's schema migrations
+  report traffic --project <id> --from YYYY-MM-DD --to YYYY-MM-DD [--json]
+                                                      Pageviews, visitors, sessions, events, top pages and sources
+  report mrr --project <id> --from YYYY-MM --to YYYY-MM [--currency USD] [--json]
+                                                      MRR, movements, churn rates, ARPA and cash revenue per month
+  revenue search --project <id> --metadata key=value [...] [--json]
+                                                      Revenue records whose metadata has these keys and values
 
-Configuration comes from the environment, as for the server (TALLY_DATA_DIR, REDIS_URL, TALLY_ENV_FILE).`;
+Configuration comes from the environment, as for the server (TALLY_DATA_DIR, REDIS_URL, CLICKHOUSE_URL,
+TALLY_ENV_FILE). While \`npm start\` runs, the warehouse commands go through the query endpoint it publishes.`;
 
 export class UsageError extends Error {}
 
@@ -25,6 +36,14 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'tokens':
       return runTokens(config, rest, parseArgs);
+    case 'sql':
+      return runSql(config, rest, parseArgs);
+    case 'migrate':
+      return runMigrate(config);
+    case 'report':
+      return runReport(config, rest, parseArgs);
+    case 'revenue':
+      return runRevenue(config, rest, parseArgs);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -34,7 +53,7 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
   const usage =
-    error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
   process.stderr.write(`tally: ${(error as Error).message}\n${usage ? `\n${USAGE}\n` : ''}`);
   process.exitCode = usage ? 2 : 1;
 }

@@ -76,6 +76,37 @@ export const ConfigSchema = Type.Object({
     minimum: 50,
     description: 'How often a running gateway reloads tokens, so a created or revoked token takes effect.',
   }),
+  CLICKHOUSE_URL: Type.Optional(
+    Type.String({
+      description:
+        'ClickHouse server HTTP URL, credentials included (http://user:password@host:8123). When set, the ' +
+        'consumers and the CLI use it; otherwise the embedded chDB warehouse under TALLY_DATA_DIR/warehouse.',
+    }),
+  ),
+  CLICKHOUSE_DATABASE: Type.String({
+    default: 'tally',
+    pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+    description: 'Database of the warehouse (created if missing), on the ClickHouse server or in chDB.',
+  }),
+  CONSUMER_BATCH_SIZE: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    description: 'Most records a consumer inserts into the warehouse at once.',
+  }),
+  CONSUMER_BATCH_WAIT_MS: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    description:
+      'Longest a record waits in a consumer batch before the batch is inserted (the batch is also inserted when full).',
+  }),
+  WAREHOUSE_HTTP_PORT: Type.Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 65535,
+    description:
+      'Port of the ClickHouse-compatible HTTP interface that npm start serves over its embedded warehouse, ' +
+      'always on 127.0.0.1 with a random password (0: any free port). The tally CLI finds it in TALLY_DATA_DIR.',
+  }),
   TALLY_ENV_FILE: Type.Optional(
     Type.String({
       description:

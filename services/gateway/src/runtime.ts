@@ -22,7 +22,15 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(config: TallyConfig): Promise<RunningGateway> {
+export interface StartGatewayOptions {
+  /** A record log the caller opened (and will close); by default the gateway opens the one the config names. */
+  log?: RecordLog;
+}
+
+export async function startGateway(
+  config: TallyConfig,
+  options: StartGatewayOptions = {},
+): Promise<RunningGateway> {
   const logger = pino({
     level: config.LOG_LEVEL,
     base: { service: 'gateway' },
@@ -44,7 +52,8 @@ export async function startGateway(config: TallyConfig): Promise<RunningGateway>
   });
   await tokens.start();
   const visitorIds = new VisitorIds(redis ? new RedisSaltStore(redis, prefix) : new FileSaltStore(dataDir));
-  const log: RecordLog = openEmbeddedLog({ path: resolve(dataDir, 'log') });
+  const ownsLog = !options.log;
+  const log: RecordLog = options.log ?? openEmbeddedLog({ path: resolve(dataDir, 'log') });
   const metrics = new GatewayMetrics();
 
   const app = await buildGateway({
@@ -72,7 +81,7 @@ export async function startGateway(config: TallyConfig): Promise<RunningGateway>
         await app.close(); // stops accepting, waits for in-flight requests (their appends) to finish
         await admin.close();
         tokens.stop();
-        await log.close();
+        if (ownsLog) await log.close();
         await tokenStore.close();
         redis?.disconnect();
       })();

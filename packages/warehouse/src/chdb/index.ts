@@ -1,0 +1,147 @@
+// The embedded warehouse: chDB (ClickHouse's engine as a library) in this process, data in one
+// directory. Only the async API is used (queryAsync, queryBindAsync, insert): the synchronous one blocks
+// the event loop. chDB runs one statement at a time per session, so operations are queued here; and one
+// process only may open a data directory, so a second process gets WarehouseLockedError (the running
+// process serves queries over HTTP instead: see http-interface.ts).
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Session } from 'chdb';
+import { clickhouseCodeOf, WarehouseError, WarehouseLockedError } from '../errors.ts';
+import { checkDatabaseName, OUTPUT_SETTINGS, type QueryParams, type Row, type Warehouse } from '../index.ts';
+
+export interface ChdbWarehouseOptions {
+  /** The chDB data directory (created if missing). */
+  dataDir: string;
+  database: string;
+}
+
+/** Opens a chDB session on the data directory and makes sure the database exists. */
+export async function openChdbWarehouse(options: ChdbWarehouseOptions): Promise<Warehouse> {
+  const database = checkDatabaseName(options.database);
+  const dataDir = resolve(options.dataDir);
+  const session = openSession(dataDir);
+  const warehouse = new ChdbWarehouse(session, database);
+  try {
+    await warehouse.setUp();
+  } catch (error) {
+    session.close();
+    throw error;
+  }
+  return warehouse;
+}
+
+/** Opens a chDB session, turning "another process holds this directory" into WarehouseLockedError. */
+export function openSession(dataDir: string): Session {
+  mkdirSync(dataDir, { recursive: true });
+  try {
+    return new Session(dataDir);
+  } catch (error) {
+    const message = String((error as Error).message);
+    const holder = lockHolder(dataDir);
+    if (holder !== null || clickhouseCodeOf(message) === 76 || /Cannot lock file/.test(message)) {
+      throw new WarehouseLockedError(dataDir, { pid: holder ?? undefined, cause: error });
+    }
+    throw new WarehouseError(`cannot open the embedded warehouse at ${dataDir}: ${message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The live process that holds the data directory, if any. The engine writes its pid to `status` while
+ * it has the directory open (the file stays behind a killed process, whose lock the kernel released).
+ */
+function lockHolder(dataDir: string): number | null {
+  try {
+    const pid = Number(/PID: (\d+)/.exec(readFileSync(join(dataDir, 'status'), 'utf8'))?.[1]);
+    if (!pid || pid === process.pid) return null;
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}
+
+/** Maps a chDB error to a WarehouseError carrying the ClickHouse code (retryable per code). */
+export function toWarehouseError(error: unknown): WarehouseError {
+  if (error instanceof WarehouseError) return error;
+  const message = String((error as Error)?.message ?? error);
+  const code = (error as { clickhouseCode?: number }).clickhouseCode ?? clickhouseCodeOf(message);
+  return new WarehouseError(message, { code, cause: error });
+}
+
+class ChdbWarehouse implements Warehouse {
+  readonly kind = 'chdb';
+  readonly database: string;
+  readonly #session: Session;
+  /** The tail of the queue of operations on the session (one statement at a time). */
+  #tail: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  constructor(session: Session, database: string) {
+    this.#session = session;
+    this.database = database;
+  }
+
+  async setUp(): Promise<void> {
+    await this.#run(async () => {
+      await this.#session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${this.database}`);
+      await this.#session.queryAsync(`USE ${this.database}`);
+      for (const [name, value] of Object.entries(OUTPUT_SETTINGS)) {
+        await this.#session.queryAsync(`SET ${name} = ${typeof value === 'string' ? `'${value}'` : value}`);
+      }
+    });
+  }
+
+  #run<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new WarehouseError('the warehouse is closed'));
+    const result = this.#tail.then(operation).catch((error: unknown) => {
+      throw toWarehouseError(error);
+    });
+    this.#tail = result.catch(() => {});
+    return result;
+  }
+
+  query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
+    return this.#run(async () => {
+      const options = { format: 'JSONEachRow' };
+      const result = params
+        ? await this.#session.queryBindAsync(sql, params, options)
+        : await this.#session.queryAsync(sql, options);
+      const text = result.text();
+      const rows: T[] = [];
+      for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
+      return rows;
+    });
+  }
+
+  command(sql: string, params?: QueryParams): Promise<void> {
+    return this.#run(async () => {
+      if (params) await this.#session.queryBindAsync(sql, params);
+      else await this.#session.queryAsync(sql);
+    });
+  }
+
+  insert(table: string, rows: readonly Row[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    const payload = Buffer.from(`${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
+    return this.#run(async () => {
+      await this.#session.insert({
+        table: `${this.database}.${table}`,
+        format: 'JSONEachRow',
+        values: payload,
+      });
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#tail;
+    this.#closed = true;
+    this.#session.close();
+  }
+}

@@ -1,0 +1,90 @@
+// The warehouse on a ClickHouse server, through the official client (@clickhouse/client, HTTP).
+// CLICKHOUSE_URL may carry credentials (http://user:password@host:8123). The database is created when
+// missing, through a client without a database (ClickHouse refuses requests naming an unknown one).
+import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
+import { WarehouseError, WarehouseUnavailableError } from '../errors.ts';
+import { checkDatabaseName, OUTPUT_SETTINGS, type QueryParams, type Row, type Warehouse } from '../index.ts';
+
+export interface ClickHouseWarehouseOptions {
+  url: string;
+  database: string;
+  /** Per-request timeout; inserts of a full batch must fit in it. */
+  requestTimeoutMs?: number;
+}
+
+export async function openClickHouseWarehouse(options: ClickHouseWarehouseOptions): Promise<Warehouse> {
+  const database = checkDatabaseName(options.database);
+  const common = {
+    url: options.url,
+    request_timeout: options.requestTimeoutMs ?? 30_000,
+    clickhouse_settings: { ...OUTPUT_SETTINGS },
+    application: 'tally',
+    // Failures reach the caller as WarehouseErrors; the client's own logging would print them twice.
+    log: { level: ClickHouseLogLevel.OFF },
+  };
+  const bootstrap = createClient(common);
+  try {
+    await call(() => bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` }));
+  } finally {
+    await bootstrap.close();
+  }
+  return new ClickHouseWarehouse(createClient({ ...common, database }), database);
+}
+
+/** Network failures are retryable; server errors carry their code (retryable per code). */
+function toWarehouseError(error: unknown): WarehouseError {
+  if (error instanceof WarehouseError) return error;
+  if (error instanceof ClickHouseError) {
+    return new WarehouseError(error.message, { code: Number(error.code), cause: error });
+  }
+  const message = String((error as Error)?.message ?? error);
+  return new WarehouseUnavailableError(`ClickHouse unreachable: ${message}`, { cause: error });
+}
+
+async function call<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw toWarehouseError(error);
+  }
+}
+
+class ClickHouseWarehouse implements Warehouse {
+  readonly kind = 'clickhouse';
+  readonly database: string;
+  readonly #client: ClickHouseClient;
+
+  constructor(client: ClickHouseClient, database: string) {
+    this.#client = client;
+    this.database = database;
+  }
+
+  query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
+    return call(async () => {
+      const result = await this.#client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+      return result.json<T>();
+    });
+  }
+
+  command(sql: string, params?: QueryParams): Promise<void> {
+    return call(async () => {
+      await this.#client.command({ query: sql, query_params: params });
+    });
+  }
+
+  insert(table: string, rows: readonly Row[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    return call(async () => {
+      await this.#client.insert({ table, values: rows as Row[], format: 'JSONEachRow' });
+    });
+  }
+
+  async ping(): Promise<void> {
+    const result = await this.#client.ping();
+    if (!result.success) throw toWarehouseError(result.error);
+  }
+
+  close(): Promise<void> {
+    return this.#client.close();
+  }
+}

@@ -1,0 +1,195 @@
+// The monthly revenue report of revenue-metrics.md: per calendar month (UTC) and currency, MRR at the
+// start and end, the movements, net new MRR, the churn rates, ARPA and cash revenue. Computed from the
+// deduplicated revenue records (revenue_records: one per project and transaction_id) by folding them in
+// the order of their own timestamps (see mrr-movements.ts). Currencies are never added together.
+import type { QueryParams, Warehouse } from '../index.ts';
+import {
+  byRecordTime,
+  type DataWarning,
+  type MrrInput,
+  MrrLedger,
+  type MrrMovement,
+  parseMicros,
+  toMoney,
+} from './mrr-movements.ts';
+
+export interface MonthlyRevenue {
+  /** YYYY-MM */
+  month: string;
+  currency: string;
+  mrr_start: number;
+  new: number;
+  expansion: number;
+  reactivation: number;
+  contraction: number;
+  churn: number;
+  mrr_end: number;
+  net_new: number;
+  /** (churn + contraction) / MRR at the start; null when that is 0. */
+  gross_revenue_churn_rate: number | null;
+  /** (churn + contraction − expansion − reactivation) / MRR at the start; null when that is 0. */
+  net_revenue_churn_rate: number | null;
+  /** Customers paying at the start and not at the end / customers paying at the start; null when none. */
+  customer_churn_rate: number | null;
+  /** MRR at the end / customers paying at the end; null when none. */
+  arpa: number | null;
+  /** Sum of amount over every record of the month (refunds and churns with negative amounts subtract). */
+  cash_revenue: number;
+  customers_start: number;
+  customers_end: number;
+  churned_customers: number;
+  data_warnings: DataWarning[];
+}
+
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+
+/** Start of a YYYY-MM month in ms (UTC); `offset` months later. */
+export function monthStart(month: string, offset = 0): number {
+  const match = MONTH.exec(month);
+  if (!match) throw new RangeError(`invalid month "${month}" (expected YYYY-MM)`);
+  return Date.UTC(Number(match[1]), Number(match[2]) - 1 + offset, 1);
+}
+
+export function monthsBetween(from: string, to: string): string[] {
+  const months: string[] = [];
+  const end = monthStart(to);
+  for (let i = 0, start = monthStart(from); start <= end; start = monthStart(from, ++i)) {
+    if (i > 1200) throw new RangeError('more than 100 years of months');
+    months.push(new Date(start).toISOString().slice(0, 7));
+  }
+  return months;
+}
+
+/**
+ * The report over months `from`…`to` (YYYY-MM, inclusive) for every currency in `records`, or for
+ * `currencies` when given (a currency without records still gets its months, all zero).
+ */
+export function monthlyRevenue(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthlyRevenue[] {
+  const months = monthsBetween(from, to);
+  const wanted = currencies ?? [...new Set(records.map((r) => r.currency))].sort();
+  const report: MonthlyRevenue[] = [];
+  for (const currency of wanted) {
+    const ordered = records.filter((r) => r.currency === currency).sort(byRecordTime);
+    const ledger = new MrrLedger(currency);
+    let next = 0; // index of the next record to apply
+    for (const month of months) {
+      const start = monthStart(month);
+      const end = monthStart(month, 1);
+      for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < start; next++) {
+        ledger.apply(ordered[next] as MrrInput);
+      }
+      const mrrStart = ledger.total;
+      const payingAtStart = ledger.payingCustomers();
+      const sums = { new: 0, expansion: 0, reactivation: 0, contraction: 0, churn: 0 };
+      const warnings: DataWarning[] = [];
+      let cash = 0;
+      for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < end; next++) {
+        const record = ordered[next] as MrrInput;
+        const { movement, warning } = ledger.apply(record);
+        if (movement) sums[movement.kind] += (movement as MrrMovement).amount;
+        if (warning) warnings.push(warning);
+        cash += record.amount;
+      }
+      const mrrEnd = ledger.total;
+      const payingAtEnd = ledger.payingCustomers();
+      const churned = [...payingAtStart].filter((c) => !payingAtEnd.has(c)).length;
+      const ratio = (numerator: number, denominator: number) =>
+        denominator === 0 ? null : numerator / denominator;
+      report.push({
+        month,
+        currency,
+        mrr_start: toMoney(mrrStart),
+        new: toMoney(sums.new),
+        expansion: toMoney(sums.expansion),
+        reactivation: toMoney(sums.reactivation),
+        contraction: toMoney(sums.contraction),
+        churn: toMoney(sums.churn),
+        mrr_end: toMoney(mrrEnd),
+        net_new: toMoney(mrrEnd - mrrStart),
+        gross_revenue_churn_rate: ratio(sums.churn + sums.contraction, mrrStart),
+        net_revenue_churn_rate: ratio(
+          sums.churn + sums.contraction - sums.expansion - sums.reactivation,
+          mrrStart,
+        ),
+        customer_churn_rate: ratio(churned, payingAtStart.size),
+        arpa: payingAtEnd.size === 0 ? null : toMoney(mrrEnd) / payingAtEnd.size,
+        cash_revenue: toMoney(cash),
+        customers_start: payingAtStart.size,
+        customers_end: payingAtEnd.size,
+        churned_customers: churned,
+        data_warnings: warnings,
+      });
+    }
+  }
+  return report.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+}
+
+interface StoredRevenueRow {
+  transaction_id: string;
+  customer_id: string;
+  customer_subscription_id: string;
+  event_type: string;
+  currency: string;
+  amount: string;
+  mrr_impact: string | null;
+  is_recurring: boolean | null;
+  interval: string;
+  timestamp_ms: number;
+  received_at_ms: number;
+}
+
+// Aliases never reuse a column's name: ClickHouse substitutes aliases in WHERE, so `… AS timestamp`
+// would make `timestamp < …` compare the milliseconds instead of the column.
+
+/** The project's revenue records (one per transaction_id) up to `until` (ms), as the MRR rules read them. */
+export async function readMrrInputs(
+  warehouse: Warehouse,
+  options: { project: string; until: number; currency?: string | undefined },
+): Promise<MrrInput[]> {
+  const params: QueryParams = { project: options.project, until: options.until };
+  if (options.currency) params.currency = options.currency;
+  const rows = await warehouse.query<StoredRevenueRow>(
+    `SELECT transaction_id, customer_id, customer_subscription_id, event_type, currency,
+            toString(amount) AS amount, toString(mrr_impact) AS mrr_impact, is_recurring,
+            metadata['interval'] AS interval,
+            toUnixTimestamp64Milli(timestamp) AS timestamp_ms, toUnixTimestamp64Milli(received_at) AS received_at_ms
+     FROM revenue_records
+     WHERE project_id = {project:String}
+       AND timestamp < fromUnixTimestamp64Milli({until:Int64}, 'UTC')
+       ${options.currency ? 'AND currency = {currency:String}' : ''}
+     ORDER BY timestamp, received_at, transaction_id`,
+    params,
+  );
+  return rows.map((row) => ({
+    transaction_id: row.transaction_id,
+    customer_id: row.customer_id,
+    customer_subscription_id: row.customer_subscription_id,
+    event_type: row.event_type as MrrInput['event_type'],
+    currency: row.currency,
+    amount: parseMicros(row.amount),
+    mrr_impact: row.mrr_impact === null ? null : parseMicros(row.mrr_impact),
+    is_recurring: row.is_recurring,
+    interval: row.interval,
+    timestamp: Number(row.timestamp_ms),
+    received_at: Number(row.received_at_ms),
+  }));
+}
+
+/** `tally report mrr`: the monthly report of one project, from the warehouse. */
+export async function mrrReport(
+  warehouse: Warehouse,
+  options: { project: string; from: string; to: string; currency?: string | undefined },
+): Promise<MonthlyRevenue[]> {
+  const currency = options.currency?.toUpperCase();
+  const records = await readMrrInputs(warehouse, {
+    project: options.project,
+    until: monthStart(options.to, 1),
+    currency,
+  });
+  return monthlyRevenue(records, options.from, options.to, currency ? [currency] : undefined);
+}

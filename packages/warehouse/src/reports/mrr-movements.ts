@@ -1,0 +1,201 @@
+// MRR movements as docs revenue-metrics.md defines them, computed from the stored revenue records.
+// This is a fold over a customer's records in the order of their own timestamps, with state the rules
+// need: each subscription's current MRR (a churn without mrr_impact takes all of it away; a customer's
+// MRR never goes below zero) and whether the customer ever had MRR (new business vs reactivation). It is recomputed
+// from the records at every report, so records that arrive late or out of order are simply in their
+// place next time. Money is held in integer micro-units (the warehouse's Decimal scale, 6) so that sums
+// are exact.
+import type { RevenueEventType } from '@tally/contract';
+
+/** A stored revenue record, as the MRR rules read it. Money in micro-units. */
+export interface MrrInput {
+  transaction_id: string;
+  customer_id: string;
+  /** '' for records without one: they share the customer's default subscription. */
+  customer_subscription_id: string;
+  event_type: RevenueEventType | '';
+  currency: string;
+  amount: number;
+  mrr_impact: number | null;
+  is_recurring: boolean | null;
+  /** metadata.interval ('monthly', 'annual', …) or ''. */
+  interval: string;
+  /** The record's own time (ms): the order of the fold. */
+  timestamp: number;
+  /** When Tally received it (ms): breaks ties between equal timestamps. */
+  received_at: number;
+}
+
+export type MovementKind = 'new' | 'expansion' | 'reactivation' | 'contraction' | 'churn';
+
+export interface MrrMovement {
+  transaction_id: string;
+  customer_id: string;
+  currency: string;
+  timestamp: number;
+  kind: MovementKind;
+  /** Size of the movement (always positive), micro-units. */
+  amount: number;
+  /** The customer's MRR before and after, micro-units. */
+  prev: number;
+  next: number;
+}
+
+export interface DataWarning {
+  transaction_id: string;
+  customer_id: string;
+  timestamp: number;
+  message: string;
+}
+
+export const MICROS = 1_000_000;
+
+/** Parses a decimal number's text ("-12.5", "100", "0.000001") into exact micro-units. */
+export function parseMicros(text: string | number): number {
+  const s = String(text).trim();
+  if (/e/i.test(s)) return Math.round(Number(s) * MICROS);
+  const negative = s.startsWith('-');
+  const [whole = '0', fraction = ''] = s.replace(/^[-+]/, '').split('.');
+  const micros = Number(whole) * MICROS + Number(fraction.slice(0, 6).padEnd(6, '0'));
+  return negative ? -micros : micros;
+}
+
+export const toMoney = (micros: number): number => micros / MICROS;
+
+/** The order of the fold: the record's own time, then arrival, then transaction id (deterministic). */
+export function byRecordTime(a: MrrInput, b: MrrInput): number {
+  return (
+    a.timestamp - b.timestamp ||
+    a.received_at - b.received_at ||
+    (a.transaction_id < b.transaction_id ? -1 : a.transaction_id > b.transaction_id ? 1 : 0)
+  );
+}
+
+/** Months of MRR that one payment of `interval` buys: an annual plan's amount / 12. */
+function monthsOf(interval: string): number {
+  switch (interval.toLowerCase()) {
+    case 'annual':
+    case 'annually':
+    case 'yearly':
+    case 'year':
+      return 12;
+    case 'quarterly':
+    case 'quarter':
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+/**
+ * The MRR state of one currency's customers while records are applied in time order. Apply records
+ * with `apply`; read totals between records.
+ */
+export class MrrLedger {
+  readonly currency: string;
+  readonly #subscriptions = new Map<string, number>();
+  /** Per customer, the sum of their subscriptions' MRR (never below zero). */
+  readonly #sums = new Map<string, number>();
+  readonly #everPaying = new Set<string>();
+  #total = 0;
+
+  constructor(currency: string) {
+    this.currency = currency;
+  }
+
+  /** Sum of every customer's MRR now, micro-units. */
+  get total(): number {
+    return this.#total;
+  }
+
+  /** Customers whose MRR is above zero now. */
+  payingCustomers(): Set<string> {
+    const paying = new Set<string>();
+    for (const [customer, mrr] of this.#sums) if (mrr > 0) paying.add(customer);
+    return paying;
+  }
+
+  customerMrr(customer: string): number {
+    return this.#sums.get(customer) ?? 0;
+  }
+
+  apply(record: MrrInput): { movement: MrrMovement | null; warning: DataWarning | null } {
+    const key = `${record.customer_id}\u0000${record.customer_subscription_id}`;
+    const current = this.#subscriptions.get(key) ?? 0;
+    let next = current;
+    let warning: string | null = null;
+    if (record.mrr_impact !== null) {
+      next = current + record.mrr_impact;
+    } else if (record.event_type === 'churn') {
+      next = 0;
+    } else if (record.event_type === 'subscription' && record.is_recurring === true) {
+      next = current + Math.round(record.amount / monthsOf(record.interval));
+    } else if (record.event_type === 'upgrade' || record.event_type === 'downgrade') {
+      warning = `${record.event_type} without mrr_impact: MRR unchanged`;
+    }
+    // The customer's MRR is the sum over their subscriptions. Taking away more than there is is bad
+    // data: reported, and the customer's MRR stops at zero (a later subscription starts from zero).
+    const sumBefore = this.#sums.get(record.customer_id) ?? 0;
+    let sumAfter = sumBefore - current + next;
+    if (sumAfter < 0) {
+      warning = `the customer's MRR would be ${toMoney(sumAfter)}: counted as 0`;
+      next -= sumAfter;
+      sumAfter = 0;
+    }
+    this.#subscriptions.set(key, next);
+    this.#sums.set(record.customer_id, sumAfter);
+    const prev = sumBefore;
+    const after = sumAfter;
+    this.#total += after - prev;
+    const kind = classify(prev, after, this.#everPaying.has(record.customer_id));
+    if (after > 0) this.#everPaying.add(record.customer_id);
+    return {
+      movement: kind
+        ? {
+            transaction_id: record.transaction_id,
+            customer_id: record.customer_id,
+            currency: record.currency,
+            timestamp: record.timestamp,
+            kind,
+            amount: kind === 'churn' ? prev : Math.abs(after - prev),
+            prev,
+            next: after,
+          }
+        : null,
+      warning: warning
+        ? {
+            transaction_id: record.transaction_id,
+            customer_id: record.customer_id,
+            timestamp: record.timestamp,
+            message: warning,
+          }
+        : null,
+    };
+  }
+}
+
+/** The movement table of revenue-metrics.md: decided by the customer's MRR before and after. */
+export function classify(prev: number, next: number, everPaying: boolean): MovementKind | null {
+  if (next === prev) return null;
+  if (prev <= 0) return next > 0 ? (everPaying ? 'reactivation' : 'new') : null;
+  if (next > prev) return 'expansion';
+  return next > 0 ? 'contraction' : 'churn';
+}
+
+/** Every movement and data warning of these records (any order; one currency or several). */
+export function mrrMovements(records: readonly MrrInput[]): {
+  movements: MrrMovement[];
+  warnings: DataWarning[];
+} {
+  const ledgers = new Map<string, MrrLedger>();
+  const movements: MrrMovement[] = [];
+  const warnings: DataWarning[] = [];
+  for (const record of [...records].sort(byRecordTime)) {
+    const ledger = ledgers.get(record.currency) ?? new MrrLedger(record.currency);
+    ledgers.set(record.currency, ledger);
+    const { movement, warning } = ledger.apply(record);
+    if (movement) movements.push(movement);
+    if (warning) warnings.push(warning);
+  }
+  return { movements, warnings };
+}

@@ -1,0 +1,45 @@
+// withRetry: wraps any warehouse so that operations failing with a retryable error (network, overload)
+// are retried with exponential backoff. Inserts are safe to retry: every table is keyed so that a row
+// written twice is one row (ReplacingMergeTree on the record id or the transaction id).
+import { WarehouseError } from './errors.ts';
+import type { QueryParams, Warehouse } from './index.ts';
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. */
+  attempts?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  onRetry?: (error: WarehouseError, attempt: number) => void;
+}
+
+/** Delay before retry `attempt` (1-based): exponential, capped, with full jitter. */
+export function backoffDelay(attempt: number, baseDelayMs: number, maxDelayMs: number): number {
+  const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+}
+
+export function withRetry(warehouse: Warehouse, options: RetryOptions = {}): Warehouse {
+  const attempts = options.attempts ?? 5;
+  const base = options.baseDelayMs ?? 100;
+  const max = options.maxDelayMs ?? 5000;
+  async function retrying<T>(operation: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await operation();
+      } catch (error) {
+        if (!(error instanceof WarehouseError) || !error.retryable || attempt >= attempts) throw error;
+        options.onRetry?.(error, attempt);
+        await new Promise((r) => setTimeout(r, backoffDelay(attempt, base, max)));
+      }
+    }
+  }
+  return {
+    kind: warehouse.kind,
+    database: warehouse.database,
+    query: <T>(sql: string, params?: QueryParams) => retrying(() => warehouse.query<T>(sql, params)),
+    command: (sql, params) => retrying(() => warehouse.command(sql, params)),
+    insert: (table, rows) => retrying(() => warehouse.insert(table, rows)),
+    ping: () => warehouse.ping(),
+    close: () => warehouse.close(),
+  };
+}

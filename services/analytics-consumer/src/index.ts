@@ -1,0 +1,5 @@
+// @tally/analytics-consumer: the analytics consumer as a library (main.ts runs it as a process; the
+// all-in-one process of npm start runs it in-process).
+export * from './consumer.ts';
+export * from './enrichment.ts';
+export * from './rows.ts';

@@ -1,0 +1,90 @@
+// How pageview, event and identify records become rows of the events and identities tables
+// (schemas/clickhouse/001_events.sql, 002_identities.sql). Absent optional strings become ''; fields the
+// contract does not list (other than utm_term and utm_content, which have columns) are kept as JSON.
+import { EventPayload, IdentifyPayload, type IngestRecordOf, PageviewPayload } from '@tally/contract';
+import { describeUserAgent, hostnameOf, referrerOf } from './enrichment.ts';
+
+type Row = Record<string, unknown>;
+
+const text = (value: unknown): string =>
+  value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+
+/** A JSON object's entries as Map(String, String): strings as they are, other values as JSON. */
+export function stringMap(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, text(v)]));
+}
+
+const COLUMNS_OUTSIDE_CONTRACT = ['utm_term', 'utm_content'];
+
+/** The payload's fields that the contract does not list, as JSON ('' when there are none). */
+function extraFields(data: object, known: readonly string[]): string {
+  const extra = Object.entries(data).filter(
+    ([key]) => !known.includes(key) && !COLUMNS_OUTSIDE_CONTRACT.includes(key),
+  );
+  return extra.length ? JSON.stringify(Object.fromEntries(extra)) : '';
+}
+
+const PAGEVIEW_FIELDS = Object.keys(PageviewPayload.properties);
+const EVENT_FIELDS = Object.keys(EventPayload.properties);
+const IDENTIFY_FIELDS = Object.keys(IdentifyPayload.properties);
+
+export function eventRow(record: IngestRecordOf<'pageview'> | IngestRecordOf<'event'>): Row {
+  const data = record.data as Record<string, unknown>;
+  const url = text(data.url);
+  return {
+    project_id: record.project_id,
+    type: record.type,
+    id: record.id,
+    timestamp: record.timestamp,
+    received_at: record.received_at,
+    client_timestamp: record.client_timestamp,
+    timestamp_clamped: record.timestamp_clamped,
+    visitor_id: text(data.visitor_fingerprint),
+    visitor_id_derived: record.visitor_fingerprint_derived,
+    session_id: text(data.session_id),
+    event_name: record.type === 'event' ? text(data.event_name) : '',
+    event_data: record.type === 'event' ? stringMap(data.event_data) : {},
+    url,
+    hostname: hostnameOf(url),
+    path: text(data.path) || pathOf(url),
+    referrer: text(data.referrer),
+    ...referrerOf(text(data.referrer), url, text(data.referrer_source)),
+    title: text(data.title),
+    locale: text(data.locale),
+    utm_source: text(data.utm_source),
+    utm_medium: text(data.utm_medium),
+    utm_campaign: text(data.utm_campaign),
+    utm_term: text(data.utm_term),
+    utm_content: text(data.utm_content),
+    ...describeUserAgent(record.user_agent),
+    user_agent: record.user_agent ?? '',
+    extra: extraFields(data, record.type === 'pageview' ? PAGEVIEW_FIELDS : EVENT_FIELDS),
+  };
+}
+
+export function identityRow(record: IngestRecordOf<'identify'>): Row {
+  const data = record.data as Record<string, unknown>;
+  return {
+    project_id: record.project_id,
+    id: record.id,
+    timestamp: record.timestamp,
+    received_at: record.received_at,
+    visitor_id: text(data.visitor_fingerprint),
+    visitor_id_derived: record.visitor_fingerprint_derived,
+    session_id: text(data.session_id),
+    customer_id: text(data.customer_id),
+    user_agent: record.user_agent ?? '',
+    extra: extraFields(data, IDENTIFY_FIELDS),
+  };
+}
+
+/** The path of a URL when the client sent a URL without a path field. */
+function pathOf(url: string): string {
+  if (!url) return '';
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '';
+  }
+}

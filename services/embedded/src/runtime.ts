@@ -1,0 +1,109 @@
+// startTally: the whole pipeline in one process on embedded defaults, as `npm start` runs it: the gateway
+// (with its embedded record log), both consumers reading that log through the RecordLog interface, and
+// the warehouse (chDB in TALLY_DATA_DIR/warehouse, or a ClickHouse server when CLICKHOUSE_URL is set).
+// chDB lets one process open its data directory, so this process also serves ClickHouse's HTTP interface
+// over it on 127.0.0.1 and publishes where (TALLY_DATA_DIR/warehouse-http.json): that is how
+// `tally sql` and the reports read the warehouse while it runs.
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { startAnalyticsConsumer } from '@tally/analytics-consumer';
+import type { TallyConfig } from '@tally/config';
+import { type RunningGateway, startGateway } from '@tally/gateway';
+import { openEmbeddedLog } from '@tally/log';
+import { startRevenueConsumer } from '@tally/revenue-consumer';
+import {
+  type ClickHouseHttpInterface,
+  embeddedWarehouseDir,
+  migrate,
+  openWarehouse,
+  publishEndpoint,
+  serveClickHouseHttp,
+  unpublishEndpoint,
+  withRetry,
+} from '@tally/warehouse';
+import { type Logger, pino } from 'pino';
+
+export interface RunningTally {
+  gateway: RunningGateway;
+  /** The ClickHouse HTTP interface over the embedded warehouse (null with CLICKHOUSE_URL). */
+  warehouseUrl: string | null;
+  /** Rejects if a consumer stops on a failure it cannot retry. */
+  readonly failed: Promise<never>;
+  close(): Promise<void>;
+}
+
+export async function startTally(
+  config: TallyConfig,
+  logger: Logger = defaultLogger(config),
+): Promise<RunningTally> {
+  const dataDir = resolve(config.TALLY_DATA_DIR);
+  // The warehouse first: if another process holds the chDB directory, fail before taking any port.
+  const warehouse = withRetry(await openWarehouse({ ...config, TALLY_DATA_DIR: dataDir }), {
+    onRetry: (error, attempt) => logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
+  });
+  let http: ClickHouseHttpInterface | null = null;
+  let gateway: RunningGateway | null = null;
+  // One record log for the gateway (appends) and both consumers (reads); closed last, by this runtime.
+  const log = openEmbeddedLog({ path: resolve(dataDir, 'log') });
+  try {
+    const migrations = await migrate(warehouse);
+    if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'warehouse migrated');
+    if (!config.CLICKHOUSE_URL) {
+      const password = randomBytes(24).toString('base64url');
+      http = await serveClickHouseHttp({
+        dataDir: embeddedWarehouseDir(dataDir),
+        port: config.WAREHOUSE_HTTP_PORT,
+        user: 'tally',
+        password,
+      });
+      publishEndpoint(dataDir, { url: http.url, user: 'tally', password, pid: process.pid });
+    }
+    gateway = await startGateway(config, { log });
+  } catch (error) {
+    await log.close();
+    await http?.close();
+    await warehouse.close();
+    throw error;
+  }
+
+  const batch = { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS };
+  const analytics = startAnalyticsConsumer({
+    log,
+    warehouse,
+    batch,
+    logger: logger.child({ consumer: 'analytics' }),
+  });
+  const revenue = startRevenueConsumer({
+    log,
+    warehouse,
+    batch,
+    logger: logger.child({ consumer: 'revenue' }),
+  });
+  const failed = Promise.race([analytics.done, revenue.done]).then(() => new Promise<never>(() => {}));
+  failed.catch(() => {}); // observed by the caller; never an unhandled rejection
+
+  let closing: Promise<void> | null = null;
+  const running = gateway;
+  return {
+    gateway: running,
+    warehouseUrl: http?.url ?? null,
+    failed,
+    close() {
+      closing ??= (async () => {
+        await running.close(); // no new records; in-flight appends finish
+        await Promise.all([analytics.stop(), revenue.stop()]); // the batches in hand land and commit
+        await log.close();
+        if (http) {
+          unpublishEndpoint(dataDir);
+          await http.close();
+        }
+        await warehouse.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function defaultLogger(config: TallyConfig): Logger {
+  return pino({ level: config.LOG_LEVEL, base: { service: 'tally' } });
+}
