@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs every service the integration tests need, from Debian's packages and the registries.
+# Installs every service the integration tests need, from Debian's packages and the registries:
+# Redis and Chromium (Debian), Apache Kafka and Apicurio Registry (Maven Central, run with the machine's Java).
 set -euo pipefail
 cd "$(dirname "$0")"
 ./redis/install.sh
 ./chromium/install.sh
+./kafka/install.sh
+./schema-registry/install.sh

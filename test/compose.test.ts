@@ -1,52 +1,124 @@
 // docker-compose.yml cannot run here (no Docker engine), so this checks what can be checked: it parses,
-// its versions and settings match infra/ (what the tests run against), and the gateway's environment,
-// ports and health check agree with the code's configuration.
+// its versions and settings match infra/ (what the tests run against) and the testcontainers setup, and
+// every Tally service's environment, ports and health check agree with the code's configuration.
 import { readFileSync } from 'node:fs';
 import { ConfigSchema, loadConfig } from '@tally/config';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ROOT } from './support/processes.ts';
 
 interface ComposeService {
   image?: string;
+  build?: string;
   command?: string[];
   environment?: Record<string, string>;
   ports?: string[];
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
+  volumes?: string[];
 }
-const compose = parse(readFileSync(`${ROOT}docker-compose.yml`, 'utf8')) as {
+const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
+const compose = parse(read('docker-compose.yml'), { merge: true }) as {
   services: Record<string, ComposeService>;
+  volumes: Record<string, unknown>;
 };
+const service = (name: string) => compose.services[name] as ComposeService;
 const versions = Object.fromEntries(
-  readFileSync(`${ROOT}infra/versions.env`, 'utf8')
+  read('infra/versions.env')
     .split('\n')
     .filter((l) => /^[A-Z_]+=/.test(l))
     .map((l) => l.split('=') as [string, string]),
 );
+const testSetup = read('test/setup/services.ts');
+/** The server.properties that infra/kafka/start.sh writes (its first here-document). */
+const serverProperties = () => /<<PROPS\n([\s\S]*?)\nPROPS/.exec(read('infra/kafka/start.sh'))?.[1] ?? '';
 
-it('runs the Redis version and persistence settings that infra/ runs', () => {
-  const redis = compose.services.redis as ComposeService;
-  expect(redis.image).toBe(`redis:${versions.REDIS_VERSION}-bookworm`);
-  const infraStart = readFileSync(`${ROOT}infra/redis/start.sh`, 'utf8');
-  for (const flag of ['--appendonly yes', '--appendfsync everysec']) {
-    expect(infraStart).toContain(flag);
-    expect(redis.command?.join(' ')).toContain(flag);
-  }
-  const setup = readFileSync(`${ROOT}test/setup/services.ts`, 'utf8');
-  expect(setup).toContain(`'redis:${versions.REDIS_VERSION}-bookworm'`);
-});
+describe('docker-compose.yml', () => {
+  it('runs the Redis version and persistence settings that infra/ runs', () => {
+    const redis = service('redis');
+    expect(redis.image).toBe(`redis:${versions.REDIS_VERSION}-bookworm`);
+    const infraStart = read('infra/redis/start.sh');
+    for (const flag of ['--appendonly yes', '--appendfsync everysec']) {
+      expect(infraStart).toContain(flag);
+      expect(redis.command?.join(' ')).toContain(flag);
+    }
+    expect(testSetup).toContain(`'${redis.image}'`);
+  });
 
-it('gives the gateway only settings the code knows, with values its config schema accepts', () => {
-  const gateway = compose.services.gateway as ComposeService;
-  const env = gateway.environment ?? {};
-  const known = Object.keys(ConfigSchema.properties);
-  for (const key of Object.keys(env)) expect(known, `unknown setting ${key}`).toContain(key);
-  const config = loadConfig(env);
-  expect(gateway.ports).toContain(`${config.PORT}:${config.PORT}`);
-  expect(gateway.healthcheck?.test.join(' ')).toContain(`127.0.0.1:${config.ADMIN_PORT}/readyz`);
-  expect(config.REDIS_URL).toBe('redis://redis:6379');
-  expect(gateway.depends_on?.redis?.condition).toBe('service_healthy');
-  // The admin port is for the compose network (Prometheus), never published.
-  expect(gateway.ports?.some((p) => p.includes(String(config.ADMIN_PORT)))).toBe(false);
+  it('runs the Kafka version and broker settings that infra/kafka runs', () => {
+    const kafka = service('kafka');
+    expect(kafka.image).toBe(`apache/kafka:${versions.KAFKA_VERSION}`);
+    expect(read('infra/kafka/pom.xml')).toContain(`<kafka.version>${versions.KAFKA_VERSION}</kafka.version>`);
+    expect(testSetup).toContain(`'${kafka.image}'`);
+    // Every broker property infra/kafka/start.sh sets that is not about addresses or paths, as KAFKA_* env.
+    const properties = Object.fromEntries(
+      [...serverProperties().matchAll(/^([a-z][a-z.]+)=(.*)$/gm)].map((m) => [
+        m[1] as string,
+        m[2] as string,
+      ]),
+    );
+    const local = /listeners|quorum|log\.dirs/;
+    const env = kafka.environment ?? {};
+    for (const [key, value] of Object.entries(properties)) {
+      if (local.test(key)) continue;
+      expect(env[`KAFKA_${key.toUpperCase().replaceAll('.', '_')}`], key).toBe(value);
+    }
+    expect(env.CLUSTER_ID).toBe(/cluster_id="([^"]+)"/.exec(read('infra/kafka/start.sh'))?.[1]);
+  });
+
+  it('runs the schema registry that infra/schema-registry runs, with the same storage', () => {
+    const registry = service('schema-registry');
+    expect(registry.image).toBe(`apicurio/apicurio-registry-sql:${versions.APICURIO_REGISTRY_VERSION}`);
+    expect(read('infra/schema-registry/pom.xml')).toContain(
+      `<apicurio.version>${versions.APICURIO_REGISTRY_VERSION}</apicurio.version>`,
+    );
+    expect(testSetup).toContain(`'${registry.image}'`);
+    expect(registry.environment?.REGISTRY_DATASOURCE_URL).toMatch(/^jdbc:h2:file:/);
+    expect(read('infra/schema-registry/start.sh')).toContain('REGISTRY_DATASOURCE_URL="jdbc:h2:file:');
+  });
+
+  it('gives Tally services only settings the code knows, with values its config schema accepts', () => {
+    const known = Object.keys(ConfigSchema.properties);
+    for (const name of ['gateway', 'analytics-consumer', 'revenue-consumer']) {
+      const env = service(name).environment ?? {};
+      for (const key of Object.keys(env)) expect(known, `${name}: unknown setting ${key}`).toContain(key);
+      const config = loadConfig(env);
+      expect(config.KAFKA_BROKERS, name).toBe('kafka:9092');
+      expect(config.SCHEMA_REGISTRY_URL, name).toBe('http://schema-registry:8080/apis/ccompat/v7');
+      expect(new URL(config.CLICKHOUSE_URL ?? '').host, name).toBe('clickhouse:8123');
+      for (const dependency of ['kafka', 'schema-registry']) {
+        expect(service(name).depends_on?.[dependency]?.condition, `${name} → ${dependency}`).toBe(
+          'service_healthy',
+        );
+      }
+    }
+    for (const name of ['analytics-consumer', 'revenue-consumer']) {
+      const main = service(name).command?.at(-1) as string;
+      expect(read(main)).toContain('openRecordLog');
+      expect(service(name).image).toBe(service('gateway').image);
+    }
+  });
+
+  it('publishes the gateway port only, and checks readiness on the admin port', () => {
+    const gateway = service('gateway');
+    const config = loadConfig(gateway.environment ?? {});
+    expect(gateway.ports).toEqual([`${config.PORT}:${config.PORT}`]);
+    expect(gateway.healthcheck?.test.join(' ')).toContain(`127.0.0.1:${config.ADMIN_PORT}/readyz`);
+    expect(config.REDIS_URL).toBe('redis://redis:6379');
+    expect(gateway.depends_on?.redis?.condition).toBe('service_healthy');
+  });
+
+  it('keeps every stateful service on a named volume', () => {
+    for (const [name, path] of [
+      ['kafka', '/var/lib/kafka/data'],
+      ['schema-registry', '/data'],
+      ['redis', '/data'],
+      ['clickhouse', '/var/lib/clickhouse'],
+      ['gateway', '/data'],
+    ] as const) {
+      const volume = service(name).volumes?.find((v) => v.endsWith(`:${path}`));
+      expect(volume, name).toBeDefined();
+      expect(compose.volumes).toHaveProperty(volume?.split(':')[0] as string);
+    }
+  });
 });

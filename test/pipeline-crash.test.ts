@@ -4,16 +4,36 @@
 // on the same data directory, and find every acknowledged record exactly once in the warehouse.
 import { randomUUID } from 'node:crypto';
 import { FileTokenStore } from '@tally/tokens';
-import { expect, it } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
 import { pipelineEnv, publishedWarehouse, send, startTallyProcess } from './support/tally-process.ts';
 
-it('lands every acknowledged record exactly once when the consumer is killed mid-batch and restarted', async () => {
+// On the embedded log, and on Kafka (where the restarted consumer resumes from the group's committed offsets).
+const backends = [
+  ['the embedded log', () => ({})],
+  [
+    'Kafka',
+    () => ({
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'),
+      KAFKA_TOPIC_PREFIX: `test-${randomUUID().slice(0, 8)}.`,
+    }),
+  ],
+] as const;
+
+it.each(
+  backends,
+)('lands every acknowledged record exactly once when the consumer is killed mid-batch and restarted, on %s', async (_name, backendEnv) => {
   const dataDir = tempDataDir();
   const store = new FileTokenStore(dataDir);
   const { token } = await store.create('crash', 'public');
   await store.close();
-  const env = { TALLY_DATA_DIR: dataDir, CONSUMER_BATCH_SIZE: '20', CONSUMER_BATCH_WAIT_MS: '20' };
+  const env = {
+    TALLY_DATA_DIR: dataDir,
+    CONSUMER_BATCH_SIZE: '20',
+    CONSUMER_BATCH_WAIT_MS: '20',
+    ...backendEnv(),
+  };
   const first = await startTallyProcess({ ...env, LOG_LEVEL: 'info' });
 
   const acknowledged = new Set<string>();

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { FileTokenStore } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
 import { WORKED_EXAMPLE_MONTHS, workedExample } from '@tally/warehouse/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
 import {
   pipelineEnv,
@@ -18,7 +18,22 @@ import {
 
 const PROJECTS = ['mrr-in-order', 'mrr-reversed', 'mrr-twice', 'revenue-metadata', 'sentinel'] as const;
 
-describe('revenue through the whole pipeline (npm start)', () => {
+// On the embedded log, and on Kafka (one partition per topic, so that the sentinel below is consumed after
+// everything sent before it, as on the embedded log).
+const backends = [
+  ['the embedded log', () => ({})],
+  [
+    'Kafka',
+    () => ({
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'),
+      KAFKA_TOPIC_PREFIX: `test-${randomUUID().slice(0, 8)}.`,
+      KAFKA_PARTITIONS: '1',
+    }),
+  ],
+] as const;
+
+describe.each(backends)('revenue through the whole pipeline (npm start) on %s', (_name, backendEnv) => {
   let dataDir: string;
   let running: TallyProcess;
   let warehouse: Warehouse;
@@ -29,7 +44,7 @@ describe('revenue through the whole pipeline (npm start)', () => {
     const store = new FileTokenStore(dataDir);
     for (const project of PROJECTS) tokens.set(project, (await store.create(project, 'secret')).token);
     await store.close();
-    running = await startTallyProcess({ TALLY_DATA_DIR: dataDir });
+    running = await startTallyProcess({ TALLY_DATA_DIR: dataDir, ...backendEnv() });
     warehouse = await publishedWarehouse(dataDir);
   });
   afterAll(async () => {

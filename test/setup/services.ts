@@ -4,9 +4,13 @@
 //   3. the native service from infra/ (installed from Debian's packages and started on 127.0.0.1).
 // ClickHouse: CLICKHOUSE_URL when set (a real server); else ClickHouse's HTTP interface served over chDB
 // by packages/warehouse/scripts/serve-clickhouse-http.ts on 127.0.0.1 (the same engine, in-process).
+// Kafka and the schema registry: KAFKA_BROKERS and SCHEMA_REGISTRY_URL when both are set; else containers;
+// else infra/kafka (Apache Kafka 4 in KRaft mode, jars from Maven Central) and infra/schema-registry
+// (Apicurio Registry, which serves the Confluent API).
 // Endpoints reach the tests through vitest's provide/inject. What this setup started, it stops.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,12 +21,17 @@ declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
     clickhouseUrl: string;
+    kafkaBrokers: string;
+    schemaRegistryUrl: string;
   }
 }
 
 const run = promisify(execFile);
 const INFRA = fileURLToPath(new URL('../../infra/', import.meta.url));
 const REDIS_IMAGE = 'redis:7.0.15-bookworm'; // the version Debian's redis-server has, and docker-compose.yml pins
+// The versions infra/ runs natively (infra/versions.env), as images; test/compose.test.ts checks they agree.
+const KAFKA_IMAGE = 'apache/kafka:4.3.1';
+const SCHEMA_REGISTRY_IMAGE = 'apicurio/apicurio-registry-sql:2.4.2.Final';
 
 type Stop = () => Promise<void>;
 
@@ -53,6 +62,7 @@ async function redisRunning(url: string): Promise<boolean> {
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
   });
+  client.on('error', () => {}); // not running yet: that is what this asks
   try {
     await client.connect();
     return (await client.ping()) === 'PONG';
@@ -130,10 +140,70 @@ async function ensureClickHouse(stops: Stop[]): Promise<string> {
   });
 }
 
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Starts a native service from infra/ unless it already runs; stops it at the end only if this started it. */
+async function nativeService(stops: Stop[], name: string, key: string, port: number): Promise<string> {
+  const wasRunning = await portOpen(port);
+  const value = await infraScript(`${name}/start.sh`, key);
+  if (!wasRunning) stops.push(async () => void (await run('bash', [`${INFRA}${name}/stop.sh`])));
+  return value;
+}
+
+async function ensureKafka(stops: Stop[]): Promise<{ brokers: string; registry: string }> {
+  if (process.env.KAFKA_BROKERS && process.env.SCHEMA_REGISTRY_URL) {
+    return { brokers: process.env.KAFKA_BROKERS, registry: process.env.SCHEMA_REGISTRY_URL };
+  }
+  if (dockerReachable()) {
+    try {
+      const { KafkaContainer } = await import('@testcontainers/kafka');
+      const { GenericContainer, Wait } = await import('testcontainers');
+      const kafka = await new KafkaContainer(KAFKA_IMAGE).withKraft().start();
+      stops.push(async () => void (await kafka.stop()));
+      const registry = await new GenericContainer(SCHEMA_REGISTRY_IMAGE)
+        .withExposedPorts(8080)
+        .withWaitStrategy(Wait.forHttp('/apis/ccompat/v7/subjects', 8080))
+        .start();
+      stops.push(async () => void (await registry.stop()));
+      return {
+        brokers: `${kafka.getHost()}:${kafka.getMappedPort(9093)}`,
+        registry: `http://${registry.getHost()}:${registry.getMappedPort(8080)}/apis/ccompat/v7`,
+      };
+    } catch (error) {
+      console.warn(
+        `testcontainers could not start Kafka (${(error as Error).message}); using infra/ instead`,
+      );
+    }
+  }
+  // Both JVMs start at once: their start-ups overlap.
+  const [brokers, registry] = await Promise.all([
+    nativeService(stops, 'kafka', 'KAFKA_BROKERS', Number(process.env.KAFKA_PORT ?? 19092)),
+    nativeService(
+      stops,
+      'schema-registry',
+      'SCHEMA_REGISTRY_URL',
+      Number(process.env.SCHEMA_REGISTRY_PORT ?? 18081),
+    ),
+  ]);
+  return { brokers, registry };
+}
+
 export default async function setup(project: TestProject): Promise<Stop> {
   const stops: Stop[] = [];
   project.provide('redisUrl', await ensureRedis(stops));
   project.provide('clickhouseUrl', await ensureClickHouse(stops));
+  const kafka = await ensureKafka(stops);
+  project.provide('kafkaBrokers', kafka.brokers);
+  project.provide('schemaRegistryUrl', kafka.registry);
   return async () => {
     for (const stop of stops.reverse()) await stop();
   };

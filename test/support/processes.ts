@@ -23,7 +23,15 @@ export const tempDataDir = () => mkdtempSync(join(tmpdir(), 'tally-e2e-'));
 
 /** Environment for a child process: the test's own settings, none inherited from the developer's shell. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const { REDIS_URL: _r, TALLY_DATA_DIR: _d, TALLY_ENV_FILE: _f, ...rest } = process.env;
+  const {
+    REDIS_URL: _r,
+    TALLY_DATA_DIR: _d,
+    TALLY_ENV_FILE: _f,
+    KAFKA_BROKERS: _k,
+    SCHEMA_REGISTRY_URL: _s,
+    CLICKHOUSE_URL: _c,
+    ...rest
+  } = process.env;
   return { ...rest, LOG_LEVEL: 'warn', ...env };
 }
 

@@ -32,6 +32,8 @@ export function pipelineEnv(env: Record<string, string>): Record<string, string>
     CLICKHOUSE_URL: '',
     CLICKHOUSE_DATABASE: 'tally',
     REDIS_URL: '',
+    KAFKA_BROKERS: '',
+    SCHEMA_REGISTRY_URL: '',
     CONSUMER_BATCH_WAIT_MS: '50',
     RATE_LIMIT_PER_HOUR: '1000000',
     ...env,

@@ -76,6 +76,60 @@ export const ConfigSchema = Type.Object({
     minimum: 50,
     description: 'How often a running gateway reloads tokens, so a created or revoked token takes effect.',
   }),
+  KAFKA_BROKERS: Type.Optional(
+    Type.String({
+      description:
+        'Comma-separated Kafka bootstrap brokers (host:port). With SCHEMA_REGISTRY_URL, selects the Kafka ' +
+        'record log (Avro records on per-type topics); without both, the embedded log in TALLY_DATA_DIR.',
+    }),
+  ),
+  SCHEMA_REGISTRY_URL: Type.Optional(
+    Type.String({
+      description:
+        'Base URL of a Confluent-compatible schema registry (the Avro schemas are registered at start-up).',
+    }),
+  ),
+  KAFKA_TOPIC_PREFIX: Type.String({
+    default: 'tally.',
+    pattern: '^[A-Za-z0-9._-]*$',
+    description:
+      'Topics are <prefix><type> (tally.pageview, tally.event, tally.identify, tally.revenue); consumer groups share the prefix.',
+  }),
+  KAFKA_PARTITIONS: Type.Integer({
+    default: 6,
+    minimum: 1,
+    description: 'Partitions of each topic, when Tally creates the topics at start-up.',
+  }),
+  KAFKA_REPLICATION_FACTOR: Type.Integer({
+    default: 1,
+    minimum: 1,
+    description: 'Replication factor of each topic, when Tally creates it (use 3 on a production cluster).',
+  }),
+  KAFKA_COMPRESSION: Type.Union([Type.Literal('none'), Type.Literal('gzip'), Type.Literal('snappy')], {
+    default: 'snappy',
+    description:
+      'Compression of produce requests (snappy measured fastest of those the client supports; ARCHITECTURE.md).',
+  }),
+  KAFKA_LINGER_MS: Type.Integer({
+    default: 2,
+    minimum: 0,
+    description: 'How long an append waits for others to share its produce request.',
+  }),
+  SCHEMA_COMPATIBILITY: Type.Union(
+    [
+      'BACKWARD',
+      'BACKWARD_TRANSITIVE',
+      'FORWARD',
+      'FORWARD_TRANSITIVE',
+      'FULL',
+      'FULL_TRANSITIVE',
+      'NONE',
+    ].map((c) => Type.Literal(c)),
+    {
+      default: 'BACKWARD',
+      description: "Compatibility level set on each topic's -value subject in the schema registry.",
+    },
+  ),
   CLICKHOUSE_URL: Type.Optional(
     Type.String({
       description:

@@ -1,14 +1,20 @@
 // The record log: where the gateway appends accepted records and from which consumers read them.
-// One small interface with one folder per backend (embedded/ now; kafka/ next). Cross-cutting behaviour
+// One small interface with one folder per backend (embedded/: LMDB; kafka/: Avro on per-type topics). Cross-cutting behaviour
 // (timeouts, metrics) wraps a backend instead of living inside it: see withAppendTimeout.
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { RECORD_TYPES } from '@tally/contract';
 
 export { type EmbeddedLogOptions, openEmbeddedLog } from './embedded/index.ts';
+export { avroSchemas, fromAvroValue, toAvroValue } from './kafka/avro.ts';
+export { type KafkaLogOptions, openKafkaLog, topicName } from './kafka/index.ts';
+export { openRecordLog } from './open.ts';
 
 /** A record as read back from the log, with its position in its topic. */
 export interface LogMessage {
   topic: RecordType;
+  /** Partition of the topic (always 0 in the embedded log). */
+  partition: number;
+  /** Position in its topic's partition. */
   offset: number;
   record: IngestRecord;
 }

@@ -1,9 +1,8 @@
 // The analytics consumer as its own process: read the configuration, open the record log and the
 // warehouse (migrating it), consume until SIGTERM/SIGINT. With the embedded warehouse (no
 // CLICKHOUSE_URL) it holds the chDB directory, so it cannot run beside `npm start` on the same data dir.
-import { resolve } from 'node:path';
 import { loadConfig } from '@tally/config';
-import { openEmbeddedLog } from '@tally/log';
+import { openRecordLog } from '@tally/log';
 import { migrate, openWarehouse, withRetry } from '@tally/warehouse';
 import { pino } from 'pino';
 import { startAnalyticsConsumer } from './consumer.ts';
@@ -12,7 +11,7 @@ const config = loadConfig();
 const logger = pino({ level: config.LOG_LEVEL, base: { service: 'analytics-consumer' } });
 const warehouse = withRetry(await openWarehouse(config));
 await migrate(warehouse);
-const log = openEmbeddedLog({ path: resolve(config.TALLY_DATA_DIR, 'log') });
+const log = await openRecordLog(config);
 const consumer = startAnalyticsConsumer({
   log,
   warehouse,

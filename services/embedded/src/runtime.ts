@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
 import { type RunningGateway, startGateway } from '@tally/gateway';
-import { openEmbeddedLog } from '@tally/log';
+import { openRecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import {
   type ClickHouseHttpInterface,
@@ -44,7 +44,10 @@ export async function startTally(
   let http: ClickHouseHttpInterface | null = null;
   let gateway: RunningGateway | null = null;
   // One record log for the gateway (appends) and both consumers (reads); closed last, by this runtime.
-  const log = openEmbeddedLog({ path: resolve(dataDir, 'log') });
+  const log = await openRecordLog(
+    { ...config, TALLY_DATA_DIR: dataDir },
+    { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message) },
+  );
   try {
     const migrations = await migrate(warehouse);
     if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'warehouse migrated');

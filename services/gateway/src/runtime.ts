@@ -3,7 +3,7 @@
 // order. main.ts calls it; end-to-end tests call it with their own config.
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
-import { openEmbeddedLog, type RecordLog } from '@tally/log';
+import { openRecordLog, type RecordLog } from '@tally/log';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -53,7 +53,12 @@ export async function startGateway(
   await tokens.start();
   const visitorIds = new VisitorIds(redis ? new RedisSaltStore(redis, prefix) : new FileSaltStore(dataDir));
   const ownsLog = !options.log;
-  const log: RecordLog = options.log ?? openEmbeddedLog({ path: resolve(dataDir, 'log') });
+  const log: RecordLog =
+    options.log ??
+    (await openRecordLog(
+      { ...config, TALLY_DATA_DIR: dataDir },
+      { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message) },
+    ));
   const metrics = new GatewayMetrics();
 
   const app = await buildGateway({

@@ -104,7 +104,7 @@ class EmbeddedLog implements RecordLog {
   read(topic: RecordType, fromOffset: number, limit: number): LogMessage[] {
     const messages: LogMessage[] = [];
     for (const { key, value } of this.#topic(topic).getRange({ start: fromOffset, limit })) {
-      messages.push({ topic, offset: key, record: value });
+      messages.push({ topic, partition: 0, offset: key, record: value });
     }
     return messages;
   }

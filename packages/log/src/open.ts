@@ -1,0 +1,32 @@
+// Opens the record log the configuration names: Kafka when KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set,
+// the embedded LMDB log under TALLY_DATA_DIR otherwise.
+import { resolve } from 'node:path';
+import type { TallyConfig } from '@tally/config';
+import { openEmbeddedLog } from './embedded/index.ts';
+import type { RecordLog } from './index.ts';
+import { openKafkaLog } from './kafka/index.ts';
+
+export async function openRecordLog(
+  config: TallyConfig,
+  options: { onWarning?: (message: string, error: unknown) => void } = {},
+): Promise<RecordLog> {
+  if (config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL) {
+    return openKafkaLog({
+      brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()),
+      schemaRegistryUrl: config.SCHEMA_REGISTRY_URL.replace(/\/$/, ''),
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
+      partitions: config.KAFKA_PARTITIONS,
+      replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+      compression: config.KAFKA_COMPRESSION,
+      lingerMs: config.KAFKA_LINGER_MS,
+      compatibility: config.SCHEMA_COMPATIBILITY as 'BACKWARD',
+      ...options,
+    });
+  }
+  if (config.KAFKA_BROKERS || config.SCHEMA_REGISTRY_URL) {
+    throw new Error(
+      'KAFKA_BROKERS and SCHEMA_REGISTRY_URL go together: set both for Kafka, neither for the embedded log',
+    );
+  }
+  return openEmbeddedLog({ path: resolve(config.TALLY_DATA_DIR, 'log') });
+}
