@@ -2,13 +2,12 @@
 // the client chose, and check after recovery that every record answered 202 is in the warehouse exactly
 // once. (The gateway and a consumer killed with SIGKILL mid-load, on the embedded log and on Kafka, are
 // test/pipeline-crash.test.ts and test/durability.test.ts.) Everything runs on 127.0.0.1.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { FileTokenStore } from '@tally/tokens';
 import { openClickHouseWarehouse, type Warehouse } from '@tally/warehouse';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { ownBroker } from './support/kafka.ts';
-import { eventually, ROOT, tally, tempDataDir } from './support/processes.ts';
+import { eventually, tally, tempDataDir } from './support/processes.ts';
 import {
   pipelineEnv,
   publishedWarehouse,
@@ -16,6 +15,7 @@ import {
   startTallyProcess,
   type TallyProcess,
 } from './support/tally-process.ts';
+import { kill, startWarehouseServer } from './support/warehouse-server.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -139,44 +139,6 @@ describe('the Kafka broker stopped for ten seconds mid-load', () => {
     expect(acknowledged.filter((id) => copies.get(id) !== 1)).toEqual([]);
   }, 300_000);
 });
-
-/** ClickHouse's HTTP interface over a chDB directory as a process of its own, which the test can kill. */
-async function startWarehouseServer(
-  dataDir: string,
-  port: number,
-): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'packages/warehouse/scripts/serve-clickhouse-http.ts', dataDir, String(port)],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`warehouse server did not start:\n${output}`)), 60_000);
-    const onData = (d: Buffer) => {
-      output += d;
-      const m = /CLICKHOUSE_URL=(\S+)/.exec(output);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`warehouse server exited with ${code}:\n${output}`));
-    });
-  });
-  return { url, process: child };
-}
-
-const kill = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 
 describe('the warehouse unreachable for a while', () => {
   it('keeps accepting, waits, resumes, and skips nothing', async () => {

@@ -8,7 +8,7 @@
 // else infra/kafka (Apache Kafka 4 in KRaft mode, jars from Maven Central) and infra/schema-registry
 // (Apicurio Registry, which serves the Confluent API).
 // Endpoints reach the tests through vitest's provide/inject. What this setup started, it stops.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
+import { kill, startWarehouseServer } from '../support/warehouse-server.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -101,43 +102,12 @@ async function ensureRedis(stops: Stop[]): Promise<string> {
 async function ensureClickHouse(stops: Stop[]): Promise<string> {
   if (process.env.CLICKHOUSE_URL) return process.env.CLICKHOUSE_URL;
   const dataDir = mkdtempSync(join(tmpdir(), 'tally-clickhouse-http-'));
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('../../packages/warehouse/scripts/serve-clickhouse-http.ts', import.meta.url)),
-      dataDir,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const server = await startWarehouseServer(dataDir, 0);
   stops.push(async () => {
-    child.kill('SIGTERM');
-    await exited;
+    await kill(server.process, 'SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
   });
-  let output = '';
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`ClickHouse HTTP over chDB did not start in 60 s:\n${output}`)),
-      60_000,
-    );
-    const onData = (data: Buffer) => {
-      output += data;
-      const match = /CLICKHOUSE_URL=(\S+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`ClickHouse HTTP over chDB exited with ${code}:\n${output}`));
-    });
-  });
+  return server.url;
 }
 
 function portOpen(port: number): Promise<boolean> {

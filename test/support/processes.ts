@@ -15,7 +15,7 @@ export interface GatewayProcess {
   url: string;
   adminUrl: string;
   output(): string;
-  /** Waits for the process to exit after the given signal. */
+  /** Sends the signal (SIGTERM by default) and waits for the exit; resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -35,33 +35,51 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...rest, LOG_LEVEL: 'warn', ...env };
 }
 
-export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway/src/main.ts'], {
+/** Starts the gateway process as `node --import tsx services/gateway/src/main.ts` does, on free ports. */
+export function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
+  return spawnTallyService(
+    'services/gateway/src/main.ts',
+    childEnv({ PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ...env }),
+    /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/,
+    30_000,
+  );
+}
+
+/**
+ * Spawns one of Tally's processes from its TypeScript entry point and waits until its output matches
+ * `ready` (whose groups 1 and 2 are the public and admin URLs); rejects with the output if it exits first.
+ */
+export async function spawnTallyService(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  timeoutMs: number,
+): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
-    env: childEnv({ PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ...env }),
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout.on('data', (d) => {
-    output += d;
-  });
-  child.stderr.on('data', (d) => {
-    output += d;
-  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const started = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start in 30 s:\n${output}`)), 30_000);
-    const check = () => {
-      const m = output.match(/listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/);
+    const timer = setTimeout(
+      () => reject(new Error(`${script} did not start in ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
+    const onData = (d: Buffer) => {
+      output += d;
+      const m = output.match(ready);
       if (m) {
         clearTimeout(timer);
         resolve(m);
       }
     };
-    child.stdout.on('data', check);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`gateway exited with ${code}:\n${output}`));
+      reject(new Error(`${script} exited with ${code}:\n${output}`));
     });
   });
   return {

@@ -1,9 +1,12 @@
 // A small React application for the browser test of @tally/react: its own minimal router (useState +
 // history.pushState, as routers do), pageviews from <TrackPageviews path>, and buttons that send an event
 // and identify through useTally(). Rendered under StrictMode, whose doubled effects must not double-count.
-// Bundled by the test with esbuild; the page sets TALLY_TEST_CONFIG = { token, endpoint } before loading it.
+// Bundled by the test with esbuild once per tested React version (an alias points `react` and `react-dom` at
+// React 18's copy); the page sets TALLY_TEST_CONFIG = { token, endpoint } before loading it, and the app reports
+// the React it runs as appReactVersions.
 import { TallyProvider, TrackPageviews, useTally } from '@tally/react';
-import { createElement, type ReactNode, StrictMode, useEffect, useState } from 'react';
+import { createElement, type ReactNode, StrictMode, useEffect, useState, version as reactVersion } from 'react';
+import { version as reactDomVersion } from 'react-dom';
 import { createRoot } from 'react-dom/client';
 
 interface PageGlobals {
@@ -14,8 +17,10 @@ interface PageGlobals {
   addEventListener(type: string, listener: () => void): void;
   removeEventListener(type: string, listener: () => void): void;
   appSessionId?: string;
+  appReactVersions?: { react: string; reactDom: string };
 }
 const page = globalThis as unknown as PageGlobals;
+page.appReactVersions = { react: reactVersion, reactDom: reactDomVersion };
 
 function Shop({ path, navigate }: { path: string; navigate: (to: string) => void }): ReactNode {
   const tally = useTally();

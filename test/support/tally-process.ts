@@ -1,23 +1,16 @@
 // Starts `npm start`'s all-in-one process (services/embedded: gateway, record log, both consumers and
 // the embedded chDB warehouse) for end-to-end tests, on free ports of 127.0.0.1, and reads its
 // warehouse through the query endpoint it publishes, as the tally CLI does.
-import { type ChildProcess, spawn } from 'node:child_process';
 import {
   endpointUrl,
   openClickHouseWarehouse,
   readPublishedEndpoint,
   type Warehouse,
 } from '@tally/warehouse';
-import { ROOT } from './processes.ts';
+import { type GatewayProcess, spawnTallyService } from './processes.ts';
 
-export interface TallyProcess {
-  process: ChildProcess;
-  url: string;
-  adminUrl: string;
-  output(): string;
-  /** Sends the signal (SIGTERM by default) and waits for the exit; resolves with the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
+/** The all-in-one process: the same handle as the gateway's. */
+export type TallyProcess = GatewayProcess;
 
 /**
  * Settings every child gets: the test's own, never the developer's shell's (a CLICKHOUSE_URL there
@@ -40,48 +33,14 @@ export function pipelineEnv(env: Record<string, string>): Record<string, string>
   };
 }
 
-export async function startTallyProcess(env: Record<string, string>): Promise<TallyProcess> {
+export function startTallyProcess(env: Record<string, string>): Promise<TallyProcess> {
   const { TALLY_ENV_FILE: _f, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/embedded/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...inherited, ...pipelineEnv(env) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d) => {
-    output += d;
-  });
-  child.stderr.on('data', (d) => {
-    output += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const started = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`tally did not start in 60 s:\n${output}`)), 60_000);
-    const check = () => {
-      const m = output.match(
-        /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)[^\n]*\nWarehouse:/,
-      );
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    };
-    child.stdout.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`tally exited with ${code}:\n${output}`));
-    });
-  });
-  return {
-    process: child,
-    url: started[1] as string,
-    adminUrl: started[2] as string,
-    output: () => output,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
+  return spawnTallyService(
+    'services/embedded/src/main.ts',
+    { ...inherited, ...pipelineEnv(env) },
+    /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)[^\n]*\nWarehouse:/,
+    60_000,
+  );
 }
 
 /** The warehouse of a running process, through the endpoint it published in its data directory. */

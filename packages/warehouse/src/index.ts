@@ -20,6 +20,7 @@ export {
 } from './chdb/http-interface.ts';
 export { type ChdbWarehouseOptions, openChdbWarehouse } from './chdb/index.ts';
 export { type ClickHouseWarehouseOptions, openClickHouseWarehouse } from './clickhouse/index.ts';
+export * from './consumer-process.ts';
 export * from './errors.ts';
 export * from './landing.ts';
 export * from './migrations.ts';

@@ -1,33 +1,5 @@
-// The analytics consumer as its own process: read the configuration, open the record log and the
-// warehouse (migrating it), consume until SIGTERM/SIGINT. With the embedded warehouse (no
-// CLICKHOUSE_URL) it holds the chDB directory, so it cannot run beside `npm start` on the same data dir.
-import { loadConfig } from '@tally/config';
-import { openRecordLog } from '@tally/log';
-import { migrate, openWarehouse, withRetry } from '@tally/warehouse';
-import { pino } from 'pino';
+// The analytics consumer as its own process (one container in docker-compose.yml): see runConsumerProcess.
+import { runConsumerProcess } from '@tally/warehouse';
 import { startAnalyticsConsumer } from './consumer.ts';
 
-const config = loadConfig();
-const logger = pino({ level: config.LOG_LEVEL, base: { service: 'analytics-consumer' } });
-const warehouse = withRetry(await openWarehouse(config));
-await migrate(warehouse);
-const log = await openRecordLog(config);
-const consumer = startAnalyticsConsumer({
-  log,
-  warehouse,
-  batch: { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS },
-  logger,
-});
-logger.info('analytics consumer started');
-
-async function shutDown(code: number) {
-  await consumer.stop();
-  await log.close();
-  await warehouse.close();
-  process.exit(code);
-}
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void shutDown(0));
-consumer.done.catch((error: unknown) => {
-  logger.fatal({ err: error }, 'analytics consumer failed');
-  void shutDown(1);
-});
+await runConsumerProcess('analytics-consumer', startAnalyticsConsumer);
