@@ -51,6 +51,9 @@ export interface KafkaLogOptions {
   onWarning?: (message: string, error: unknown) => void;
 }
 
+/** A batch this large is sent at once, without waiting for the linger (and stays far below request limits). */
+const MAX_BATCH_RECORDS = 1000;
+
 export const topicName = (prefix: string, type: RecordType) => `${prefix}${type}`;
 
 /** Connects, creates the missing topics, registers the Avro schemas, and returns the log. */
@@ -184,7 +187,12 @@ class KafkaLog implements RecordLog {
           ({ topic, message }) =>
             new Promise<void>((resolve, reject) => {
               this.#batch.push({ topic, message, resolve, reject });
-              this.#timer ??= setTimeout(() => this.#flush(), this.#options.lingerMs);
+              if (this.#batch.length >= MAX_BATCH_RECORDS) {
+                if (this.#timer) clearTimeout(this.#timer);
+                void this.#flush();
+              } else {
+                this.#timer ??= setTimeout(() => this.#flush(), this.#options.lingerMs);
+              }
             }),
         ),
       );
@@ -200,7 +208,11 @@ class KafkaLog implements RecordLog {
     this.#batch = [];
     if (batch.length === 0) return Promise.resolve();
     const byTopic = new Map<string, PendingSend['message'][]>();
-    for (const send of batch) byTopic.set(send.topic, [...(byTopic.get(send.topic) ?? []), send.message]);
+    for (const send of batch) {
+      const messages = byTopic.get(send.topic);
+      if (messages) messages.push(send.message);
+      else byTopic.set(send.topic, [send.message]);
+    }
     const sending = this.#producer
       .sendBatch({
         acks: -1,
