@@ -5,7 +5,14 @@
 // React 18's copy); the page sets TALLY_TEST_CONFIG = { token, endpoint } before loading it, and the app reports
 // the React it runs as appReactVersions.
 import { TallyProvider, TrackPageviews, useTally } from '@tally/react';
-import { createElement, type ReactNode, StrictMode, useEffect, useState, version as reactVersion } from 'react';
+import {
+  createElement,
+  type ReactNode,
+  version as reactVersion,
+  StrictMode,
+  useEffect,
+  useState,
+} from 'react';
 import { version as reactDomVersion } from 'react-dom';
 import { createRoot } from 'react-dom/client';
 
