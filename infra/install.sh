@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs every service the integration tests need, from Debian's packages and the registries:
-# Redis and Chromium (Debian), Apache Kafka and Apicurio Registry (Maven Central, run with the machine's Java).
+# Redis and Chromium (Debian), Apache Kafka and Apicurio Registry (Maven Central, run with the machine's Java),
+# schemathesis (PyPI) for the OpenAPI check.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./redis/install.sh
 ./chromium/install.sh
+./schemathesis/install.sh
 ./kafka/install.sh
 ./schema-registry/install.sh

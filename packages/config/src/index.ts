@@ -56,6 +56,36 @@ export const ConfigSchema = Type.Object({
     minimum: 1024,
     description: 'Largest accepted request body in bytes; larger bodies get 413.',
   }),
+  // Slow clients (slowloris) must not hold connections for long: Node's own defaults would let a request
+  // take 5 minutes, and Fastify disables even that. These bound each phase of a connection.
+  HEADERS_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 1,
+    description:
+      'Longest a client may take to send the request headers; then it gets 408 and the connection is closed.',
+  }),
+  REQUEST_TIMEOUT_MS: Type.Integer({
+    default: 30_000,
+    minimum: 1,
+    description:
+      'Longest a client may take to send a whole request (headers and body); then it gets 408 and the ' +
+      'connection is closed. It also bounds HEADERS_TIMEOUT_MS.',
+  }),
+  CONNECTION_TIMEOUT_MS: Type.Integer({
+    default: 30_000,
+    minimum: 1,
+    description:
+      'A connection on which nothing is received or sent for this long (other than between keep-alive ' +
+      'requests) is closed: a client that connects and sends nothing, stops sending, or stops reading the ' +
+      'response. Keep it above APPEND_TIMEOUT_MS.',
+  }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({
+    default: 72_000,
+    minimum: 1,
+    description:
+      "How long an idle keep-alive connection is kept open between requests (Fastify's default, longer than " +
+      'the 60 s idle timeout of common load balancers, so the gateway does not close a connection they reuse).',
+  }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info', description: 'Log level of the JSON logs.' },

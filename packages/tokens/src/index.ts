@@ -2,7 +2,7 @@
 // stored (tokens are long random strings, so a fast hash is enough). Two stores behind one interface
 // (a JSON file in the data directory, or Redis), and a verifier that keeps an in-memory copy refreshed on
 // change so that checking a token on the hot path costs no I/O.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export { FileTokenStore } from './file-store.ts';
 export { RedisTokenStore } from './redis-store.ts';
@@ -39,7 +39,8 @@ const PROJECT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export const isWellFormedToken = (token: string): boolean => TOKEN_PATTERN.test(token);
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+// crypto.hash is the one-shot form (no Hash object per call): every request hashes its token.
+export const hashToken = (token: string): string => hash('sha256', token, 'hex');
 export const tokenKindOf = (token: string): TokenKind | null =>
   token.startsWith('pub_') ? 'public' : token.startsWith('sec_') ? 'secret' : null;
 

@@ -272,6 +272,10 @@ describe('POST /api/ingest', () => {
     const res = await gw.app.inject({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toHaveProperty('message');
+    const get = await gw.app.inject({ method: 'GET', url: '/api/ingest' });
+    expect(get.statusCode).toBe(405);
+    expect(get.headers.allow).toBe('POST, OPTIONS');
+    expect(get.json().message).toMatch(/use POST/);
   });
 
   it('counts requests by status and type in the metrics', async () => {

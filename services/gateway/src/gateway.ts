@@ -12,7 +12,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
 import { BadRequestError, NotFoundError, RateLimitedError, toIngestError } from './errors.ts';
-import { ingestRoute } from './ingest-route.ts';
+import { clientIpOf, ingestRoute } from './ingest-route.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
@@ -34,6 +34,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The record type named by the body, for metrics ('unknown' until the body is read). */
     recordType: string;
+    /** request.ip once computed ('' before): see clientIpOf. */
+    clientIp: string;
   }
 }
 
@@ -47,8 +49,20 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     onConstructorPoisoning: 'error',
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Slow clients (slowloris) are cut off: each phase of a connection has a bound (408, then closed).
+    connectionTimeout: config.CONNECTION_TIMEOUT_MS,
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      // Node refuses a headers timeout above the request timeout; the request timeout bounds both anyway.
+      headersTimeout: Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS),
+      // Node checks those two timeouts on this interval (30 s by default): check every second instead, so
+      // that a slow client is cut off close to its timeout.
+      connectionsCheckingInterval: 1000,
+    },
   });
   app.decorateRequest('recordType', 'unknown');
+  app.decorateRequest('clientIp', '');
 
   // navigator.sendBeacon sends the JSON envelope as text/plain: parse it exactly like application/json.
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -83,7 +97,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     cache: 100_000,
     // A Redis outage must not stop ingestion: requests pass unlimited until it is back (and it is logged).
     skipOnError: true,
-    keyGenerator: (request) => request.ip,
+    keyGenerator: clientIpOf,
     errorResponseBuilder: () => new RateLimitedError(),
   });
 
@@ -94,6 +108,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     return reply.code(mapped.statusCode).send(mapped.body());
   });
   app.setNotFoundHandler((request, reply) => {
+    if (request.url.split('?')[0] === '/api/ingest') {
+      return reply
+        .code(405)
+        .header('Allow', 'POST, OPTIONS')
+        .send({ message: `${request.method} is not allowed on /api/ingest; use POST` });
+    }
     const error = new NotFoundError(
       `${request.method} ${request.url.split('?')[0]} is not served here; use POST /api/ingest`,
     );
@@ -102,10 +122,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 
   if (deps.metrics) {
     const { metrics } = deps;
-    app.addHook('onResponse', async (request, reply) => {
+    // A callback hook, not an async one: no promise per request on the hot path.
+    app.addHook('onResponse', (request, reply, done) => {
       if (request.routeOptions.url === '/api/ingest' && request.method === 'POST') {
         metrics.requests.inc({ status: reply.statusCode, type: request.recordType });
       }
+      done();
     });
   }
   app.register(ingestRoute, {

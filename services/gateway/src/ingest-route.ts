@@ -84,7 +84,12 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
 
     let derived = false;
     if (envelope.type !== 'revenue' && !data.visitor_fingerprint) {
-      data.visitor_fingerprint = await visitorIds.derive(projectId, request.ip, userAgent ?? '', receivedAt);
+      data.visitor_fingerprint = await visitorIds.derive(
+        projectId,
+        clientIpOf(request),
+        userAgent ?? '',
+        receivedAt,
+      );
       derived = true;
     }
 
@@ -106,6 +111,15 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
     } as IngestRecord;
   }
 };
+
+/**
+ * The client's address (request.ip), computed once per request: with TRUST_PROXY set, Fastify walks and
+ * parses X-Forwarded-For again on every read of request.ip, and the rate limit and the visitor id both need it.
+ */
+export function clientIpOf(request: FastifyRequest): string {
+  if (!request.clientIp) request.clientIp = request.ip;
+  return request.clientIp;
+}
 
 /** The token from X-API-Token, else the body's `token`; undefined when neither carries one. */
 function tokenOf(request: FastifyRequest, body: Record<string, unknown>): unknown {

@@ -67,13 +67,14 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<RecordLog>
   await ensureTopics(kafka, options);
   const registry = new SchemaRegistry({ host: options.schemaRegistryUrl });
   const schemaIds = await registerSchemas(registry, options);
+  const encoders = await avroEncoders(registry, schemaIds);
   const producer = kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1, // with idempotence: no duplicates and per-partition order across retries
     allowAutoTopicCreation: false,
   });
   await producer.connect();
-  return new KafkaLog(kafka, producer, registry, schemaIds, options);
+  return new KafkaLog(kafka, producer, registry, encoders, options);
 }
 
 async function ensureTopics(kafka: Kafka, options: KafkaLogOptions): Promise<void> {
@@ -128,6 +129,34 @@ async function registerSchemas(
   return ids;
 }
 
+/** Encodes a record's Avro value in the Confluent wire format: magic byte 0, schema id, Avro body. */
+type AvroEncoder = (value: object) => Buffer;
+
+/**
+ * One synchronous encoder per record type, from the registered schemas (fetched once, here): the
+ * registry client's own encode is async and looks its cache up again for every record, on the hot path.
+ * The bytes are the same as `registry.encode` writes.
+ */
+async function avroEncoders(
+  registry: SchemaRegistry,
+  schemaIds: Record<RecordType, number>,
+): Promise<Record<RecordType, AvroEncoder>> {
+  const encoders = {} as Record<RecordType, AvroEncoder>;
+  for (const type of RECORD_TYPES) {
+    const id = schemaIds[type];
+    const schema = await registry.getSchema(id);
+    encoders[type] = (value) => {
+      const body = schema.toBuffer(value);
+      const message = Buffer.allocUnsafe(5 + body.length);
+      message[0] = 0;
+      message.writeInt32BE(id, 1);
+      body.copy(message, 5);
+      return message;
+    };
+  }
+  return encoders;
+}
+
 interface PendingSend {
   topic: string;
   message: { key: string; value: Buffer };
@@ -139,7 +168,7 @@ class KafkaLog implements RecordLog {
   readonly #kafka: Kafka;
   readonly #producer: Producer;
   readonly #registry: SchemaRegistry;
-  readonly #schemaIds: Record<RecordType, number>;
+  readonly #encoders: Record<RecordType, AvroEncoder>;
   readonly #options: KafkaLogOptions;
   readonly #typeOfTopic: Map<string, RecordType>;
   readonly #consumers = new Set<KafkaConsumer>();
@@ -154,13 +183,13 @@ class KafkaLog implements RecordLog {
     kafka: Kafka,
     producer: Producer,
     registry: SchemaRegistry,
-    schemaIds: Record<RecordType, number>,
+    encoders: Record<RecordType, AvroEncoder>,
     options: KafkaLogOptions,
   ) {
     this.#kafka = kafka;
     this.#producer = producer;
     this.#registry = registry;
-    this.#schemaIds = schemaIds;
+    this.#encoders = encoders;
     this.#options = options;
     this.#typeOfTopic = new Map(RECORD_TYPES.map((t) => [topicName(options.topicPrefix, t), t]));
   }
@@ -171,15 +200,13 @@ class KafkaLog implements RecordLog {
     if (this.#pending + records.length > max) {
       throw new LogUnavailableError(`more than ${max} records are waiting for Kafka`);
     }
-    const encoded = await Promise.all(
-      records.map(async (record) => ({
-        topic: topicName(this.#options.topicPrefix, record.type),
-        message: {
-          key: partitionKey(record),
-          value: await this.#registry.encode(this.#schemaIds[record.type], toAvroValue(record)),
-        },
-      })),
-    );
+    const encoded = records.map((record) => ({
+      topic: topicName(this.#options.topicPrefix, record.type),
+      message: {
+        key: partitionKey(record),
+        value: this.#encoders[record.type](toAvroValue(record)),
+      },
+    }));
     this.#pending += records.length;
     try {
       await Promise.all(

@@ -1,0 +1,254 @@
+// Hostile clients against a real gateway process on 127.0.0.1: slow clients (slowloris: many connections
+// sending their headers or their body a byte at a time, or nothing at all) are cut off by the server's
+// timeouts (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, CONNECTION_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, set low
+// here) while other clients are served; a flood from one address beyond the rate limit gets 429 with
+// Retry-After while another address is still served; the process stays up and its memory bounded.
+// Other client addresses are other loopback addresses (127.0.0.2, 127.0.0.3): every connection goes to
+// 127.0.0.1. Counts are bounded, and every client stops by itself at a deadline.
+
+import { readFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { FileTokenStore } from '@tally/tokens';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, type GatewayProcess, startGatewayProcess, tempDataDir } from './support/processes.ts';
+
+/** A resource bound on the gateway's resident memory (it idles near 150 MB), not a performance figure. */
+const RSS_BOUND_MB = 300;
+/** Slow clients give up by themselves after this; the gateway must have cut them off well before. */
+const SLOW_CLIENT_DEADLINE_MS = 45_000;
+const RATE_LIMIT = 200;
+const OTHER_CLIENT = '127.0.0.2';
+const FLOODER = '127.0.0.3';
+
+function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
+  if (!line) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(line[1]) / 1024;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** POSTs a JSON body to the gateway from the given local (loopback) address. */
+function post(
+  url: string,
+  body: unknown,
+  token: string,
+  localAddress: string,
+  agent?: Agent,
+): Promise<Answer> {
+  const { port } = new URL(url);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/api/ingest',
+        method: 'POST',
+        localAddress,
+        agent: agent ?? false,
+        timeout: 20_000,
+        headers: {
+          'content-type': 'application/json',
+          'x-api-token': token,
+          'content-length': payload.length,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('no answer within 20 s')));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+interface SlowClient {
+  kind: string;
+  /** Whether the gateway closed the connection (rather than the client at its deadline). */
+  cutOff: boolean;
+  /** What the gateway sent before closing, if anything (a 408 status line). */
+  received: string;
+  closed: Promise<void>;
+}
+
+/**
+ * Opens a connection that sends `head` at once and then `trickle` one byte every 100 ms, never finishing,
+ * until the gateway closes it or the deadline passes.
+ */
+function slowClient(port: number, kind: string, head: string, trickle: string): Promise<SlowClient> {
+  return new Promise((resolveOpen, rejectOpen) => {
+    const socket: Socket = connect({ host: '127.0.0.1', port });
+    let timer: NodeJS.Timeout | undefined;
+    let resolveClosed: () => void = () => {};
+    const client: SlowClient = {
+      kind,
+      cutOff: false,
+      received: '',
+      closed: new Promise((resolve) => {
+        resolveClosed = resolve;
+      }),
+    };
+    const deadline = setTimeout(() => socket.destroy(), SLOW_CLIENT_DEADLINE_MS);
+    socket.on('data', (chunk) => {
+      client.received += chunk.toString('latin1');
+    });
+    socket.on('end', () => {
+      client.cutOff = true;
+    });
+    socket.on('error', () => {
+      client.cutOff = true; // reset by the gateway
+    });
+    socket.on('close', () => {
+      clearInterval(timer);
+      clearTimeout(deadline);
+      resolveClosed();
+    });
+    socket.once('connect', () => {
+      if (head) socket.write(head);
+      let at = 0;
+      if (trickle) {
+        timer = setInterval(() => {
+          if (!socket.destroyed) socket.write(trickle[at++ % trickle.length] as string);
+        }, 100);
+      }
+      resolveOpen(client);
+    });
+    socket.once('error', rejectOpen);
+  });
+}
+
+const pageview = { type: 'pageview', data: { session_id: 's' } };
+
+describe('hostile clients against a gateway process', () => {
+  let gateway: GatewayProcess;
+  let token: string;
+  let port: number;
+  let rssBefore = 0;
+  const dataDir = tempDataDir();
+
+  beforeAll(async () => {
+    token = (await new FileTokenStore(dataDir).create('hostile', 'public')).token;
+    gateway = await startGatewayProcess({
+      TALLY_DATA_DIR: dataDir,
+      RATE_LIMIT_PER_HOUR: String(RATE_LIMIT),
+      HEADERS_TIMEOUT_MS: '2000',
+      REQUEST_TIMEOUT_MS: '4000',
+      CONNECTION_TIMEOUT_MS: '3000',
+      KEEP_ALIVE_TIMEOUT_MS: '3000',
+    });
+    port = Number(new URL(gateway.url).port);
+    expect((await post(gateway.url, pageview, token, OTHER_CLIENT)).status).toBe(202);
+    rssBefore = rssMb(gateway.process.pid as number);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  it('cuts off slow clients (headers, body, silence, idle keep-alive) while serving others', async () => {
+    const body = JSON.stringify(pageview);
+    const clients = await Promise.all([
+      // Headers a byte at a time, never finished (slowloris).
+      ...Array.from({ length: 100 }, () =>
+        slowClient(
+          port,
+          'headers',
+          'POST /api/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\n',
+          'X-Slow: aaaaaaaa\r\n',
+        ),
+      ),
+      // Complete headers, then the body a byte at a time (10 KB declared: 17 minutes at this pace).
+      ...Array.from({ length: 50 }, () =>
+        slowClient(
+          port,
+          'body',
+          `POST /api/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-API-Token: ${token}\r\nContent-Length: 10000\r\n\r\n`,
+          ' ',
+        ),
+      ),
+      // Connects and sends nothing.
+      ...Array.from({ length: 50 }, () => slowClient(port, 'silent', '', '')),
+      // One whole request, then the connection is left open and idle.
+      ...Array.from({ length: 10 }, () =>
+        slowClient(
+          port,
+          'idle keep-alive',
+          `POST /api/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-API-Token: ${token}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+          '',
+        ),
+      ),
+    ]);
+
+    // Meanwhile other clients are served, one after another.
+    for (let i = 0; i < 20; i++) {
+      const answer = await post(gateway.url, pageview, token, OTHER_CLIENT);
+      expect(answer.status, answer.body).toBe(202);
+    }
+
+    await Promise.all(clients.map((c) => c.closed));
+    const survivors: Record<string, number> = {};
+    for (const { kind } of clients.filter((c) => !c.cutOff)) survivors[kind] = (survivors[kind] ?? 0) + 1;
+    expect(survivors, 'slow clients the gateway never cut off, by kind').toEqual({});
+    // Those cut off in the middle of a request are told why.
+    for (const client of clients.filter((c) => c.kind === 'headers' || c.kind === 'body')) {
+      expect(client.received).toMatch(/^HTTP\/1\.1 408 [\s\S]*"error":/);
+    }
+    for (const client of clients.filter((c) => c.kind === 'idle keep-alive')) {
+      expect(client.received).toMatch(/^HTTP\/1\.1 202 /);
+    }
+
+    expect(gateway.process.exitCode).toBeNull();
+    expect((await post(gateway.url, pageview, token, OTHER_CLIENT)).status).toBe(202);
+  }, 120_000);
+
+  it('answers a flood from one address with 429 and Retry-After beyond the limit, still serving others', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 20 });
+    const FLOOD = 1000; // five times the hourly limit, from 20 connections
+    const statuses = new Map<number, number>();
+    let retryAfter: string | undefined;
+    let next = 0;
+    const flooder = async () => {
+      while (next < FLOOD) {
+        next++;
+        const answer = await post(gateway.url, pageview, token, FLOODER, agent);
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.status === 429) {
+          retryAfter = String(answer.headers['retry-after']);
+          expect(JSON.parse(answer.body)).toEqual({ error: 'Rate limited' });
+        }
+      }
+    };
+    const flood = Promise.all(Array.from({ length: 20 }, flooder));
+    // While the flood runs, another address is served.
+    const others: number[] = [];
+    for (let i = 0; i < 10; i++) others.push((await post(gateway.url, pageview, token, OTHER_CLIENT)).status);
+    await flood;
+    agent.destroy();
+
+    expect(others).toEqual(Array(10).fill(202));
+    expect(Object.fromEntries(statuses)).toEqual({ 202: RATE_LIMIT, 429: FLOOD - RATE_LIMIT });
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    expect(gateway.process.exitCode).toBeNull();
+  }, 120_000);
+
+  it('keeps its memory bounded after all of it', async () => {
+    // Every slow connection is gone (the server's own count, through a fresh request still served).
+    await eventually(10_000, 'a normal request after the hostile clients', async () => {
+      return (await post(gateway.url, pageview, token, OTHER_CLIENT)).status === 202;
+    });
+    const rssAfter = rssMb(gateway.process.pid as number);
+    console.log(`gateway RSS: ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after`);
+    expect(rssAfter).toBeLessThan(RSS_BOUND_MB);
+  });
+});
