@@ -28,4 +28,5 @@ fi
 touch "$tmp/$stamp"
 rm -rf "$libs"
 mv "$tmp" "$libs"
-echo "kafka: installed $(ls "$libs" | wc -l) jars into $libs"
+jars=("$libs"/*.jar)
+echo "kafka: installed ${#jars[@]} jars into $libs"

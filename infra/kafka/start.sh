@@ -18,6 +18,9 @@ logfile="$kafka_home/kafka.log"
 conf="$kafka_home/server.properties"
 cp="$kafka_home/libs/*"
 
+mkdir -p "$kafka_home"
+exec 9>"$kafka_home/.lock" && flock 9   # one start/stop at a time
+
 running() { [[ -f "$pidfile" ]] && grep -qs kafka.Kafka "/proc/$(cat "$pidfile")/cmdline"; }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 broker_answers() {
@@ -77,9 +80,10 @@ if [[ ! -f "$kafka_home/data/meta.properties" ]]; then
 fi
 
 # setsid: detach from this shell's session so the broker outlives it.
+# shellcheck disable=SC2086  # $heap holds several JVM flags
 setsid java $heap -XX:+UseG1GC -Djava.awt.headless=true \
   -Dlog4j2.configurationFile="$kafka_home/log4j2.properties" \
-  -cp "$cp" kafka.Kafka "$conf" >"$logfile" 2>&1 </dev/null &
+  -cp "$cp" kafka.Kafka "$conf" >"$logfile" 2>&1 </dev/null 9>&- &
 echo $! >"$pidfile"
 
 deadline=$((SECONDS + timeout_s))
@@ -92,6 +96,7 @@ until port_open "$port" && broker_answers; do
   fi
   if ((SECONDS >= deadline)); then
     echo "kafka: not answering after ${timeout_s}s; see $logfile" >&2
+    exec 9>&-   # release the lock for stop.sh
     "$here/stop.sh" >&2 || true
     exit 1
   fi

@@ -8,6 +8,9 @@ kafka_home="${TALLY_INFRA_HOME:-$HOME/.cache/tally-infra}/kafka"
 pidfile="$kafka_home/kafka.pid"
 timeout_s="${KAFKA_STOP_TIMEOUT:-30}"
 
+mkdir -p "$kafka_home"
+exec 9>"$kafka_home/.lock" && flock 9   # one start/stop at a time
+
 pid="$(cat "$pidfile" 2>/dev/null || true)"
 # Only signal the pid if it still is our broker (pids get reused).
 if [[ -z "$pid" ]] || ! grep -qs kafka.Kafka "/proc/$pid/cmdline"; then

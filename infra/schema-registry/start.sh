@@ -15,6 +15,9 @@ url="http://127.0.0.1:$port/apis/ccompat/v7"
 pidfile="$sr_home/registry.pid"
 logfile="$sr_home/registry.log"
 
+mkdir -p "$sr_home"
+exec 9>"$sr_home/.lock" && flock 9   # one start/stop at a time
+
 running() { [[ -f "$pidfile" ]] && grep -qs registry-runner.jar "/proc/$(cat "$pidfile")/cmdline"; }
 answers() { curl -sf -o /dev/null --max-time 5 "$url/subjects"; }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
@@ -33,10 +36,11 @@ mkdir -p "$sr_home/data"
 cd "$sr_home"   # the transaction manager writes its ObjectStore/ in the cwd
 
 # setsid: detach from this shell's session so the registry outlives it.
+# shellcheck disable=SC2086  # $heap holds several JVM flags
 REGISTRY_DATASOURCE_URL="jdbc:h2:file:$sr_home/data/registry" \
   setsid java $heap -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
   -Dquarkus.log.category.\"io.sentry\".level=ERROR \
-  -jar "$sr_home/app/registry-runner.jar" >"$logfile" 2>&1 </dev/null &
+  -jar "$sr_home/app/registry-runner.jar" >"$logfile" 2>&1 </dev/null 9>&- &
 echo $! >"$pidfile"
 
 deadline=$((SECONDS + timeout_s))
@@ -49,6 +53,7 @@ until answers; do
   fi
   if ((SECONDS >= deadline)); then
     echo "schema-registry: not answering after ${timeout_s}s; see $logfile" >&2
+    exec 9>&-   # release the lock for stop.sh
     "$here/stop.sh" >&2 || true
     exit 1
   fi

@@ -7,6 +7,9 @@ sr_home="${TALLY_INFRA_HOME:-$HOME/.cache/tally-infra}/schema-registry"
 pidfile="$sr_home/registry.pid"
 timeout_s="${SCHEMA_REGISTRY_STOP_TIMEOUT:-20}"
 
+mkdir -p "$sr_home"
+exec 9>"$sr_home/.lock" && flock 9   # one start/stop at a time
+
 pid="$(cat "$pidfile" 2>/dev/null || true)"
 # Only signal the pid if it still is our registry (pids get reused).
 if [[ -z "$pid" ]] || ! grep -qs registry-runner.jar "/proc/$pid/cmdline"; then
