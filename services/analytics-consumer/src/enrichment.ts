@@ -25,8 +25,25 @@ const UNKNOWN_AGENT: UserAgentInfo = {
   is_bot: false,
 };
 
-export function describeUserAgent(userAgent: string | null | undefined): UserAgentInfo {
-  if (!userAgent) return UNKNOWN_AGENT;
+/**
+ * A bounded memo of a pure function of strings: real traffic repeats a few thousand User-Agents and
+ * referrers, and parsing them is the consumers' most expensive step. Emptied when full, so memory stays
+ * bounded whatever clients send.
+ */
+function memoize<T>(compute: (key: string) => T, maxEntries = 10_000): (key: string) => T {
+  const cache = new Map<string, T>();
+  return (key) => {
+    let value = cache.get(key);
+    if (value === undefined) {
+      value = compute(key);
+      if (cache.size >= maxEntries) cache.clear();
+      cache.set(key, value);
+    }
+    return value;
+  };
+}
+
+const parseUserAgent = memoize((userAgent: string): UserAgentInfo => {
   const parsed = Bowser.parse(userAgent);
   return {
     browser: parsed.browser.name ?? '',
@@ -36,6 +53,10 @@ export function describeUserAgent(userAgent: string | null | undefined): UserAge
     device_type: parsed.platform.type ?? '',
     is_bot: isbot(userAgent),
   };
+});
+
+export function describeUserAgent(userAgent: string | null | undefined): UserAgentInfo {
+  return userAgent ? parseUserAgent(userAgent) : UNKNOWN_AGENT;
 }
 
 export interface ReferrerInfo {
@@ -54,12 +75,24 @@ export function referrerOf(
   pageUrl: string | null | undefined,
   clientSource: string | null | undefined,
 ): ReferrerInfo {
-  const derived = referrer ? parseReferrer(referrer, pageUrl ? { siteUrl: siteOf(pageUrl) } : {}) : null;
+  // The parser sorts its whole list of known referrers on every call: each (site, referrer) is parsed once.
+  const derived = referrer ? parseReferrerOf(`${pageUrl ? siteOf(pageUrl) : ''}\u0000${referrer}`) : null;
   return {
     referrer_source: clientSource || (derived?.referrerSource ?? ''),
     referrer_medium: derived?.referrerMedium ?? '',
   };
 }
+
+// Keyed by the page's origin (which cannot hold a NUL), a NUL, then the referrer as the client sent it.
+const parseReferrerOf = memoize((siteAndReferrer: string) => {
+  const split = siteAndReferrer.indexOf('\u0000');
+  const site = siteAndReferrer.slice(0, split);
+  const { referrerSource, referrerMedium } = parseReferrer(
+    siteAndReferrer.slice(split + 1),
+    site ? { siteUrl: site } : {},
+  );
+  return { referrerSource, referrerMedium };
+});
 
 function siteOf(pageUrl: string): string {
   try {

@@ -1,0 +1,124 @@
+// The load generator, run as its own process so that it never shares an event loop with the server it
+// measures: `node --import tsx bench/lib/load-generator.ts <job.json>` prints one JSON object (its
+// result) on stdout. Two modes:
+//   max    closed loop with autocannon: `connections` clients, each sending its next request as soon as
+//          the previous one is answered, for the highest throughput the server sustains.
+//   fixed  open loop at `rate` requests per second (bench/lib/fixed-rate.ts), for latency at a load.
+// Both send the workload's templates in turn, each with a fresh record id.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { runFixedRate } from './fixed-rate.ts';
+import type { LoadJob, LoadResult } from './load.ts';
+import { type RequestTemplate, renderBody } from './workload.ts';
+
+async function main(): Promise<void> {
+  const job = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as LoadJob;
+  const prefix = randomBytes(4).toString('hex');
+  let seq = 0;
+  const next = () => {
+    const template = job.templates[seq % job.templates.length] as RequestTemplate;
+    return { headers: template.headers, body: renderBody(template, prefix, seq++) };
+  };
+  const result = job.mode === 'max' ? await runMax(job, next) : await runFixed(job, next);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+async function runMax(
+  job: LoadJob,
+  next: () => { headers: Record<string, string>; body: string },
+): Promise<LoadResult> {
+  const run = (durationS: number) =>
+    autocannon({
+      url: job.url,
+      connections: job.connections,
+      duration: durationS,
+      timeout: 10,
+      requests: [
+        {
+          method: 'POST',
+          path: job.path,
+          setupRequest: (request) => {
+            const { headers, body } = next();
+            return { ...request, method: 'POST', path: job.path, headers, body };
+          },
+        },
+      ],
+    });
+  if (job.warmupS > 0) await run(job.warmupS);
+  const startedAt = Date.now();
+  const r = await run(job.durationS);
+  const endedAt = Date.now();
+  const statuses = Object.fromEntries(
+    Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, (s as { count: number }).count]),
+  );
+  const completed = Object.values(statuses).reduce((a, b) => a + b, 0);
+  const seconds = (endedAt - startedAt) / 1000;
+  const accepted = Object.entries(statuses)
+    .filter(([code]) => code.startsWith('2'))
+    .reduce((a, [, n]) => a + n, 0);
+  const l = r.latency as unknown as Record<string, number>;
+  return {
+    mode: 'max',
+    connections: job.connections,
+    durationS: Math.round(seconds * 10) / 10,
+    targetRate: null,
+    completed,
+    statuses,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    rps: Math.round(completed / seconds),
+    acceptedRps: Math.round(accepted / seconds),
+    latencyMs: {
+      p50: l.p50 ?? 0,
+      p90: l.p90 ?? 0,
+      p99: l.p99 ?? 0,
+      p99_9: l.p99_9 ?? 0,
+      max: l.max ?? 0,
+      mean: Math.round((l.average ?? 0) * 100) / 100,
+    },
+    startedAt,
+    endedAt,
+  };
+}
+
+async function runFixed(
+  job: LoadJob,
+  next: () => { headers: Record<string, string>; body: string },
+): Promise<LoadResult> {
+  const target = new URL(job.url);
+  const base = {
+    host: target.hostname,
+    port: Number(target.port),
+    path: job.path,
+    rate: job.rate ?? 1000,
+    connections: job.connections,
+    next,
+  };
+  if (job.warmupS > 0) await runFixedRate({ ...base, durationS: job.warmupS });
+  const startedAt = Date.now();
+  const r = await runFixedRate({ ...base, durationS: job.durationS });
+  const endedAt = Date.now();
+  const accepted = Object.entries(r.statuses)
+    .filter(([code]) => code.startsWith('2'))
+    .reduce((a, [, n]) => a + n, 0);
+  return {
+    mode: 'fixed',
+    connections: job.connections,
+    durationS: job.durationS,
+    targetRate: r.targetRate,
+    completed: r.completed,
+    statuses: r.statuses,
+    errors: r.errors,
+    timeouts: 0,
+    rps: r.achievedRate,
+    acceptedRps: Math.round(accepted / job.durationS),
+    latencyMs: r.latencyMs,
+    unsent: r.unsent,
+    serviceTimeMs: r.serviceTimeMs,
+    startedAt,
+    endedAt,
+  };
+}
+
+await main();

@@ -1,0 +1,78 @@
+// Runs the load generator (bench/lib/load-generator.ts) as a separate process and reads its result, so
+// that the server under test and the generator never share an event loop.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Child, startNode } from './children.ts';
+import type { RequestTemplate } from './workload.ts';
+
+export interface LoadJob {
+  mode: 'max' | 'fixed';
+  /** Base URL of the server, e.g. http://127.0.0.1:8080 */
+  url: string;
+  path: string;
+  connections: number;
+  /** Seconds sent before measuring (not counted). */
+  warmupS: number;
+  durationS: number;
+  /** Requests per second, for mode fixed. */
+  rate?: number;
+  templates: RequestTemplate[];
+}
+
+export interface Latencies {
+  p50: number;
+  p90: number;
+  p99: number;
+  p99_9: number;
+  max: number;
+  mean: number;
+}
+
+export interface LoadResult {
+  mode: 'max' | 'fixed';
+  connections: number;
+  durationS: number;
+  targetRate: number | null;
+  /** Responses received during the measured period. */
+  completed: number;
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  /** Requests answered per second (any status). */
+  rps: number;
+  /** Requests answered 2xx per second. */
+  acceptedRps: number;
+  /** Latency percentiles in ms (mode max: autocannon's, 2xx only, 1 ms resolution). */
+  latencyMs: Latencies;
+  /** Mode fixed: scheduled requests never sent (the server fell behind the rate). */
+  unsent?: number;
+  /** Mode fixed: time from write to response, without the queueing behind a busy connection. */
+  serviceTimeMs?: Latencies;
+  /** First and last millisecond (Unix epoch) of the measured period. */
+  startedAt: number;
+  endedAt: number;
+}
+
+export interface RunningLoad {
+  child: Child;
+  result: Promise<LoadResult>;
+}
+
+/** Starts the generator; `result` resolves with its JSON once it has finished. */
+export function startLoad(job: LoadJob): RunningLoad {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-bench-load-'));
+  const file = join(dir, 'job.json');
+  writeFileSync(file, JSON.stringify(job));
+  const child = startNode('load generator', 'bench/lib/load-generator.ts', [file]);
+  const result = child.exited.then((code) => {
+    rmSync(dir, { recursive: true, force: true });
+    const line = child.stdout().trim().split('\n').at(-1) ?? '';
+    if (code !== 0 || !line.startsWith('{')) {
+      throw new Error(`load generator failed (exit ${code}):\n${child.output()}`);
+    }
+    return JSON.parse(line) as LoadResult;
+  });
+  result.catch(() => {}); // the caller awaits it; never an unhandled rejection meanwhile
+  return { child, result };
+}

@@ -1,0 +1,225 @@
+// What the benchmarks run against: the gateway process (services/gateway/src/main.ts, as the Dockerfile
+// runs it) and `npm start`'s all-in-one process (services/embedded/src/main.ts), each on free ports of
+// 127.0.0.1 with its own data directory; the tokens they accept; and, for the Kafka runs, Redis, Kafka and
+// the schema registry (from the environment, else started natively through infra/ and stopped again at the
+// end if the benchmark started them). Each run uses its own topic and key prefixes and removes them after.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
+import { Redis } from 'ioredis';
+import kafkajs from 'kafkajs';
+import { type Child, ROOT, startNode } from './children.ts';
+import type { ProjectTokens } from './workload.ts';
+
+const run = promisify(execFile);
+
+export const tempDir = (name: string) => mkdtempSync(join(tmpdir(), `tally-bench-${name}-`));
+export const removeDir = (dir: string) => rmSync(dir, { recursive: true, force: true });
+
+/**
+ * Settings of every process under test: none inherited from the shell's Tally settings, only
+ * 127.0.0.1, a rate limit high enough for a benchmark (but on), and the client IP taken from
+ * X-Forwarded-For as behind a reverse proxy on the same machine.
+ */
+export function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const {
+    REDIS_URL: _r,
+    TALLY_DATA_DIR: _d,
+    TALLY_ENV_FILE: _f,
+    KAFKA_BROKERS: _k,
+    SCHEMA_REGISTRY_URL: _s,
+    CLICKHOUSE_URL: _c,
+    ...rest
+  } = process.env;
+  return {
+    ...rest,
+    TALLY_ENV_FILE: '/dev/null',
+    PORT: '0',
+    ADMIN_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_HOUR: '1000000000',
+    TRUST_PROXY: '127.0.0.1',
+    ...env,
+  };
+}
+
+export interface Services {
+  redisUrl: string;
+  kafkaBrokers: string;
+  schemaRegistryUrl: string;
+  /** Local processes behind those endpoints (name → pid), watched so their CPU is not counted as others'. */
+  pids: Record<string, number>;
+  /** Stops what this benchmark started (nothing that was already running). */
+  stop(): Promise<void>;
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function infraService(name: string, key: string, port: number, stops: Array<() => Promise<void>>) {
+  const wasRunning = await portOpen(port);
+  const { stdout } = await run('bash', [join(ROOT, 'infra', name, 'start.sh')], { timeout: 300_000 });
+  const last = stdout.trim().split('\n').at(-1) ?? '';
+  if (!last.startsWith(`${key}=`)) throw new Error(`infra/${name}/start.sh printed no ${key}: ${stdout}`);
+  if (!wasRunning) stops.push(async () => void (await run('bash', [join(ROOT, 'infra', name, 'stop.sh')])));
+  return last.slice(key.length + 1);
+}
+
+/** Redis, Kafka and the schema registry: from the environment, else native ones from infra/. */
+export async function ensureServices(): Promise<Services> {
+  const stops: Array<() => Promise<void>> = [];
+  try {
+    const redisUrl = process.env.REDIS_URL ?? (await infraService('redis', 'REDIS_URL', 16379, stops));
+    let kafkaBrokers = process.env.KAFKA_BROKERS;
+    let schemaRegistryUrl = process.env.SCHEMA_REGISTRY_URL;
+    if (!kafkaBrokers || !schemaRegistryUrl) {
+      [kafkaBrokers, schemaRegistryUrl] = await Promise.all([
+        infraService('kafka', 'KAFKA_BROKERS', 19092, stops),
+        infraService('schema-registry', 'SCHEMA_REGISTRY_URL', 18081, stops),
+      ]);
+    }
+    const pids: Record<string, number> = {};
+    for (const [name, url] of [
+      ['redis', redisUrl],
+      ['kafka broker', `tcp://${kafkaBrokers.split(',')[0]}`],
+      ['schema registry', schemaRegistryUrl],
+    ] as const) {
+      const pid = await pidListeningOn(new URL(url));
+      if (pid) pids[name] = pid;
+    }
+    return {
+      redisUrl,
+      kafkaBrokers,
+      schemaRegistryUrl,
+      pids,
+      async stop() {
+        for (const stop of stops.reverse()) await stop().catch(() => {});
+      },
+    };
+  } catch (error) {
+    for (const stop of stops.reverse()) await stop().catch(() => {});
+    throw new Error(
+      `Kafka runs need Redis, Kafka and a schema registry (${(error as Error).message}). Set REDIS_URL, ` +
+        'KAFKA_BROKERS and SCHEMA_REGISTRY_URL, or let infra/ install them (bash infra/install.sh).',
+    );
+  }
+}
+
+/** The pid of the local process listening on a URL's port (through `ss`), or null. */
+async function pidListeningOn(url: URL): Promise<number | null> {
+  if (!['127.0.0.1', 'localhost'].includes(url.hostname) || !url.port) return null;
+  try {
+    const { stdout } = await run('ss', ['-ltnpH', `sport = :${url.port}`], { timeout: 5000 });
+    const pid = Number(/pid=(\d+)/.exec(stdout)?.[1]);
+    return pid || null;
+  } catch {
+    return null;
+  }
+}
+
+/** Creates a public and a secret token for each of `projects` projects, in the store the server reads. */
+export async function createTokens(
+  projects: number,
+  where: { dataDir: string } | { redisUrl: string; prefix: string },
+): Promise<ProjectTokens[]> {
+  const redis = 'redisUrl' in where ? new Redis(where.redisUrl, { maxRetriesPerRequest: 1 }) : null;
+  const store = redis && 'prefix' in where ? new RedisTokenStore(redis, where.prefix) : null;
+  const file = 'dataDir' in where ? new FileTokenStore(where.dataDir) : null;
+  try {
+    const tokens: ProjectTokens[] = [];
+    for (let i = 1; i <= projects; i++) {
+      const project = `bench-site-${i}`;
+      const s = store ?? file;
+      if (!s) throw new Error('no token store');
+      const publicToken = (await s.create(project, 'public')).token;
+      const secretToken = (await s.create(project, 'secret')).token;
+      tokens.push({ project, publicToken, secretToken });
+    }
+    return tokens;
+  } finally {
+    await store?.close();
+    redis?.disconnect();
+  }
+}
+
+export interface ServerProcess {
+  child: Child;
+  url: string;
+  adminUrl: string;
+}
+
+const LISTENING = /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/;
+
+/** The gateway alone, as `node --import tsx services/gateway/src/main.ts` (the Dockerfile's command). */
+export async function startGatewayServer(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
+  const child = startNode('gateway', 'services/gateway/src/main.ts', [], { env: serverEnv(env), nodeArgs });
+  const match = await child.waitFor(LISTENING, 60_000).catch(async (error: unknown) => {
+    await child.stop();
+    throw error;
+  });
+  return { child, url: match[1] as string, adminUrl: match[2] as string };
+}
+
+/** `npm start`'s process: gateway, record log, both consumers and the embedded chDB warehouse. */
+export async function startTallyServer(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
+  const child = startNode('tally', 'services/embedded/src/main.ts', [], { env: serverEnv(env), nodeArgs });
+  const match = await child
+    .waitFor(new RegExp(`${LISTENING.source}[^\\n]*\\nWarehouse:`), 120_000)
+    .catch(async (error: unknown) => {
+      await child.stop();
+      throw error;
+    });
+  return { child, url: match[1] as string, adminUrl: match[2] as string };
+}
+
+/** Deletes the topics a run created (its own prefix) and its Redis keys; best effort, bounded. */
+export async function removeRunState(services: Services, topicPrefix: string, redisPrefix: string) {
+  const { Kafka, logLevel } = kafkajs;
+  const kafka = new Kafka({
+    clientId: 'tally-bench-cleanup',
+    brokers: services.kafkaBrokers.split(','),
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(topicPrefix));
+    if (topics.length) await admin.deleteTopics({ topics, timeout: 10_000 });
+  } catch {
+    // a topic left behind is harmless: every run has its own prefix
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+  const redis = new Redis(services.redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } catch {
+    // as above
+  } finally {
+    redis.disconnect();
+  }
+}
