@@ -22,16 +22,16 @@ import {
   readPublishedEndpoint,
   type Warehouse,
 } from '@tally/warehouse';
-import { killChildrenOnExit, Monitor, onInterrupt, sleep, stopAll } from './lib/children.ts';
+import { Monitor, onInterrupt, sleep, stopAll } from './lib/children.ts';
 import { percentiles } from './lib/fixed-rate.ts';
 import { startLoad } from './lib/load.ts';
 import { type LoadSnapshot, loadSnapshot, machineInfo } from './lib/machine.ts';
 import { atLeast, atMost, cpuBound, type NotMeasured, parseArgs, type TargetCheck } from './lib/report.ts';
 import {
   createTokens,
-  ensureServices,
   removeDir,
   removeRunState,
+  runBackends,
   type ServerProcess,
   type Services,
   startTallyServer,
@@ -431,24 +431,7 @@ async function waitForConsumers(server: ServerProcess, warehouse: Warehouse, mar
 }
 
 async function main(): Promise<void> {
-  killChildrenOnExit();
-  const backends = String(options.backends).split(',');
-  let services: Services | null = null;
-  const results: BackendResult[] = [];
-  try {
-    if (backends.includes('kafka')) {
-      const started = await ensureServices();
-      services = started;
-      onInterrupt(() => started.stop());
-    }
-    for (const backend of backends) {
-      if (backend !== 'embedded' && backend !== 'kafka') throw new Error(`unknown backend ${backend}`);
-      results.push(await runBackend(backend, services));
-    }
-  } finally {
-    await stopAll();
-    await services?.stop();
-  }
+  const results = await runBackends(String(options.backends), runBackend);
   process.stdout.write(
     `${JSON.stringify(
       {

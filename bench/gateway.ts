@@ -16,14 +16,7 @@
 //     exits: one per thread; the largest is the main thread's — read it with bench/profile.ts)
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import {
-  highWaterMiB,
-  killChildrenOnExit,
-  Monitor,
-  onInterrupt,
-  startNode,
-  stopAll,
-} from './lib/children.ts';
+import { highWaterMiB, Monitor, onInterrupt, startNode, stopAll } from './lib/children.ts';
 import type { LoadResult } from './lib/load.ts';
 import { startLoad } from './lib/load.ts';
 import { type LoadSnapshot, loadSnapshot, machineInfo } from './lib/machine.ts';
@@ -40,9 +33,9 @@ import {
 } from './lib/report.ts';
 import {
   createTokens,
-  ensureServices,
   removeDir,
   removeRunState,
+  runBackends,
   type ServerProcess,
   type Services,
   startGatewayServer,
@@ -302,24 +295,7 @@ async function runBackend(backend: string, services: Services | null): Promise<B
 }
 
 async function main(): Promise<void> {
-  killChildrenOnExit();
-  const backends = String(options.backends).split(',');
-  let services: Services | null = null;
-  const results: BackendResult[] = [];
-  try {
-    if (backends.includes('kafka')) {
-      const started = await ensureServices();
-      services = started;
-      onInterrupt(() => started.stop());
-    }
-    for (const backend of backends) {
-      if (backend !== 'embedded' && backend !== 'kafka') throw new Error(`unknown backend ${backend}`);
-      results.push(await runBackend(backend, services));
-    }
-  } finally {
-    await stopAll();
-    await services?.stop();
-  }
+  const results = await runBackends(String(options.backends), runBackend);
   const sample = buildTemplates({
     tokens: [{ project: 'p', publicToken: 'pub_x', secretToken: 'sec_x' }],
     clientIps: 1,

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
 import { Redis } from 'ioredis';
 import kafkajs from 'kafkajs';
-import { type Child, ROOT, startNode } from './children.ts';
+import { type Child, killChildrenOnExit, onInterrupt, ROOT, startNode, stopAll } from './children.ts';
 import type { ProjectTokens } from './workload.ts';
 
 const run = promisify(execFile);
@@ -222,4 +222,33 @@ export async function removeRunState(services: Services, topicPrefix: string, re
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Runs `runBackend` for each comma-separated backend (embedded, kafka), starting Redis, Kafka and the
+ * registry only when Kafka is among them, and stops every process it started, also on an error.
+ */
+export async function runBackends<T>(
+  names: string,
+  runBackend: (backend: string, services: Services | null) => Promise<T>,
+): Promise<T[]> {
+  killChildrenOnExit();
+  const backends = names.split(',');
+  let services: Services | null = null;
+  const results: T[] = [];
+  try {
+    if (backends.includes('kafka')) {
+      const started = await ensureServices();
+      services = started;
+      onInterrupt(() => started.stop());
+    }
+    for (const backend of backends) {
+      if (backend !== 'embedded' && backend !== 'kafka') throw new Error(`unknown backend ${backend}`);
+      results.push(await runBackend(backend, services));
+    }
+  } finally {
+    await stopAll();
+    await (services as Services | null)?.stop();
+  }
+  return results;
 }
