@@ -17,6 +17,15 @@ wait_until() {
   done
 }
 
+# alive PID: the process exists and has not exited. A just-forked child counts as alive before it has
+# exec'd its program (its cmdline is still the shell's), and an exited, unreaped child (zombie) does not.
+alive() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }   # drop "pid (comm) ", comm may hold spaces
+  [[ ${stat%% *} != Z ]]
+}
+
 # apt_install PACKAGE...: installs Debian packages that are missing (runs apt-get update once).
 apt_install() {
   local missing=()

@@ -7,6 +7,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$(dirname "$0")/../lib.sh"
 kafka_home="${TALLY_INFRA_HOME:-$HOME/.cache/tally-infra}/kafka"
 port="${KAFKA_PORT:-19092}"
 controller_port="${KAFKA_CONTROLLER_PORT:-19093}"
@@ -84,11 +85,12 @@ fi
 setsid java $heap -XX:+UseG1GC -Djava.awt.headless=true \
   -Dlog4j2.configurationFile="$kafka_home/log4j2.properties" \
   -cp "$cp" kafka.Kafka "$conf" >"$logfile" 2>&1 </dev/null 9>&- &
-echo $! >"$pidfile"
+pid=$!
+echo "$pid" >"$pidfile"
 
 deadline=$((SECONDS + timeout_s))
 until port_open "$port" && broker_answers; do
-  if ! running; then
+  if ! alive "$pid"; then   # not running(): java may not have been exec'd yet
     echo "kafka: broker exited during startup; last log lines:" >&2
     tail -n 30 "$logfile" >&2
     rm -f "$pidfile"

@@ -7,6 +7,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$(dirname "$0")/../lib.sh"
 sr_home="${TALLY_INFRA_HOME:-$HOME/.cache/tally-infra}/schema-registry"
 port="${SCHEMA_REGISTRY_PORT:-18081}"
 heap="${SCHEMA_REGISTRY_HEAP_OPTS:--Xms64m -Xmx256m}"
@@ -41,11 +42,12 @@ REGISTRY_DATASOURCE_URL="jdbc:h2:file:$sr_home/data/registry" \
   setsid java $heap -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
   -Dquarkus.log.category.\"io.sentry\".level=ERROR \
   -jar "$sr_home/app/registry-runner.jar" >"$logfile" 2>&1 </dev/null 9>&- &
-echo $! >"$pidfile"
+pid=$!
+echo "$pid" >"$pidfile"
 
 deadline=$((SECONDS + timeout_s))
 until answers; do
-  if ! running; then
+  if ! alive "$pid"; then   # not running(): java may not have been exec'd yet
     echo "schema-registry: exited during startup; last log lines:" >&2
     tail -n 30 "$logfile" >&2
     rm -f "$pidfile"
