@@ -106,6 +106,13 @@ export const ConfigSchema = Type.Object({
     minimum: 50,
     description: 'How often a running gateway reloads tokens, so a created or revoked token takes effect.',
   }),
+  LOG_RETENTION_HOURS: Type.Integer({
+    default: 168,
+    minimum: 1, // on Kafka, retention.ms is not tied to consumers: 0 would delete records before they are read
+    description:
+      'How long the record log keeps a record. Embedded log: a record is deleted once it is this old and ' +
+      'every consumer group reading its topic has committed past it. Kafka: retention.ms of the topics Tally creates.',
+  }),
   KAFKA_BROKERS: Type.Optional(
     Type.String({
       description:

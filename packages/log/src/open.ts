@@ -19,6 +19,7 @@ export async function openRecordLog(
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
       compression: config.KAFKA_COMPRESSION,
       lingerMs: config.KAFKA_LINGER_MS,
+      retentionMs: config.LOG_RETENTION_HOURS * 3_600_000,
       compatibility: config.SCHEMA_COMPATIBILITY as 'BACKWARD',
       ...options,
     });
@@ -28,5 +29,9 @@ export async function openRecordLog(
       'KAFKA_BROKERS and SCHEMA_REGISTRY_URL go together: set both for Kafka, neither for the embedded log',
     );
   }
-  return openEmbeddedLog({ path: resolve(config.TALLY_DATA_DIR, 'log') });
+  return openEmbeddedLog({
+    path: resolve(config.TALLY_DATA_DIR, 'log'),
+    retentionMs: config.LOG_RETENTION_HOURS * 3_600_000,
+    ...(options.onWarning && { onWarning: options.onWarning }),
+  });
 }

@@ -1,7 +1,8 @@
 // The embedded record log: one LMDB environment under TALLY_DATA_DIR/log, one database per topic keyed by
 // offset, and a database of consumer-group positions. lmdb-js batches every write of an event turn into
 // one transaction and flushes many transactions with one sync, so concurrent requests share an fsync
-// (group commit) and append resolves only once the records are on disk.
+// (group commit) and append resolves only once the records are on disk. Retention deletes what every
+// consumer group of a topic has committed past, once it is old enough (prune).
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,13 +22,31 @@ export interface EmbeddedLogOptions {
   path: string;
   /** How often a consumer re-reads the log when it waits for records appended by another process. */
   pollIntervalMs?: number;
+  /**
+   * How long a record is kept after it was received; it is deleted only once it is also committed by every
+   * consumer group that reads its topic. Undefined: records are kept for ever.
+   */
+  retentionMs?: number;
+  /** How often retention runs (default 60 s). */
+  pruneIntervalMs?: number;
+  /** Called when a retention pass fails (the next pass tries again). */
+  onWarning?: (message: string, error: unknown) => void;
 }
 
-export function openEmbeddedLog(options: EmbeddedLogOptions): RecordLog {
+/** The embedded log, with the retention pass exposed for tests and tools. */
+export interface EmbeddedRecordLog extends RecordLog {
+  /** Deletes the records retention allows to delete, as of `now`; resolves to how many it deleted. */
+  prune(now?: number): Promise<number>;
+}
+
+/** Records deleted per write transaction of a retention pass. */
+const PRUNE_CHUNK = 2000;
+
+export function openEmbeddedLog(options: EmbeddedLogOptions): EmbeddedRecordLog {
   return new EmbeddedLog(options);
 }
 
-class EmbeddedLog implements RecordLog {
+class EmbeddedLog implements EmbeddedRecordLog {
   readonly #root: RootDatabase;
   readonly #topics = new Map<RecordType, Database<IngestRecord, number>>();
   readonly #positions: Database<number, string>;
@@ -35,6 +54,9 @@ class EmbeddedLog implements RecordLog {
   readonly #nextOffset = new Map<RecordType, number>();
   readonly #appended = new EventEmitter();
   readonly #pollIntervalMs: number;
+  readonly #retentionMs: number | undefined;
+  readonly #pruneTimer: NodeJS.Timeout | undefined;
+  #pruning: Promise<number> | null = null;
   #lastError: unknown = null;
   #closed = false;
 
@@ -50,6 +72,14 @@ class EmbeddedLog implements RecordLog {
     }
     this.#positions = this.#root.openDB<number, string>({ name: 'consumer-positions' });
     this.#appended.setMaxListeners(0);
+    this.#retentionMs = options.retentionMs;
+    if (this.#retentionMs !== undefined) {
+      const onWarning = options.onWarning ?? (() => {});
+      this.#pruneTimer = setInterval(() => {
+        this.prune().catch((error) => onWarning('record log retention pass failed', error));
+      }, options.pruneIntervalMs ?? 60_000);
+      this.#pruneTimer.unref();
+    }
   }
 
   async append(records: readonly IngestRecord[]): Promise<void> {
@@ -85,8 +115,57 @@ class EmbeddedLog implements RecordLog {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#pruneTimer);
+    await this.#pruning?.catch(() => {});
     this.#appended.emit('append');
     await this.#root.close();
+  }
+
+  prune(now = Date.now()): Promise<number> {
+    if (this.#retentionMs === undefined || this.#closed) return Promise.resolve(0);
+    // One pass at a time; a call during a pass gets that pass's result.
+    this.#pruning ??= this.#prune(now - this.#retentionMs).finally(() => {
+      this.#pruning = null;
+    });
+    return this.#pruning;
+  }
+
+  /**
+   * Deletes, per topic, the records below the lowest position committed by the groups that read it and
+   * received at or before `cutoff`. A topic no group has committed on keeps everything (its consumer may
+   * not have started yet), and the newest record of a topic is always kept: a restarted log continues its
+   * offsets from it, so that committed positions never point past a reused offset.
+   */
+  async #prune(cutoff: number): Promise<number> {
+    this.#root.resetReadTxn(); // see the commits of consumers in other processes
+    const lowest = new Map<string, number>();
+    for (const { key, value } of this.#positions.getRange()) {
+      const topic = key.slice(key.indexOf('\u0000') + 1);
+      lowest.set(topic, Math.min(lowest.get(topic) ?? Number.POSITIVE_INFINITY, value));
+    }
+    let deleted = 0;
+    for (const topic of ALL_TOPICS) {
+      const committed = lowest.get(topic);
+      if (committed === undefined) continue;
+      const db = this.#topic(topic);
+      const [newest] = db.getKeys({ reverse: true, limit: 1 });
+      if (typeof newest !== 'number') continue;
+      const end = Math.min(committed, newest); // exclusive
+      for (;;) {
+        if (this.#closed) return deleted;
+        const doomed: number[] = [];
+        for (const { key, value } of db.getRange({ end, limit: PRUNE_CHUNK })) {
+          if (value.received_at > cutoff) break; // appended in order: the rest is newer
+          doomed.push(key);
+        }
+        if (doomed.length === 0) break;
+        await Promise.all(doomed.map((key) => db.remove(key)));
+        this.#root.resetReadTxn();
+        deleted += doomed.length;
+        if (doomed.length < PRUNE_CHUNK) break;
+      }
+    }
+    return deleted;
   }
 
   // --- used by EmbeddedConsumer ---

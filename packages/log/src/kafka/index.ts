@@ -6,7 +6,7 @@
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { RECORD_TYPES } from '@tally/contract';
-import kafkajs, { type Consumer, type EachBatchPayload, type Producer } from 'kafkajs';
+import kafkajs, { type Admin, type Consumer, type EachBatchPayload, type Producer } from 'kafkajs';
 import SnappyCodec from 'kafkajs-snappy';
 import {
   ALL_TOPICS,
@@ -42,6 +42,8 @@ export interface KafkaLogOptions {
   compression: KafkaCompression;
   /** How long an append waits for others to share its produce request. */
   lingerMs: number;
+  /** retention.ms of the topics this log creates (default: the broker's log.retention). */
+  retentionMs?: number;
   /** Compatibility level set on each topic's `-value` subject. */
   compatibility: keyof typeof COMPATIBILITY;
   clientId?: string;
@@ -87,7 +89,9 @@ async function ensureTopics(kafka: Kafka, options: KafkaLogOptions): Promise<voi
     );
     if (missing.length) {
       await admin.createTopics({
-        waitForLeaders: true,
+        // kafkajs's own wait gives up when a broker has not yet heard of a topic its controller just
+        // created (KRaft propagates metadata asynchronously); waitForLeaders below retries that case.
+        waitForLeaders: false,
         topics: missing.map((topic) => ({
           topic,
           numPartitions: options.partitions,
@@ -95,12 +99,37 @@ async function ensureTopics(kafka: Kafka, options: KafkaLogOptions): Promise<voi
           configEntries: [
             { name: 'min.insync.replicas', value: String(Math.min(2, options.replicationFactor)) },
             { name: 'compression.type', value: 'producer' },
+            ...(options.retentionMs === undefined
+              ? []
+              : [{ name: 'retention.ms', value: String(options.retentionMs) }]),
           ],
         })),
       });
+      await waitForLeaders(admin, missing);
     }
   } finally {
     await admin.disconnect();
+  }
+}
+
+/** Waits until every partition of `topics` has a leader, for up to `timeoutMs`. */
+async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
+      const ready = metadata.every(
+        (t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0),
+      );
+      if (ready) return;
+    } catch (error) {
+      const type = (error as { type?: string }).type;
+      if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw error;
+      if (Date.now() >= deadline) throw error;
+    }
+    if (Date.now() >= deadline)
+      throw new Error(`Kafka topics ${topics.join(', ')} have no leaders after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
