@@ -138,7 +138,7 @@ function responses(): Record<string, unknown> {
       true,
     ),
     '503': error(
-      'The record log could not make the record durable in time; nothing was acknowledged. Retry later.',
+      'The record log could not make the record durable in time, or the gateway is shutting down (the connection is then closed); nothing was acknowledged. Retry after Retry-After seconds.',
       true,
     ),
   };

@@ -11,8 +11,14 @@ import type { TokenInfo } from '@tally/tokens';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
-import { BadRequestError, NotFoundError, RateLimitedError, toIngestError } from './errors.ts';
-import { clientIpOf, ingestRoute } from './ingest-route.ts';
+import {
+  BadRequestError,
+  NotFoundError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  toIngestError,
+} from './errors.ts';
+import { clientIpOf, ingestRoute, UNAVAILABLE_RETRY_AFTER_S } from './ingest-route.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
@@ -48,7 +54,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    // Our own 503 while draining (below): Fastify's has neither our body nor Retry-After.
+    return503OnClosing: false,
     // Slow clients (slowloris) are cut off: each phase of a connection has a bound (408, then closed).
     connectionTimeout: config.CONNECTION_TIMEOUT_MS,
     requestTimeout: config.REQUEST_TIMEOUT_MS,
@@ -85,6 +92,19 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     allowedHeaders: ['Content-Type', 'X-API-Token'],
     exposedHeaders: ['Retry-After'],
     maxAge: 86_400,
+  });
+
+  // Draining (SIGTERM → close()): the server accepts no new connections and finishes the requests in
+  // flight, but a client may still send a request on a keep-alive connection it holds. That request gets
+  // the same 503 + Retry-After as a log outage (Fastify adds Connection: close), so that the connection
+  // ends, the process can finish draining, and the client retries (elsewhere, behind a load balancer).
+  let draining = false;
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, _reply, done) => {
+    done(draining ? new ServiceUnavailableError(UNAVAILABLE_RETRY_AFTER_S) : undefined);
   });
 
   await app.register(rateLimit, {

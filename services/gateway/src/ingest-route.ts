@@ -35,7 +35,7 @@ export const MAX_DEPTH = 32;
 const MAX_USER_AGENT = 512;
 const ACCEPTED = '{"success":true}';
 /** Seconds a client is asked to wait after a 503. */
-const UNAVAILABLE_RETRY_AFTER_S = 5;
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
 
 export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, options) => {
   const { config, log, tokens, visitorIds, metrics } = options;
