@@ -63,3 +63,31 @@ it('shuts down cleanly on SIGTERM, keeping what it acknowledged', async () => {
   expect(await log.consumer({ group: 'check' }).poll({ max: 100 })).toHaveLength(50);
   await log.close();
 });
+
+it('refuses to start a second gateway on the same embedded log, and starts once the first is gone', async () => {
+  const dataDir = tempDataDir();
+  const token = (await new FileTokenStore(dataDir).create('e2e', 'public')).token;
+  const first = await startGatewayProcess({ TALLY_DATA_DIR: dataDir });
+  await expect(startGatewayProcess({ TALLY_DATA_DIR: dataDir })).rejects.toThrow(
+    `is being written by another process (pid ${first.process.pid})`,
+  );
+  expect((await postIngest(first.url, { type: 'pageview', data: { session_id: 'a' } }, token)).status).toBe(
+    202,
+  );
+
+  // Killed without a chance to remove its lock: the next gateway takes the stale lock over.
+  await first.stop('SIGKILL');
+  const second = await startGatewayProcess({ TALLY_DATA_DIR: dataDir });
+  expect((await postIngest(second.url, { type: 'pageview', data: { session_id: 'b' } }, token)).status).toBe(
+    202,
+  );
+  expect(await second.stop('SIGTERM')).toBe(0);
+
+  const log = openEmbeddedLog({ path: join(dataDir, 'log') });
+  const records = await log.consumer({ group: 'check' }).poll({ max: 100 });
+  expect(records.map((m) => [m.offset, m.record.data.session_id])).toEqual([
+    [0, 'a'],
+    [1, 'b'],
+  ]);
+  await log.close();
+});

@@ -26,7 +26,8 @@ export const ConfigSchema = Type.Object({
   }),
   TALLY_DATA_DIR: Type.String({
     default: './.tally',
-    description: 'Directory of the embedded record log, the token file and the visitor-id salts.',
+    description:
+      'Directory of the embedded record log, the token file and the visitor-id salts. One gateway per directory.',
   }),
   REDIS_URL: Type.Optional(
     Type.String({

@@ -4,7 +4,12 @@
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { RECORD_TYPES } from '@tally/contract';
 
-export { type EmbeddedLogOptions, openEmbeddedLog } from './embedded/index.ts';
+export {
+  type EmbeddedLogOptions,
+  type EmbeddedRecordLog,
+  openEmbeddedLog,
+} from './embedded/index.ts';
+export { EmbeddedLogLockedError } from './embedded/writer-lock.ts';
 export { avroSchemas, fromAvroValue, toAvroValue } from './kafka/avro.ts';
 export { type KafkaLogOptions, openKafkaLog, topicName } from './kafka/index.ts';
 export { openRecordLog } from './open.ts';

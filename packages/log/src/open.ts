@@ -8,7 +8,11 @@ import { openKafkaLog } from './kafka/index.ts';
 
 export async function openRecordLog(
   config: TallyConfig,
-  options: { onWarning?: (message: string, error: unknown) => void } = {},
+  options: {
+    onWarning?: (message: string, error: unknown) => void;
+    /** The caller appends: the embedded log takes its writer lock at once (a second writer fails here). */
+    writer?: boolean;
+  } = {},
 ): Promise<RecordLog> {
   if (config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL) {
     return openKafkaLog({
@@ -21,7 +25,7 @@ export async function openRecordLog(
       lingerMs: config.KAFKA_LINGER_MS,
       retentionMs: config.LOG_RETENTION_HOURS * 3_600_000,
       compatibility: config.SCHEMA_COMPATIBILITY as 'BACKWARD',
-      ...options,
+      ...(options.onWarning && { onWarning: options.onWarning }),
     });
   }
   if (config.KAFKA_BROKERS || config.SCHEMA_REGISTRY_URL) {
@@ -33,5 +37,6 @@ export async function openRecordLog(
     path: resolve(config.TALLY_DATA_DIR, 'log'),
     retentionMs: config.LOG_RETENTION_HOURS * 3_600_000,
     ...(options.onWarning && { onWarning: options.onWarning }),
+    ...(options.writer && { writer: true }),
   });
 }

@@ -46,7 +46,7 @@ export async function startTally(
   // One record log for the gateway (appends) and both consumers (reads); closed last, by this runtime.
   const log = await openRecordLog(
     { ...config, TALLY_DATA_DIR: dataDir },
-    { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message) },
+    { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message), writer: true },
   );
   try {
     const migrations = await migrate(warehouse);

@@ -64,7 +64,7 @@ export async function startGateway(
     options.log ??
     (await openRecordLog(
       { ...config, TALLY_DATA_DIR: dataDir },
-      { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message) },
+      { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message), writer: true },
     ));
   const metrics = new GatewayMetrics();
 

@@ -16,6 +16,7 @@ import {
   type RecordLog,
   topicOf,
 } from '../index.ts';
+import { acquireWriterLock } from './writer-lock.ts';
 
 export interface EmbeddedLogOptions {
   /** Directory of the LMDB environment (created if missing). */
@@ -27,6 +28,11 @@ export interface EmbeddedLogOptions {
    * consumer group that reads its topic. Undefined: records are kept for ever.
    */
   retentionMs?: number;
+  /**
+   * Take the writer lock now (a second writer fails at start-up); otherwise it is taken at the first
+   * append. Only appends need it: consumers and readers may open the log alongside its writer.
+   */
+  writer?: boolean;
   /** How often retention runs (default 60 s). */
   pruneIntervalMs?: number;
   /** Called when a retention pass fails (the next pass tries again). */
@@ -50,10 +56,12 @@ class EmbeddedLog implements EmbeddedRecordLog {
   readonly #root: RootDatabase;
   readonly #topics = new Map<RecordType, Database<IngestRecord, number>>();
   readonly #positions: Database<number, string>;
-  /** Next offset to assign per topic. Appends come from this process only (one writer per data dir). */
+  /** Next offset to assign per topic; set when this log becomes the writer (one per directory). */
   readonly #nextOffset = new Map<RecordType, number>();
   readonly #appended = new EventEmitter();
   readonly #pollIntervalMs: number;
+  readonly #path: string;
+  #releaseWriterLock: (() => void) | null = null;
   readonly #retentionMs: number | undefined;
   readonly #pruneTimer: NodeJS.Timeout | undefined;
   #pruning: Promise<number> | null = null;
@@ -62,16 +70,16 @@ class EmbeddedLog implements EmbeddedRecordLog {
 
   constructor(options: EmbeddedLogOptions) {
     mkdirSync(options.path, { recursive: true });
+    this.#path = options.path;
     this.#pollIntervalMs = options.pollIntervalMs ?? 50;
     this.#root = open({ path: join(options.path, 'records.mdb'), maxDbs: 16, compression: false });
     for (const topic of ALL_TOPICS) {
       const db = this.#root.openDB<IngestRecord, number>({ name: `topic:${topic}` });
       this.#topics.set(topic, db);
-      const [last] = db.getKeys({ reverse: true, limit: 1 });
-      this.#nextOffset.set(topic, typeof last === 'number' ? last + 1 : 0);
     }
     this.#positions = this.#root.openDB<number, string>({ name: 'consumer-positions' });
     this.#appended.setMaxListeners(0);
+    if (options.writer) this.#becomeWriter();
     this.#retentionMs = options.retentionMs;
     if (this.#retentionMs !== undefined) {
       const onWarning = options.onWarning ?? (() => {});
@@ -84,6 +92,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
 
   async append(records: readonly IngestRecord[]): Promise<void> {
     if (this.#closed) throw new Error('record log is closed');
+    if (!this.#releaseWriterLock) this.#becomeWriter();
     // Offsets are assigned and writes queued in the same synchronous block, so they commit in offset order.
     const writes = records.map((record) => {
       const topic = topicOf(record);
@@ -100,6 +109,16 @@ class EmbeddedLog implements EmbeddedRecordLog {
       throw error;
     }
     this.#appended.emit('append');
+  }
+
+  /** Takes the writer lock, then continues each topic's offsets from what is on disk now. */
+  #becomeWriter(): void {
+    this.#releaseWriterLock = acquireWriterLock(this.#path);
+    this.#root.resetReadTxn();
+    for (const [topic, db] of this.#topics) {
+      const [last] = db.getKeys({ reverse: true, limit: 1 });
+      this.#nextOffset.set(topic, typeof last === 'number' ? last + 1 : 0);
+    }
   }
 
   consumer(options: { group: string; topics?: readonly RecordType[] }): LogConsumer {
@@ -119,6 +138,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
     await this.#pruning?.catch(() => {});
     this.#appended.emit('append');
     await this.#root.close();
+    this.#releaseWriterLock?.();
   }
 
   prune(now = Date.now()): Promise<number> {
