@@ -6,11 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WarehouseError } from './errors.ts';
 import type { Warehouse } from './index.ts';
 import { MIGRATIONS_DIR, MigrationChangedError, migrate, readMigrations } from './migrations.ts';
-import { mrrReport } from './reports/monthly-revenue.ts';
+import { monthlyRevenue, mrrReport, readMrrInputs } from './reports/monthly-revenue.ts';
+import { mrrMovements, toMoney } from './reports/mrr-movements.ts';
+import { backfillMrrMovements, refreshMrrMovements } from './reports/mrr-table.ts';
 import { searchRevenue } from './reports/revenue-search.ts';
 import { trafficReport } from './reports/traffic.ts';
 import { WORKED_EXAMPLE_MONTHS, workedExample } from './testing.ts';
@@ -243,6 +246,276 @@ export function describeWarehouseConformance(name: string, open: OpenWarehouse):
         "SELECT sum(cash_revenue) AS cash FROM revenue_cash_monthly WHERE project_id = 'mrr'",
       );
       expect(cash).toEqual({ cash: 150 + 1280 + 150 + 540 });
+    });
+
+    it('keeps mrr_movements and mrr_monthly as the worked example says, re-classifying on a late record', async () => {
+      const w = await fresh();
+      const example = workedExample('conf-mov');
+      const [first, ...rest] = example;
+      if (!first) throw new Error('worked example missing');
+      const customersOf = (records: typeof example) => [...new Set(records.map((r) => r.customer_id))];
+      // Everything but A's first subscription: A's upgrade looks like new business for now.
+      await w.insert(
+        'revenue',
+        rest.map((data, i) => revenueRow(data, 'mov', DAY + i)),
+      );
+      await refreshMrrMovements(w, 'mov', customersOf(rest));
+      const movementsOf = () =>
+        w.query(
+          `SELECT transaction_id, customer_id, movement, amount, mrr_before, mrr_after
+           FROM mrr_movements_current WHERE project_id = 'mov' ORDER BY timestamp`,
+        );
+      expect((await movementsOf()).find((m) => m.customer_id === 'A')).toMatchObject({
+        transaction_id: 'conf-mov_tx_3',
+        movement: 'new',
+        amount: 50,
+      });
+
+      // The late record arrives: A's movements are recomputed, the others stay.
+      await w.insert('revenue', [revenueRow(first, 'mov', DAY + 100)]);
+      await refreshMrrMovements(w, 'mov', ['A']);
+      await refreshMrrMovements(w, 'mov', ['A']); // idempotent
+      const tx = (n: number) => `conf-mov_tx_${n}`;
+      expect(await movementsOf()).toEqual([
+        {
+          transaction_id: tx(1),
+          customer_id: 'A',
+          movement: 'new',
+          amount: 100,
+          mrr_before: 0,
+          mrr_after: 100,
+        },
+        {
+          transaction_id: tx(2),
+          customer_id: 'B',
+          movement: 'new',
+          amount: 50,
+          mrr_before: 0,
+          mrr_after: 50,
+        },
+        {
+          transaction_id: tx(3),
+          customer_id: 'A',
+          movement: 'expansion',
+          amount: 50,
+          mrr_before: 100,
+          mrr_after: 150,
+        },
+        {
+          transaction_id: tx(4),
+          customer_id: 'B',
+          movement: 'contraction',
+          amount: 20,
+          mrr_before: 50,
+          mrr_after: 30,
+        },
+        {
+          transaction_id: tx(5),
+          customer_id: 'C',
+          movement: 'new',
+          amount: 100,
+          mrr_before: 0,
+          mrr_after: 100,
+        },
+        {
+          transaction_id: tx(7),
+          customer_id: 'B',
+          movement: 'churn',
+          amount: 30,
+          mrr_before: 30,
+          mrr_after: 0,
+        },
+        {
+          transaction_id: tx(8),
+          customer_id: 'B',
+          movement: 'reactivation',
+          amount: 40,
+          mrr_before: 0,
+          mrr_after: 40,
+        },
+      ]);
+
+      const monthly = await w.query(
+        `SELECT toString(month) AS month, currency, mrr_start, new, expansion, reactivation, contraction, churn,
+                mrr_end, net_new, gross_revenue_churn_rate, net_revenue_churn_rate, arpa
+         FROM mrr_monthly WHERE project_id = 'mov' ORDER BY month`,
+      );
+      expect(monthly).toEqual(
+        WORKED_EXAMPLE_MONTHS.map(({ customer_churn_rate: _c, cash_revenue: _cash, month, ...m }) => ({
+          month: `${month}-01`,
+          ...m,
+        })),
+      );
+    });
+
+    it('keeps mrr_movements and mrr_monthly equal to the fold over every record, whatever the arrival order', async () => {
+      const w = await fresh();
+      const record = fc.record({
+        customer_id: fc.constantFrom('a', 'b', 'c'),
+        customer_subscription_id: fc.constantFrom(undefined, 's1', 's2'),
+        event_type: fc.constantFrom(
+          'subscription' as const,
+          'upgrade' as const,
+          'downgrade' as const,
+          'churn' as const,
+          'renewal' as const,
+          'purchase' as const,
+          'refund' as const,
+        ),
+        amount: fc.integer({ min: 1, max: 500 }),
+        mrr_impact: fc.option(fc.integer({ min: -150, max: 200 }), { nil: undefined }),
+        is_recurring: fc.option(fc.boolean(), { nil: undefined }),
+        annual: fc.boolean(),
+        currency: fc.constantFrom('USD', 'EUR'),
+        day: fc.integer({ min: 0, max: 150 }),
+        late: fc.boolean(),
+      });
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(record, { minLength: 1, maxLength: 25 }), async (generated) => {
+          const project = `prop${run++}`;
+          const records = generated.map((g, i) => ({
+            data: {
+              visitor_fingerprint: 'fp',
+              session_id: 's',
+              customer_id: g.customer_id,
+              amount: g.event_type === 'refund' ? -g.amount : g.amount,
+              currency: g.currency,
+              transaction_id: `${project}_${i}`,
+              event_type: g.event_type,
+              timestamp: Date.UTC(2026, 0, 1) + g.day * 86_400_000,
+              ...(g.customer_subscription_id && { customer_subscription_id: g.customer_subscription_id }),
+              ...(g.mrr_impact !== undefined && { mrr_impact: g.mrr_impact }),
+              ...(g.is_recurring !== undefined && { is_recurring: g.is_recurring }),
+              ...(g.annual && { metadata: { interval: 'annual' } }),
+            } as ReturnType<typeof workedExample>[number],
+            late: g.late,
+          }));
+          // Two deliveries, each followed by the consumer's refresh of its customers.
+          for (const late of [false, true]) {
+            const batch = records.filter((r) => r.late === late).map((r) => r.data);
+            if (batch.length === 0) continue;
+            await w.insert(
+              'revenue',
+              batch.map((data, i) => revenueRow(data, project, DAY + (late ? 1000 : 0) + i)),
+            );
+            await refreshMrrMovements(w, project, [...new Set(batch.map((r) => r.customer_id))]);
+          }
+
+          const inputs = await readMrrInputs(w, { project });
+          const expected = mrrMovements(inputs).movements.map((m) => ({
+            transaction_id: m.transaction_id,
+            movement: m.kind,
+            amount: toMoney(m.amount),
+            mrr_before: toMoney(m.prev),
+            mrr_after: toMoney(m.next),
+          }));
+          const stored = await w.query(
+            `SELECT transaction_id, movement, amount, mrr_before, mrr_after FROM mrr_movements_current
+             WHERE project_id = {project:String} ORDER BY timestamp, transaction_id`,
+            { project },
+          );
+          const byTx = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+            String(a.transaction_id).localeCompare(String(b.transaction_id));
+          expect([...stored].sort(byTx)).toEqual([...expected].sort(byTx));
+
+          const report = monthlyRevenue(inputs, '2026-01', '2026-06');
+          const monthly = await w.query<Record<string, number | string | null>>(
+            `SELECT substring(toString(month), 1, 7) AS month, currency, mrr_start, new, expansion,
+                    reactivation, contraction, churn, mrr_end, net_new, gross_revenue_churn_rate,
+                    net_revenue_churn_rate, arpa
+             FROM mrr_monthly WHERE project_id = {project:String} ORDER BY currency, month`,
+            { project },
+          );
+          for (const row of monthly) {
+            const want = report.find((r) => r.month === row.month && r.currency === row.currency);
+            expect(want, `${row.month} ${row.currency}`).toBeDefined();
+            if (!want) continue;
+            for (const key of [
+              'mrr_start',
+              'new',
+              'expansion',
+              'reactivation',
+              'contraction',
+              'churn',
+              'mrr_end',
+              'net_new',
+            ] as const) {
+              expect(row[key], `${row.month} ${row.currency} ${key}`).toBeCloseTo(want[key], 6);
+            }
+            for (const key of ['gross_revenue_churn_rate', 'net_revenue_churn_rate', 'arpa'] as const) {
+              if (want[key] === null) expect(row[key], key).toBeNull();
+              else
+                expect(row[key] as number, `${row.month} ${row.currency} ${key}`).toBeCloseTo(want[key], 9);
+            }
+          }
+          // Every month with a movement has its row.
+          const months = new Set(
+            mrrMovements(inputs).movements.map(
+              (m) => `${new Date(m.timestamp).toISOString().slice(0, 7)} ${m.currency}`,
+            ),
+          );
+          expect(new Set(monthly.map((r) => `${r.month} ${r.currency}`))).toEqual(months);
+        }),
+        { numRuns: 15 },
+      );
+    });
+
+    it('removes a movement that a late record makes disappear', async () => {
+      const w = await fresh();
+      const [base] = workedExample('conf-gone');
+      if (!base) throw new Error('worked example missing');
+      const at = (day: number) => Date.UTC(2026, 0, day, 12);
+      const subscribe = { ...base, customer_id: 'E', transaction_id: 'gone_1', timestamp: at(1) };
+      // A churn without mrr_impact takes the subscription's whole MRR away: churn 100, for now.
+      const churn = {
+        ...base,
+        customer_id: 'E',
+        transaction_id: 'gone_3',
+        event_type: 'churn' as const,
+        amount: 0,
+        mrr_impact: undefined,
+        timestamp: at(20),
+      };
+      await w.insert('revenue', [revenueRow(subscribe, 'gone', DAY), revenueRow(churn, 'gone', DAY + 1)]);
+      await refreshMrrMovements(w, 'gone', ['E']);
+      const movements = () =>
+        w.query(
+          "SELECT transaction_id, movement FROM mrr_movements_current WHERE project_id = 'gone' ORDER BY timestamp",
+        );
+      expect(await movements()).toEqual([
+        { transaction_id: 'gone_1', movement: 'new' },
+        { transaction_id: 'gone_3', movement: 'churn' },
+      ]);
+      // A downgrade to zero on day 10 arrives late: the churn on day 20 then changes nothing.
+      const downgrade = {
+        ...base,
+        customer_id: 'E',
+        transaction_id: 'gone_2',
+        event_type: 'downgrade' as const,
+        mrr_impact: -100,
+        timestamp: at(10),
+      };
+      await w.insert('revenue', [revenueRow(downgrade, 'gone', DAY + 2)]);
+      await refreshMrrMovements(w, 'gone', ['E']);
+      expect(await movements()).toEqual([
+        { transaction_id: 'gone_1', movement: 'new' },
+        { transaction_id: 'gone_2', movement: 'churn' },
+      ]);
+    });
+
+    it('fills mrr_movements from stored revenue when the table is empty', async () => {
+      const w = await fresh();
+      await w.insert(
+        'revenue',
+        workedExample('conf-fill').map((data, i) => revenueRow(data, 'fill', DAY + i)),
+      );
+      expect(await backfillMrrMovements(w)).toBe(4); // customers A, B, C, D
+      expect(await backfillMrrMovements(w)).toBe(0); // not empty any more
+      const [count] = await w.query(
+        "SELECT count() AS n FROM mrr_movements_current WHERE project_id = 'fill'",
+      );
+      expect(count).toEqual({ n: 7 });
     });
 
     it('reports traffic: pageviews, visitors, sessions and events of a range, without bots', async () => {

@@ -26,6 +26,7 @@ export * from './landing.ts';
 export * from './migrations.ts';
 export * from './reports/monthly-revenue.ts';
 export * from './reports/mrr-movements.ts';
+export * from './reports/mrr-table.ts';
 export * from './reports/revenue-search.ts';
 export * from './reports/traffic.ts';
 export * from './retry.ts';

@@ -2,10 +2,19 @@
 // record whose (project, transaction_id) is already stored, or appears earlier in the same batch,
 // changes nothing: retries by the client and redelivery by the log never double-count. The table's
 // ReplacingMergeTree on (project_id, transaction_id) backs this up should two writers ever race.
-// MRR is not stored here: reports recompute it from these records (packages/warehouse/src/reports).
+// After each batch, the MRR movements of every customer in it are recomputed from that customer's whole
+// history into mrr_movements (also for records that were duplicates: a crash between the two writes is
+// repaired by the redelivery). `tally report mrr` recomputes from the records itself.
 import type { IngestRecordOf } from '@tally/contract';
 import type { LogMessage, RecordLog } from '@tally/log';
-import { type BatchOptions, consumeInBatches, type RunningBatchLoop, type Warehouse } from '@tally/warehouse';
+import {
+  type BatchOptions,
+  backfillMrrMovements,
+  consumeInBatches,
+  type RunningBatchLoop,
+  refreshMrrMovements,
+  type Warehouse,
+} from '@tally/warehouse';
 import { revenueRow } from './rows.ts';
 
 export const REVENUE_GROUP = 'revenue';
@@ -61,15 +70,38 @@ export async function landRevenue(
     }
   }
   await warehouse.insert('revenue', rows);
+  for (const [project, transactions] of firstByProject) {
+    const customers = new Set([...transactions.values()].map((record) => record.data.customer_id));
+    await refreshMrrMovements(warehouse, project, [...customers]);
+  }
   return { stored: rows.length, duplicates: messages.length - rows.length };
 }
 
 export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBatchLoop {
   const consumer = options.log.consumer({ group: options.group ?? REVENUE_GROUP, topics: ['revenue'] });
+  // A warehouse migrated from before mrr_movements existed gets the table filled at start; if that
+  // fails, the first batch tries again (and waits for it).
+  let backfill: Promise<void> | null = null;
+  const backfilled = () => {
+    backfill ??= backfillMrrMovements(options.warehouse).then(
+      (customers) => {
+        if (customers > 0) options.logger?.info({ customers }, 'MRR movements backfilled');
+      },
+      (error: unknown) => {
+        backfill = null;
+        throw error;
+      },
+    );
+    return backfill;
+  };
+  backfilled().catch((error: unknown) =>
+    options.logger?.warn({ err: error }, 'MRR movements backfill failed; retrying with the first batch'),
+  );
   const loop = consumeInBatches({
     ...options.batch,
     consumer,
     land: async (messages) => {
+      await backfilled();
       const { stored, duplicates } = await landRevenue(options.warehouse, messages, options.logger);
       options.logger?.info({ records: messages.length, stored, duplicates }, 'revenue batch landed');
     },
@@ -78,6 +110,9 @@ export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBa
   });
   return {
     done: loop.done.finally(() => consumer.close()),
-    stop: () => loop.stop(),
+    stop: async () => {
+      await loop.stop();
+      await backfill?.catch(() => {});
+    },
   };
 }

@@ -146,13 +146,23 @@ interface StoredRevenueRow {
 // Aliases never reuse a column's name: ClickHouse substitutes aliases in WHERE, so `… AS timestamp`
 // would make `timestamp < …` compare the milliseconds instead of the column.
 
-/** The project's revenue records (one per transaction_id) up to `until` (ms), as the MRR rules read them. */
+/**
+ * The project's revenue records (one per transaction_id) up to `until` (ms, default: all), of one
+ * currency or all, of some customers or all, as the MRR rules read them.
+ */
 export async function readMrrInputs(
   warehouse: Warehouse,
-  options: { project: string; until: number; currency?: string | undefined },
+  options: {
+    project: string;
+    until?: number | undefined;
+    currency?: string | undefined;
+    customers?: readonly string[] | undefined;
+  },
 ): Promise<MrrInput[]> {
-  const params: QueryParams = { project: options.project, until: options.until };
+  const params: QueryParams = { project: options.project };
+  if (options.until !== undefined) params.until = options.until;
   if (options.currency) params.currency = options.currency;
+  if (options.customers) params.customers = [...options.customers];
   const rows = await warehouse.query<StoredRevenueRow>(
     `SELECT transaction_id, customer_id, customer_subscription_id, event_type, currency,
             toString(amount) AS amount, toString(mrr_impact) AS mrr_impact, is_recurring,
@@ -160,8 +170,9 @@ export async function readMrrInputs(
             toUnixTimestamp64Milli(timestamp) AS timestamp_ms, toUnixTimestamp64Milli(received_at) AS received_at_ms
      FROM revenue_records
      WHERE project_id = {project:String}
-       AND timestamp < fromUnixTimestamp64Milli({until:Int64}, 'UTC')
+       ${options.until !== undefined ? "AND timestamp < fromUnixTimestamp64Milli({until:Int64}, 'UTC')" : ''}
        ${options.currency ? 'AND currency = {currency:String}' : ''}
+       ${options.customers ? 'AND customer_id IN {customers:Array(String)}' : ''}
      ORDER BY timestamp, received_at, transaction_id`,
     params,
   );
