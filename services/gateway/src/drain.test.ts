@@ -70,6 +70,10 @@ it('finishes requests in flight and answers 503 with Retry-After to new ones on 
   const address = gw.app.server.address();
   if (!address || typeof address === 'string') throw new Error('no address');
 
+  let requestsSeen = 0;
+  gw.app.server.on('request', () => {
+    requestsSeen++;
+  });
   const socket = connect(address.port, '127.0.0.1');
   const responses = readAll(socket);
   socket.write(request(gw.publicToken));
@@ -78,7 +82,7 @@ it('finishes requests in flight and answers 503 with Retry-After to new ones on 
   const closed = gw.app.close();
   await vi.waitFor(() => expect(gw.app.server.listening).toBe(false));
   socket.write(request(gw.publicToken)); // a second request on the connection the client holds
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await vi.waitFor(() => expect(requestsSeen).toBe(2)); // the server has it, behind the first one
   held.release();
 
   const text = await responses;
