@@ -2,6 +2,7 @@
 // so it works on the same tokens, from the repository root as `npx tally …`.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
+import { runLog } from './log.ts';
 import { runReport, runRevenue } from './reports.ts';
 import { runMigrate, runSql } from './sql.ts';
 import { runTokens } from './tokens.ts';
@@ -20,6 +21,8 @@ Commands:
                                                       MRR, movements, churn rates, ARPA and cash revenue per month
   revenue search --project <id> --metadata key=value [...] [--json]
                                                       Revenue records whose metadata has these keys and values
+  log groups [--json]                                 Consumer groups of the embedded record log: position, lag
+  log forget-group <group>                            Drop a group no consumer uses, so retention stops waiting for it
 
 Configuration comes from the environment, as for the server (TALLY_DATA_DIR, REDIS_URL, CLICKHOUSE_URL,
 TALLY_ENV_FILE). While \`npm start\` runs, the warehouse commands go through the query endpoint it publishes.`;
@@ -44,6 +47,8 @@ async function main(argv: string[]): Promise<number> {
       return runReport(config, rest, parseArgs);
     case 'revenue':
       return runRevenue(config, rest, parseArgs);
+    case 'log':
+      return runLog(config, rest, parseArgs);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

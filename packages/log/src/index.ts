@@ -7,6 +7,7 @@ import { RECORD_TYPES } from '@tally/contract';
 export {
   type EmbeddedLogOptions,
   type EmbeddedRecordLog,
+  type GroupPosition,
   openEmbeddedLog,
 } from './embedded/index.ts';
 export { EmbeddedLogLockedError } from './embedded/writer-lock.ts';

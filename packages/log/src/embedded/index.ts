@@ -39,10 +39,28 @@ export interface EmbeddedLogOptions {
   onWarning?: (message: string, error: unknown) => void;
 }
 
-/** The embedded log, with the retention pass exposed for tests and tools. */
+/** A consumer group's committed position in one topic, and how far behind the topic's end it is. */
+export interface GroupPosition {
+  group: string;
+  topic: RecordType;
+  /** Offset of the next record the group will read. */
+  position: number;
+  /** Records appended at or after the position. */
+  lag: number;
+}
+
+/** The embedded log, with retention and consumer-group administration exposed for tests and tools. */
 export interface EmbeddedRecordLog extends RecordLog {
   /** Deletes the records retention allows to delete, as of `now`; resolves to how many it deleted. */
   prune(now?: number): Promise<number>;
+  /** Every committed position of every group (retention waits for the lowest one of each topic). */
+  groups(): GroupPosition[];
+  /**
+   * Removes a group's positions, so that retention no longer waits for it. Only for a group that no
+   * consumer uses any more: a running consumer of it would write them again, and could meanwhile lose
+   * records it had read but not committed. Resolves to how many positions were removed.
+   */
+  forgetGroup(group: string): Promise<number>;
 }
 
 /** Records deleted per write transaction of a retention pass. */
@@ -141,6 +159,28 @@ class EmbeddedLog implements EmbeddedRecordLog {
     this.#releaseWriterLock?.();
   }
 
+  groups(): GroupPosition[] {
+    this.#root.resetReadTxn();
+    const positions: GroupPosition[] = [];
+    for (const { key, value } of this.#positions.getRange()) {
+      const cut = key.indexOf('\u0000');
+      const topic = key.slice(cut + 1) as RecordType;
+      if (!this.#topics.has(topic)) continue;
+      const [last] = this.#topic(topic).getKeys({ reverse: true, limit: 1 });
+      const end = typeof last === 'number' ? last + 1 : 0;
+      positions.push({ group: key.slice(0, cut), topic, position: value, lag: Math.max(0, end - value) });
+    }
+    return positions;
+  }
+
+  async forgetGroup(group: string): Promise<number> {
+    const keys = this.groups()
+      .filter((p) => p.group === group)
+      .map((p) => `${p.group}\u0000${p.topic}`);
+    await Promise.all(keys.map((key) => this.#positions.remove(key)));
+    return keys.length;
+  }
+
   prune(now = Date.now()): Promise<number> {
     if (this.#retentionMs === undefined || this.#closed) return Promise.resolve(0);
     // One pass at a time; a call during a pass gets that pass's result.
@@ -157,11 +197,10 @@ class EmbeddedLog implements EmbeddedRecordLog {
    * offsets from it, so that committed positions never point past a reused offset.
    */
   async #prune(cutoff: number): Promise<number> {
-    this.#root.resetReadTxn(); // see the commits of consumers in other processes
+    // groups() starts a fresh read: it sees the commits of consumers in other processes.
     const lowest = new Map<string, number>();
-    for (const { key, value } of this.#positions.getRange()) {
-      const topic = key.slice(key.indexOf('\u0000') + 1);
-      lowest.set(topic, Math.min(lowest.get(topic) ?? Number.POSITIVE_INFINITY, value));
+    for (const { topic, position } of this.groups()) {
+      lowest.set(topic, Math.min(lowest.get(topic) ?? Number.POSITIVE_INFINITY, position));
     }
     let deleted = 0;
     for (const topic of ALL_TOPICS) {

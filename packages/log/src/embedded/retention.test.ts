@@ -128,6 +128,23 @@ describe('embedded log retention', () => {
     expect(await retained(log, ['identify'])).toHaveLength(3);
   });
 
+  it('lists groups with their positions and lag, and forgets a group so that retention stops waiting for it', async () => {
+    const { log } = open();
+    await append(log, 'pageview', 10, old);
+    await consume(log, 'analytics', ['pageview'], 10);
+    await consume(log, 'abandoned', ['pageview'], 2);
+    expect(log.groups()).toEqual([
+      { group: 'abandoned', topic: 'pageview', position: 2, lag: 8 },
+      { group: 'analytics', topic: 'pageview', position: 10, lag: 0 },
+    ]);
+    expect(await log.prune(now)).toBe(2); // held back by the abandoned group
+
+    expect(await log.forgetGroup('abandoned')).toBe(1);
+    expect(await log.forgetGroup('abandoned')).toBe(0);
+    expect(log.groups().map((g) => g.group)).toEqual(['analytics']);
+    expect(await log.prune(now)).toBe(7); // all but the newest
+  });
+
   it('runs by itself every pruneIntervalMs', async () => {
     const path = mkdtempSync(join(tmpdir(), 'tally-retention-'));
     dirs.push(path);
