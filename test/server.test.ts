@@ -3,8 +3,10 @@
 import { join } from 'node:path';
 import { openEmbeddedLog } from '@tally/log';
 import { FileTokenStore } from '@tally/tokens';
+import { readPublishedEndpoint } from '@tally/warehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, postIngest, startGatewayProcess, tempDataDir } from './support/processes.ts';
+import { startTallyProcess } from './support/tally-process.ts';
 
 describe('the gateway process', () => {
   let gateway: GatewayProcess;
@@ -90,4 +92,18 @@ it('refuses to start a second gateway on the same embedded log, and starts once 
     [1, 'b'],
   ]);
   await log.close();
+});
+
+it('npm start refuses a data directory whose log another gateway writes, naming it, and cleans up', async () => {
+  const dataDir = tempDataDir();
+  const gateway = await startGatewayProcess({ TALLY_DATA_DIR: dataDir });
+  try {
+    // The gateway thread of `npm start` fails on the writer lock; the process reports it and exits.
+    await expect(startTallyProcess({ TALLY_DATA_DIR: dataDir })).rejects.toThrow(
+      `is being written by another process (pid ${gateway.process.pid})`,
+    );
+    expect(readPublishedEndpoint(dataDir)).toBeNull(); // no warehouse endpoint left behind
+  } finally {
+    expect(await gateway.stop('SIGTERM')).toBe(0);
+  }
 });

@@ -37,6 +37,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 tally.failed.catch((error: unknown) => {
-  logger.fatal({ err: error }, 'a consumer stopped on an error it cannot retry; shutting down');
+  logger.fatal(
+    { err: error },
+    'a consumer or the gateway thread stopped on an error it cannot retry; shutting down',
+  );
   shutDown(1);
 });

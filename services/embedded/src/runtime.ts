@@ -1,6 +1,6 @@
 // startTally: the whole pipeline in one process on embedded defaults, as `npm start` runs it: the gateway
-// (with its embedded record log), both consumers reading that log through the RecordLog interface, and
-// the warehouse (chDB in TALLY_DATA_DIR/warehouse, or a ClickHouse server when CLICKHOUSE_URL is set).
+// in a worker thread of its own (with its record log, the writer), both consumers in the main thread
+// reading the same log through the RecordLog interface, and the warehouse (chDB in TALLY_DATA_DIR/warehouse, or a ClickHouse server when CLICKHOUSE_URL is set).
 // chDB lets one process open its data directory, so this process also serves ClickHouse's HTTP interface
 // over it on 127.0.0.1 and publishes where (TALLY_DATA_DIR/warehouse-http.json): that is how
 // `tally sql` and the reports read the warehouse while it runs.
@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
-import { type RunningGateway, startGateway } from '@tally/gateway';
 import { openRecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import {
@@ -22,9 +21,11 @@ import {
   withRetry,
 } from '@tally/warehouse';
 import { type Logger, pino } from 'pino';
+import { type GatewayThread, startGatewayThread } from './gateway-thread.ts';
 
 export interface RunningTally {
-  gateway: RunningGateway;
+  /** The gateway, in its worker thread. */
+  gateway: Pick<GatewayThread, 'url' | 'adminUrl'>;
   /** The ClickHouse HTTP interface over the embedded warehouse (null with CLICKHOUSE_URL). */
   warehouseUrl: string | null;
   /** Rejects if a consumer stops on a failure it cannot retry. */
@@ -42,11 +43,11 @@ export async function startTally(
     onRetry: (error, attempt) => logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
   });
   let http: ClickHouseHttpInterface | null = null;
-  let gateway: RunningGateway | null = null;
-  // One record log for the gateway (appends) and both consumers (reads); closed last, by this runtime.
+  let gateway: GatewayThread | null = null;
+  // The consumers' record log. The gateway thread opens its own instance of it, as the writer.
   const log = await openRecordLog(
     { ...config, TALLY_DATA_DIR: dataDir },
-    { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message), writer: true },
+    { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message) },
   );
   try {
     const migrations = await migrate(warehouse);
@@ -61,7 +62,7 @@ export async function startTally(
       });
       publishEndpoint(dataDir, { url: http.url, user: 'tally', password, pid: process.pid });
     }
-    gateway = await startGateway(config, { log });
+    gateway = await startGatewayThread({ ...config, TALLY_DATA_DIR: dataDir });
   } catch (error) {
     await log.close();
     await http?.close();
@@ -82,13 +83,15 @@ export async function startTally(
     batch,
     logger: logger.child({ consumer: 'revenue' }),
   });
-  const failed = Promise.race([analytics.done, revenue.done]).then(() => new Promise<never>(() => {}));
+  const failed = Promise.race([analytics.done, revenue.done, gateway.failed]).then(
+    () => new Promise<never>(() => {}),
+  );
   failed.catch(() => {}); // observed by the caller; never an unhandled rejection
 
   let closing: Promise<void> | null = null;
   const running = gateway;
   return {
-    gateway: running,
+    gateway: { url: running.url, adminUrl: running.adminUrl },
     warehouseUrl: http?.url ?? null,
     failed,
     close() {

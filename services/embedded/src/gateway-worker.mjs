@@ -1,0 +1,6 @@
+// Entry of the gateway worker thread. Node 20 does not apply the parent's `--import tsx` loader hooks to
+// worker threads, so the thread registers tsx itself before it loads the TypeScript source.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('./gateway-worker.ts');
