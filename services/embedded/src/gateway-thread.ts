@@ -26,32 +26,40 @@ function asError(message: { message: string; stack?: string }): Error {
 export async function startGatewayThread(config: TallyConfig): Promise<GatewayThread> {
   const worker = new Worker(new URL('./gateway-worker.mjs', import.meta.url), { workerData: config });
   let closing = false;
-  let onClosed: () => void = () => {};
   let fail: (error: Error) => void = () => {};
   const failed = new Promise<never>((_, reject) => {
     fail = reject;
   });
   failed.catch(() => {}); // observed by the caller
-
+  let listen: (address: { url: string; adminUrl: string }) => void = () => {};
+  let refuse: (error: Error) => void = () => {};
   const listening = new Promise<{ url: string; adminUrl: string }>((resolve, reject) => {
-    worker.on('message', (message: WorkerMessage) => {
-      if (message.type === 'listening') resolve(message);
-      else if (message.type === 'closed') onClosed();
-      else {
-        reject(asError(message));
-        fail(asError(message));
-      }
-    });
-    worker.on('error', (error) => {
-      reject(error);
-      fail(error);
-    });
-    worker.on('exit', (code) => {
-      const error = new Error(`the gateway thread exited (code ${code})`);
-      reject(error);
-      if (!closing) fail(error);
-      onClosed();
-    });
+    listen = resolve;
+    refuse = reject;
+  });
+  // Settles when the thread has closed the gateway (or failed to), or has ended.
+  let settle: () => void = () => {};
+  const settled = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+
+  worker.on('message', (message: WorkerMessage) => {
+    if (message.type === 'listening') return listen(message);
+    if (message.type === 'failed') {
+      refuse(asError(message));
+      fail(asError(message));
+    }
+    settle(); // 'closed', or 'failed' (at start, or while closing)
+  });
+  worker.on('error', (error) => {
+    refuse(error);
+    fail(error);
+  });
+  worker.on('exit', (code) => {
+    const error = new Error(`the gateway thread exited (code ${code})`);
+    refuse(error);
+    if (!closing) fail(error);
+    settle();
   });
 
   let address: { url: string; adminUrl: string };
@@ -66,17 +74,17 @@ export async function startGatewayThread(config: TallyConfig): Promise<GatewayTh
     ...address,
     failed,
     close() {
-      closed ??= new Promise<void>((resolve) => {
+      closed ??= (async () => {
         closing = true;
-        onClosed = () => {
-          // Everything is closed in the thread; end it even if a handle would keep its loop alive.
-          worker.terminate().then(
-            () => resolve(),
-            () => resolve(),
-          );
-        };
-        worker.postMessage('close');
-      });
+        try {
+          worker.postMessage('close');
+        } catch {
+          // the thread has ended already: then it is settled
+        }
+        await settled;
+        // Everything is closed in the thread; end it even if a handle would keep its loop alive.
+        await worker.terminate();
+      })();
       return closed;
     },
   };
