@@ -105,7 +105,8 @@ export const ConfigSchema = Type.Object({
   TOKEN_REFRESH_MS: Type.Integer({
     default: 1000,
     minimum: 50,
-    description: 'How often a running gateway reloads tokens, so a created or revoked token takes effect.',
+    description:
+      'How often a running gateway reloads tokens, so a revoked token is refused (an unknown token triggers a check at once).',
   }),
   LOG_RETENTION_HOURS: Type.Integer({
     default: 168,

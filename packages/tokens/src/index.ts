@@ -89,6 +89,8 @@ export interface TokenSource {
 /**
  * Verifies tokens against an in-memory copy of a store, reloaded whenever the store's version changes
  * (checked every `refreshMs`), so a created or revoked token takes effect on every replica without a restart.
+ * A well-formed token it does not know makes it check the store at once (at most every `missRefreshMs`),
+ * so a token works from the first request after it was created.
  */
 export class TokenVerifier {
   readonly #store: TokenSource;
@@ -97,10 +99,17 @@ export class TokenVerifier {
   #version: string | null = null;
   #timer: NodeJS.Timeout | null = null;
   #onError: (error: unknown) => void;
+  readonly #missRefreshMs: number;
+  #lastMissRefresh = Number.NEGATIVE_INFINITY;
+  #missRefresh: Promise<void> | null = null;
 
-  constructor(store: TokenSource, options: { refreshMs: number; onError?: (error: unknown) => void }) {
+  constructor(
+    store: TokenSource,
+    options: { refreshMs: number; missRefreshMs?: number; onError?: (error: unknown) => void },
+  ) {
     this.#store = store;
     this.#refreshMs = options.refreshMs;
+    this.#missRefreshMs = options.missRefreshMs ?? 250;
     this.#onError = options.onError ?? (() => {});
   }
 
@@ -125,6 +134,27 @@ export class TokenVerifier {
   verify(token: string): TokenInfo | null {
     if (!isWellFormedToken(token)) return null;
     return this.#byHash.get(hashToken(token)) ?? null;
+  }
+
+  /**
+   * As verify, but a well-formed token it does not know is checked again after reloading the store if it
+   * changed (one check at a time, at most every `missRefreshMs`: unknown tokens cannot make it hammer the
+   * store). A failed reload answers from what is loaded.
+   */
+  async verifyFresh(token: string): Promise<TokenInfo | null> {
+    const known = this.verify(token);
+    if (known || !isWellFormedToken(token)) return known;
+    if (!this.#missRefresh) {
+      if (performance.now() - this.#lastMissRefresh < this.#missRefreshMs) return null;
+      this.#lastMissRefresh = performance.now();
+      this.#missRefresh = this.refresh()
+        .catch(this.#onError)
+        .finally(() => {
+          this.#missRefresh = null;
+        });
+    }
+    await this.#missRefresh;
+    return this.verify(token);
   }
 
   stop(): void {

@@ -43,3 +43,43 @@ describe('tokens', () => {
     expect(verifier.verify('not a token')).toBeNull();
   });
 });
+
+describe('TokenVerifier.verifyFresh', () => {
+  /** A file store that counts how often the verifier asks for its version. */
+  function countingStore() {
+    const store = new FileTokenStore(mkdtempSync(join(tmpdir(), 'tally-tokens-')));
+    let versionChecks = 0;
+    const source = {
+      version: () => {
+        versionChecks++;
+        return store.version();
+      },
+      list: () => store.list(),
+    };
+    return { store, source, checks: () => versionChecks };
+  }
+
+  it('accepts a token created after the last refresh on its first use', async () => {
+    const { store, source } = countingStore();
+    const verifier = new TokenVerifier(source, { refreshMs: 3_600_000 });
+    await verifier.refresh();
+    const { token } = await store.create('p', 'public');
+    expect(verifier.verify(token)).toBeNull(); // not loaded yet
+    expect((await verifier.verifyFresh(token))?.project_id).toBe('p');
+  });
+
+  it('checks the store at most once per missRefreshMs, however many unknown tokens come', async () => {
+    const { source, checks } = countingStore();
+    const verifier = new TokenVerifier(source, { refreshMs: 3_600_000, missRefreshMs: 60_000 });
+    await verifier.refresh();
+    const before = checks();
+    const unknown = Array.from({ length: 50 }, () => generateToken('public'));
+    const answers = await Promise.all(unknown.map((t) => verifier.verifyFresh(t)));
+    expect(answers.every((a) => a === null)).toBe(true);
+    expect(await verifier.verifyFresh(generateToken('secret'))).toBeNull();
+    expect(checks() - before).toBe(1);
+    // Malformed tokens never reach the store.
+    expect(await verifier.verifyFresh('pub_short')).toBeNull();
+    expect(checks() - before).toBe(1);
+  });
+});

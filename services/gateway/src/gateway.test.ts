@@ -1,5 +1,6 @@
 import type { IngestRecord } from '@tally/contract';
 import type { LogMessage, RecordLog } from '@tally/log';
+import { FileTokenStore } from '@tally/tokens';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestGateway, testGateway } from './testing.ts';
 
@@ -46,6 +47,14 @@ describe('POST /api/ingest', () => {
       headers: { 'content-type': 'application/json', ...headers },
       payload: typeof body === 'string' ? body : JSON.stringify(body),
     });
+
+  it('accepts a token created while it runs from its first request (it checks the store on a miss)', async () => {
+    const { token } = await new FileTokenStore(gw.dataDir).create('late-project', 'public');
+    const res = await post(pageview(), { 'x-api-token': token });
+    expect(res.statusCode).toBe(202);
+    const [record] = (await logged(gw.log, 1)).filter((r) => r.project_id === 'late-project');
+    expect(record?.type).toBe('pageview');
+  });
 
   it('accepts each record type with 202 { success: true } and appends it durably', async () => {
     const bodies = [

@@ -7,7 +7,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { TallyConfig } from '@tally/config';
 import { trustedProxies } from '@tally/config';
 import { type RecordLog, withAppendTimeout } from '@tally/log';
-import type { TokenInfo } from '@tally/tokens';
+import type { TokenVerifier } from '@tally/tokens';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
@@ -25,7 +25,7 @@ import type { VisitorIds } from './visitor-id.ts';
 export interface GatewayDeps {
   config: TallyConfig;
   log: RecordLog;
-  tokens: { verify(token: string): TokenInfo | null };
+  tokens: Pick<TokenVerifier, 'verify' | 'verifyFresh'>;
   visitorIds: VisitorIds;
   /** Rate-limit counters live here when given (shared by replicas), in memory otherwise. */
   redis?: Redis | null;

@@ -9,7 +9,7 @@ import {
   validateIngest,
 } from '@tally/contract';
 import { LogUnavailableError, type RecordLog } from '@tally/log';
-import type { TokenInfo } from '@tally/tokens';
+import type { TokenVerifier } from '@tally/tokens';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import {
@@ -25,7 +25,7 @@ import type { VisitorIds } from './visitor-id.ts';
 export interface IngestRouteOptions {
   config: TallyConfig;
   log: RecordLog;
-  tokens: { verify(token: string): TokenInfo | null };
+  tokens: Pick<TokenVerifier, 'verify' | 'verifyFresh'>;
   visitorIds: VisitorIds;
   metrics?: GatewayMetrics | undefined;
 }
@@ -51,7 +51,9 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
     // The header wins over the body field when both carry a token.
     const token = tokenOf(request, body);
     if (token === undefined) throw new MissingTokenError();
-    const tokenInfo = typeof token === 'string' ? tokens.verify(token) : null;
+    // A token unknown here may have just been created: verifyFresh checks the store again (throttled).
+    const tokenInfo =
+      typeof token === 'string' ? (tokens.verify(token) ?? (await tokens.verifyFresh(token))) : null;
     if (!tokenInfo) throw new InvalidTokenError();
     if (body.type === 'revenue' && tokenInfo.kind !== 'secret') throw new SecretTokenRequiredError();
 
