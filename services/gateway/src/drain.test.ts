@@ -1,6 +1,7 @@
-// Draining on close (SIGTERM): a request already in flight is finished with its 202; a request that
-// arrives meanwhile on a connection the client kept open gets 503 with Retry-After and our error body,
-// and the connection is closed.
+// Draining on close (SIGTERM): a request already in flight is finished with its 202 and its connection is
+// closed after it (the server does not wait for the client's keep-alive); a request that arrives meanwhile
+// on a connection the client kept open gets 503 with Retry-After and our error body, and that connection
+// is closed too. Real sockets.
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { openEmbeddedLog, type RecordLog } from '@tally/log';
@@ -42,6 +43,7 @@ function request(token: string): string {
   );
 }
 
+/** Everything the server sends on the socket, once the server has ended it. */
 function readAll(socket: Socket): Promise<string> {
   return new Promise((resolve, reject) => {
     let data = '';
@@ -54,7 +56,7 @@ function readAll(socket: Socket): Promise<string> {
   });
 }
 
-it('finishes requests in flight and answers 503 with Retry-After to new ones on open connections', async () => {
+it('finishes requests in flight, ends their connections, and answers 503 with Retry-After to new ones', async () => {
   let held: ReturnType<typeof heldLog> | undefined;
   const gw = await testGateway(
     {},
@@ -74,27 +76,35 @@ it('finishes requests in flight and answers 503 with Retry-After to new ones on 
   gw.app.server.on('request', () => {
     requestsSeen++;
   });
-  const socket = connect(address.port, '127.0.0.1');
-  const responses = readAll(socket);
-  socket.write(request(gw.publicToken));
-  await held.started; // the first request is in flight, waiting for the log
+  // Connection 1: a request in flight, waiting for the log, when the gateway starts draining.
+  const inFlight = connect(address.port, '127.0.0.1');
+  const inFlightResponses = readAll(inFlight);
+  inFlight.write(request(gw.publicToken));
+  await held.started;
+  // Connection 2: a client that has begun a request (not idle, so not closed at once) and finishes it late.
+  const late = connect(address.port, '127.0.0.1');
+  const lateResponses = readAll(late);
+  const lateRequest = request(gw.publicToken);
+  late.write(lateRequest.slice(0, 20));
+  await new Promise((resolve) => setTimeout(resolve, 50));
 
   const closed = gw.app.close();
   await vi.waitFor(() => expect(gw.app.server.listening).toBe(false));
-  socket.write(request(gw.publicToken)); // a second request on the connection the client holds
-  await vi.waitFor(() => expect(requestsSeen).toBe(2)); // the server has it, behind the first one
+  late.write(lateRequest.slice(20));
+  await vi.waitFor(() => expect(requestsSeen).toBe(2));
   held.release();
 
-  const text = await responses;
+  // Both connections are ended by the server although the client never closes them, so close() resolves.
+  const [first, second] = await Promise.all([inFlightResponses, lateResponses]);
   await closed;
   await gw.close();
 
-  const [first, second] = text.split(/(?=HTTP\/1\.1 )/);
   expect(first).toMatch(/^HTTP\/1\.1 202 /);
+  expect(first).toMatch(/\r\nconnection: close\r\n/i);
   expect(second).toMatch(/^HTTP\/1\.1 503 /);
   expect(second).toMatch(/\r\nretry-after: 5\r\n/i);
   expect(second).toMatch(/\r\nconnection: close\r\n/i);
-  expect(second?.split('\r\n\r\n')[1]).toBe(
+  expect(second.split('\r\n\r\n')[1]).toBe(
     JSON.stringify({ error: 'Service temporarily unavailable, retry later' }),
   );
 });

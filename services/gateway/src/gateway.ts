@@ -106,6 +106,13 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   app.addHook('onRequest', (_request, _reply, done) => {
     done(draining ? new ServiceUnavailableError(UNAVAILABLE_RETRY_AFTER_S) : undefined);
   });
+  // A request in flight when draining starts is finished, and its response ends the connection: the
+  // server waits for every connection to close, and a client would otherwise keep it open, idle, for
+  // the whole keep-alive timeout.
+  app.addHook('onSend', (_request, reply, _payload, done) => {
+    if (draining) reply.header('connection', 'close');
+    done();
+  });
 
   await app.register(rateLimit, {
     global: false,
