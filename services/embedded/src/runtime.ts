@@ -1,6 +1,7 @@
 // startTally: the whole pipeline in one process on embedded defaults, as `npm start` runs it: the gateway
 // in a worker thread of its own (with its record log, the writer), both consumers in the main thread
-// reading the same log through the RecordLog interface, and the warehouse (chDB in TALLY_DATA_DIR/warehouse, or a ClickHouse server when CLICKHOUSE_URL is set).
+// reading the same log through the RecordLog interface, and the warehouse (chDB in
+// TALLY_DATA_DIR/warehouse, or a ClickHouse server when CLICKHOUSE_URL is set).
 // chDB lets one process open its data directory, so this process also serves ClickHouse's HTTP interface
 // over it on 127.0.0.1 and publishes where (TALLY_DATA_DIR/warehouse-http.json): that is how
 // `tally sql` and the reports read the warehouse while it runs.
@@ -28,7 +29,7 @@ export interface RunningTally {
   gateway: Pick<GatewayThread, 'url' | 'adminUrl'>;
   /** The ClickHouse HTTP interface over the embedded warehouse (null with CLICKHOUSE_URL). */
   warehouseUrl: string | null;
-  /** Rejects if a consumer stops on a failure it cannot retry. */
+  /** Rejects if a consumer stops on a failure it cannot retry, or the gateway thread fails. */
   readonly failed: Promise<never>;
   close(): Promise<void>;
 }
