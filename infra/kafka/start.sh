@@ -88,21 +88,6 @@ setsid java $heap -XX:+UseG1GC -Djava.awt.headless=true \
 pid=$!
 echo "$pid" >"$pidfile"
 
-deadline=$((SECONDS + timeout_s))
-until port_open "$port" && broker_answers; do
-  if ! alive "$pid"; then   # not running(): java may not have been exec'd yet
-    echo "kafka: broker exited during startup; last log lines:" >&2
-    tail -n 30 "$logfile" >&2
-    rm -f "$pidfile"
-    exit 1
-  fi
-  if ((SECONDS >= deadline)); then
-    echo "kafka: not answering after ${timeout_s}s; see $logfile" >&2
-    exec 9>&-   # release the lock for stop.sh
-    "$here/stop.sh" >&2 || true
-    exit 1
-  fi
-  sleep 0.5
-done
-echo "kafka: started (pid $(cat "$pidfile"), log $logfile)"
+ready() { port_open "$port" && broker_answers; }
+await_start kafka "$pid" "$pidfile" "$logfile" "$timeout_s" "$here/stop.sh" ready || exit 1
 done_msg

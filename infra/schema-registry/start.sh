@@ -45,21 +45,5 @@ REGISTRY_DATASOURCE_URL="jdbc:h2:file:$sr_home/data/registry" \
 pid=$!
 echo "$pid" >"$pidfile"
 
-deadline=$((SECONDS + timeout_s))
-until answers; do
-  if ! alive "$pid"; then   # not running(): java may not have been exec'd yet
-    echo "schema-registry: exited during startup; last log lines:" >&2
-    tail -n 30 "$logfile" >&2
-    rm -f "$pidfile"
-    exit 1
-  fi
-  if ((SECONDS >= deadline)); then
-    echo "schema-registry: not answering after ${timeout_s}s; see $logfile" >&2
-    exec 9>&-   # release the lock for stop.sh
-    "$here/stop.sh" >&2 || true
-    exit 1
-  fi
-  sleep 0.3
-done
-echo "schema-registry: started (pid $(cat "$pidfile"), log $logfile)"
+await_start schema-registry "$pid" "$pidfile" "$logfile" "$timeout_s" "$here/stop.sh" answers || exit 1
 echo "SCHEMA_REGISTRY_URL=$url"
