@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LIMITS, MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from './schemas.ts';
 import { validateIngest, validatePayload } from './validate.ts';
 
 const revenue = (data: Record<string, unknown> = {}): { type: string; data: Record<string, unknown> } => ({
@@ -101,9 +102,7 @@ describe('validateIngest', () => {
     const eur = revenue({ currency: 'eur' });
     expect(validateIngest(eur).ok).toBe(true);
     expect(eur.data.currency).toBe('EUR');
-    expect(messageOf(revenue({ currency: 'XYZ' }))).toBe(
-      'data.currency must be an ISO 4217 currency code (got "XYZ")',
-    );
+    expect(messageOf(revenue({ currency: 'XYZ' }))).toBe('data.currency must be an ISO 4217 currency code');
     expect(messageOf(revenue({ currency: 'dollars' }))).toBe(
       'data.currency must be an ISO 4217 currency code',
     );
@@ -141,5 +140,81 @@ describe('validatePayload', () => {
     const r = validatePayload('revenue', { session_id: 's' });
     expect(r).toEqual({ ok: false, message: 'visitor_fingerprint is required' });
     expect(validatePayload('revenue', revenue().data).ok).toBe(true);
+  });
+});
+
+describe('bounds: every accepted value can be stored as sent', () => {
+  const pageview = (data: Record<string, unknown>) => ({
+    type: 'pageview',
+    data: { session_id: 's', ...data },
+  });
+
+  it('takes timestamps as whole milliseconds from 2000 to before 2100', () => {
+    expect(messageOf(pageview({ timestamp: MAX_TIMESTAMP_MS - 1 }))).toBeNull();
+    expect(messageOf(pageview({ timestamp: MIN_TIMESTAMP_MS }))).toBeNull();
+    expect(messageOf(pageview({ timestamp: MAX_TIMESTAMP_MS }))).toMatch(
+      /^data\.timestamp must be milliseconds since the Unix epoch before the year 2100/,
+    );
+    expect(messageOf(pageview({ timestamp: 1e21 }))).toMatch(
+      /^data\.timestamp must be .* before the year 2100/,
+    );
+    expect(messageOf(pageview({ timestamp: 1_767_225_600_000.5 }))).toBe(
+      'data.timestamp must be a whole number of milliseconds since the Unix epoch',
+    );
+  });
+
+  it('takes money with at most 6 decimal places and 15 significant digits, and nothing it would round', () => {
+    for (const amount of [0.000001, 49.99, 999_999_999_999_999, 999_999_999.999999, 123_456.5]) {
+      expect(messageOf(revenue({ amount, mrr_impact: -amount }))).toBeNull();
+    }
+    const rounded =
+      'data.amount must have at most 6 decimal places and 15 significant digits (money is stored exactly)';
+    expect(messageOf(revenue({ amount: 0.0000004 }))).toBe(rounded);
+    expect(messageOf(revenue({ amount: 0.1 + 0.2 }))).toBe(rounded);
+    expect(messageOf(revenue({ amount: 1_234_567_890.123456 }))).toBe(rounded); // 16 significant digits
+    expect(messageOf(revenue({ amount: 1e25 }))).toBe(
+      'data.amount must be between -999999999999999 and 999999999999999',
+    );
+    expect(messageOf(revenue({ mrr_impact: 9e19 }))).toBe(
+      'data.mrr_impact must be between -999999999999999 and 999999999999999',
+    );
+    expect(messageOf(revenue({ mrr_impact: 1.0000001 }))).toMatch(/^data\.mrr_impact must have at most 6/);
+  });
+
+  it('bounds string lengths and numbers of keys, naming the field', () => {
+    expect(messageOf(pageview({ url: `https://x/${'a'.repeat(LIMITS.url)}` }))).toBe(
+      `data.url must be at most ${LIMITS.url} characters long`,
+    );
+    expect(messageOf(pageview({ session_id: 's'.repeat(LIMITS.identifier + 1) }))).toBe(
+      `data.session_id must be at most ${LIMITS.identifier} characters long`,
+    );
+    expect(messageOf(pageview({ session_id: 's'.repeat(LIMITS.identifier) }))).toBeNull();
+    const many = Object.fromEntries(Array.from({ length: LIMITS.mapKeys + 1 }, (_, i) => [`k${i}`, i]));
+    expect(messageOf({ type: 'event', data: { session_id: 's', event_name: 'e', event_data: many } })).toBe(
+      `data.event_data must have at most ${LIMITS.mapKeys} keys`,
+    );
+    expect(messageOf(revenue({ metadata: { ['k'.repeat(LIMITS.mapKeyLength + 1)]: 'v' } }))).toBe(
+      `data.metadata has a key longer than ${LIMITS.mapKeyLength} characters`,
+    );
+    const wide = Object.fromEntries(Array.from({ length: LIMITS.payloadKeys }, (_, i) => [`x${i}`, i]));
+    expect(messageOf(pageview(wide))).toBe(`data must have at most ${LIMITS.payloadKeys} keys`);
+  });
+
+  it('refuses text that is not valid Unicode (a lone surrogate), anywhere in the payload', () => {
+    expect(messageOf(pageview({ title: 'a\ud800b' }))).toBe(
+      'data.title must be valid Unicode text (it has a lone surrogate)',
+    );
+    expect(messageOf(pageview({ extra: { deep: ['ok', '\udc00'] } }))).toBe(
+      'data.extra.deep[1] must be valid Unicode text (it has a lone surrogate)',
+    );
+    expect(messageOf(pageview({ ['\ud800']: 1 }))).toBe('data has a key that is not valid Unicode text');
+    expect(messageOf(pageview({ title: 'emoji 😀 is a pair' }))).toBeNull();
+  });
+
+  it('takes record ids as UUIDs in their usual form only', () => {
+    expect(messageOf({ ...pageview({}), id: '0190B2A4-3C5D-7E6F-8A9B-0C1D2E3F4A5B' })).toBeNull();
+    expect(messageOf({ ...pageview({}), id: 'urn:uuid:0190b2a4-3c5d-7e6f-8a9b-0c1d2e3f4a5b' })).toBe(
+      'id must be a UUID',
+    );
   });
 });

@@ -3,9 +3,12 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ISO_4217_CODES } from './currencies.ts';
+import { isExactMoney, MAX_MONEY, MONEY_DECIMALS, MONEY_SIGNIFICANT_DIGITS } from './money.ts';
 import {
   ENVELOPE_SCHEMAS,
   type IngestEnvelope,
+  LIMITS,
+  MAX_TIMESTAMP_MS,
   PAYLOAD_SCHEMAS,
   type PayloadByType,
   RECORD_TYPES,
@@ -25,6 +28,8 @@ const ajv = addFormats(
     strict: true,
   }),
 );
+// Money must be stored exactly: see money.ts.
+ajv.addFormat('money', { type: 'number', validate: isExactMoney });
 
 const envelopeValidators = Object.fromEntries(
   RECORD_TYPES.map((t) => [t, ajv.compile(ENVELOPE_SCHEMAS[t])]),
@@ -56,6 +61,8 @@ export function validateIngest(body: unknown): ValidationResult<IngestEnvelope> 
   if (body.data === undefined || body.data === null) return fail('data is required');
   const validate = envelopeValidators[type];
   if (!validate(body)) return fail(describeError(validate.errors, ''));
+  const textError = malformedText(body.data, 'data');
+  if (textError) return fail(textError);
   const currencyError = normaliseCurrency(type, body.data as Record<string, unknown>, 'data.');
   if (currencyError) return fail(currencyError);
   return { ok: true, value: body as IngestEnvelope };
@@ -72,6 +79,8 @@ export function validatePayload<T extends RecordType>(
 ): ValidationResult<PayloadByType[T]> {
   const validate = payloadValidators[type];
   if (!validate(data)) return fail(describeError(validate.errors, pathPrefix));
+  const textError = malformedText(data, pathPrefix.replace(/\.$/, ''));
+  if (textError) return fail(textError);
   const currencyError = normaliseCurrency(type, data as Record<string, unknown>, pathPrefix);
   if (currencyError) return fail(currencyError);
   return { ok: true, value: data as PayloadByType[T] };
@@ -80,9 +89,38 @@ export function validatePayload<T extends RecordType>(
 function normaliseCurrency(type: RecordType, data: Record<string, unknown>, prefix: string): string | null {
   if (type !== 'revenue' || typeof data.currency !== 'string') return null;
   const code = data.currency.toUpperCase();
-  if (!ISO_4217_CODES.has(code))
-    return `${prefix}currency must be an ISO 4217 currency code (got "${data.currency}")`;
+  if (!ISO_4217_CODES.has(code)) return `${prefix}currency must be an ISO 4217 currency code`;
   data.currency = code;
+  return null;
+}
+
+/** In a `u` regex a surrogate pair is one code point, so this matches only a lone surrogate. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * The first string or key under `value` that is not well-formed Unicode (a lone UTF-16 surrogate, which
+ * JSON's \\u escapes can carry but no UTF-8 text can hold), as a message naming its path; null if none.
+ * Iterative: the nesting depth is the caller's to bound.
+ */
+function malformedText(value: unknown, path: string): string | null {
+  const stack: Array<[unknown, string]> = [[value, path]];
+  while (stack.length > 0) {
+    const [current, at] = stack.pop() as [unknown, string];
+    if (typeof current === 'string') {
+      if (LONE_SURROGATE.test(current))
+        return `${at || 'body'} must be valid Unicode text (it has a lone surrogate)`;
+    } else if (typeof current === 'object' && current !== null) {
+      const array = Array.isArray(current);
+      for (const [key, child] of Object.entries(current)) {
+        const childPath = array ? `${at}[${key}]` : at ? `${at}.${key}` : key;
+        if (!array && LONE_SURROGATE.test(key))
+          return `${at || 'body'} has a key that is not valid Unicode text`;
+        if (typeof child === 'string' || (typeof child === 'object' && child !== null)) {
+          stack.push([child, childPath]);
+        }
+      }
+    }
+  }
   return null;
 }
 
@@ -104,6 +142,25 @@ function describeError(errors: ErrorObject[] | null | undefined, pathPrefix: str
   const path = (pathPrefix + error.instancePath.slice(1).replaceAll('/', '.')).replace(/\.$/, '');
   const at = (field: string) => (path ? `${path}.${field}` : field);
   const params = error.params as Record<string, unknown>;
+  if (error.propertyName !== undefined || error.keyword === 'propertyNames') {
+    return `${path} has a key longer than ${LIMITS.mapKeyLength} characters`;
+  }
+  const field = path.slice(path.lastIndexOf('.') + 1);
+  if (field === 'timestamp' && ['type', 'minimum', 'exclusiveMaximum'].includes(error.keyword)) {
+    return error.keyword === 'minimum'
+      ? `${path} must be milliseconds since the Unix epoch (got a time before the year 2000; seconds?)`
+      : error.keyword === 'exclusiveMaximum'
+        ? `${path} must be milliseconds since the Unix epoch before the year 2100 (${MAX_TIMESTAMP_MS})`
+        : `${path} must be a whole number of milliseconds since the Unix epoch`;
+  }
+  if (
+    (field === 'amount' || field === 'mrr_impact') &&
+    ['format', 'minimum', 'maximum'].includes(error.keyword)
+  ) {
+    return error.keyword === 'format'
+      ? `${path} must have at most ${MONEY_DECIMALS} decimal places and ${MONEY_SIGNIFICANT_DIGITS} significant digits (money is stored exactly)`
+      : `${path} must be between -${MAX_MONEY} and ${MAX_MONEY}`;
+  }
   switch (error.keyword) {
     case 'required':
       return `${at(String(params.missingProperty))} is required`;
@@ -115,20 +172,22 @@ function describeError(errors: ErrorObject[] | null | undefined, pathPrefix: str
     }
     case 'minLength':
       return `${path} must not be empty`;
+    case 'maxLength':
+      return `${path} must be at most ${params.limit} characters long`;
+    case 'maxProperties':
+      return `${path || 'body'} must have at most ${params.limit} keys`;
     case 'enum':
       return `${path} must be one of ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
     case 'exclusiveMinimum':
       return path.endsWith('amount')
         ? `${path} must be positive (zero or negative amounts are accepted only for event_type churn or refund)`
         : `${path} ${error.message}`;
-    case 'minimum':
-      return path.endsWith('timestamp')
-        ? `${path} must be milliseconds since the Unix epoch (got a time before the year 2000; seconds?)`
-        : `${path} ${error.message}`;
     case 'pattern':
-      return path.endsWith('currency')
+      return field === 'currency'
         ? `${path} must be an ISO 4217 currency code`
-        : `${path} ${error.message}`;
+        : field === 'id'
+          ? `${path} must be a UUID`
+          : `${path} does not have the expected form`;
     case 'format':
       return `${path} must be a ${String(params.format).toUpperCase()}`;
     default:

@@ -95,12 +95,14 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
       derived = true;
     }
 
-    const clientTimestamp = typeof data.timestamp === 'number' ? Math.floor(data.timestamp) : null;
+    // The contract admits whole milliseconds from 2000 to 2100 only, so the client's value is kept as sent.
+    const clientTimestamp = typeof data.timestamp === 'number' ? data.timestamp : null;
     const clamped =
       clientTimestamp !== null && clientTimestamp > receivedAt + config.FUTURE_TIMESTAMP_TOLERANCE_MS;
 
     return {
-      id: envelope.id ?? uuidv7(),
+      // Record ids are UUIDs, compared in lower case: a retry in other case is the same record.
+      id: envelope.id?.toLowerCase() ?? uuidv7(),
       type: envelope.type,
       project_id: projectId,
       received_at: receivedAt,
