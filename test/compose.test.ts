@@ -95,7 +95,7 @@ describe('docker-compose.yml', () => {
     for (const name of ['analytics-consumer', 'revenue-consumer']) {
       const main = service(name).command?.at(-1) as string;
       expect(read(main)).toContain('runConsumerProcess'); // which opens the log the config names:
-      expect(read('packages/warehouse/src/consumer-process.ts')).toContain('openRecordLog(config');
+      expect(read('packages/consumer/src/consumer-process.ts')).toContain('openRecordLog(config');
       expect(service(name).image).toBe(service('gateway').image);
     }
   });

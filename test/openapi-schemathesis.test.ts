@@ -71,7 +71,18 @@ async function st(binary: string, url: string, token: string, args: string[]): P
         '--no-color',
         ...args,
       ],
-      { cwd, timeout: RUN_LIMIT_MS, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
+      {
+        cwd,
+        timeout: RUN_LIMIT_MS,
+        maxBuffer: 64 * 1024 * 1024,
+        // test/support/schemathesis_hooks.py: money the contract admits in schema-valid cases.
+        env: {
+          ...process.env,
+          NO_COLOR: '1',
+          SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
+          PYTHONPATH: `${ROOT}test/support`,
+        },
+      },
     );
     return { code: 0, output: stdout + stderr };
   } catch (error) {

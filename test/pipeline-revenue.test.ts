@@ -6,7 +6,12 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { FileTokenStore } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
-import { WORKED_EXAMPLE_MONTHS, workedExample } from '@tally/warehouse/testing';
+import {
+  MRR_MONTHLY_COLUMNS,
+  mrrMonthlyRows,
+  WORKED_EXAMPLE_MONTHS,
+  workedExample,
+} from '@tally/warehouse/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
 import {
@@ -92,12 +97,10 @@ describe.each(backends)('revenue through the whole pipeline (npm start) on %s', 
 
   /** The mrr_monthly view as an analyst reads it with SQL: the table without the two report-only columns. */
   async function expectMrrMonthlyView(project: string) {
-    const want = WORKED_EXAMPLE_MONTHS.map(({ customer_churn_rate: _c, cash_revenue: _cash, ...m }) => m);
+    const want = mrrMonthlyRows(WORKED_EXAMPLE_MONTHS);
     const read = () =>
       warehouse.query(
-        `SELECT substring(toString(month), 1, 7) AS month, currency, mrr_start, new, expansion, reactivation,
-                contraction, churn, mrr_end, net_new, gross_revenue_churn_rate, net_revenue_churn_rate, arpa
-         FROM mrr_monthly WHERE project_id = {p:String} ORDER BY month`,
+        `SELECT ${MRR_MONTHLY_COLUMNS} FROM mrr_monthly WHERE project_id = {p:String} ORDER BY month`,
         { p: project },
       );
     // The consumer refreshes the movements right after it stores the batch's records: allow it a moment.

@@ -2,6 +2,7 @@
 // JSON (--json) or as text for a terminal.
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
+import { divideRounded, toMicros } from '@tally/contract';
 import { type MonthlyRevenue, mrrReport, searchRevenue, trafficReport } from '@tally/warehouse';
 import { withWarehouse } from './warehouse.ts';
 
@@ -65,7 +66,13 @@ export async function runReport(
 }
 
 const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(2)}%`);
-const money = (value: number | null) => (value === null ? '—' : value.toFixed(2));
+/** Exact decimal text rounded to cents for the table (halves away from zero), e.g. 93.33. */
+function money(value: string | null): string {
+  if (value === null) return '—';
+  const cents = divideRounded(toMicros(value), 10_000n);
+  const abs = cents < 0n ? -cents : cents;
+  return `${cents < 0n ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`;
+}
 
 function mrrTable(report: MonthlyRevenue[]): string {
   const header = [

@@ -2,7 +2,7 @@
 // is integer micro-units.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { divideMicros, formatMicros, isExactMoney, MAX_MONEY, moneyText, toMicros } from './money.ts';
+import { divideRounded, formatMicros, isExactMoney, MAX_MONEY, moneyText, toMicros } from './money.ts';
 
 describe('money', () => {
   it('accepts what a double and Decimal(38, 6) both hold exactly', () => {
@@ -32,9 +32,9 @@ describe('money', () => {
   });
 
   it('rounds a division to the nearest micro-unit, halves away from zero', () => {
-    expect(divideMicros(100_000_000n, 12n)).toBe(8_333_333n);
-    expect(divideMicros(5n, 2n)).toBe(3n);
-    expect(divideMicros(-5n, 2n)).toBe(-3n);
+    expect(divideRounded(100_000_000n, 12n)).toBe(8_333_333n);
+    expect(divideRounded(5n, 2n)).toBe(3n);
+    expect(divideRounded(-5n, 2n)).toBe(-3n);
   });
 
   it('round-trips every decimal of at most 15 significant digits and 6 places through a double', () => {

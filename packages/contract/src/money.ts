@@ -75,8 +75,8 @@ export function formatMicros(micros: bigint): string {
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
 }
 
-/** a / b in micro-units, rounded to the nearest micro-unit (halves away from zero). */
-export function divideMicros(a: bigint, b: bigint): bigint {
+/** a / b rounded to the nearest integer, halves away from zero (for micro-units: to the micro-unit). */
+export function divideRounded(a: bigint, b: bigint): bigint {
   if (b === 0n) throw new RangeError('division by zero');
   const negative = a < 0n !== b < 0n;
   const absA = a < 0n ? -a : a;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LIMITS, MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from './schemas.ts';
-import { validateIngest, validatePayload } from './validate.ts';
+import { validateIngest, validatePayload, validateRecord } from './validate.ts';
 
 const revenue = (data: Record<string, unknown> = {}): { type: string; data: Record<string, unknown> } => ({
   type: 'revenue',
@@ -216,5 +216,44 @@ describe('bounds: every accepted value can be stored as sent', () => {
     expect(messageOf({ ...pageview({}), id: 'urn:uuid:0190b2a4-3c5d-7e6f-8a9b-0c1d2e3f4a5b' })).toBe(
       'id must be a UUID',
     );
+  });
+});
+
+describe('validateRecord', () => {
+  const record = (overrides: Record<string, unknown> = {}) => ({
+    id: '0190b2a4-3c5d-7e6f-8a9b-0c1d2e3f4a5b',
+    type: 'pageview',
+    project_id: 'p',
+    received_at: 1_767_225_600_000,
+    timestamp: 1_767_225_600_000,
+    client_timestamp: null,
+    timestamp_clamped: false,
+    user_agent: null,
+    visitor_fingerprint_derived: true,
+    data: { session_id: 's', visitor_fingerprint: 'v' },
+    ...overrides,
+  });
+
+  it('accepts a record as the gateway appends it', () => {
+    expect(validateRecord(record())).toMatchObject({ ok: true });
+  });
+
+  it('refuses what an older gateway or another producer could have appended', () => {
+    expect(validateRecord(record({ client_timestamp: 1e21 }))).toEqual({
+      ok: false,
+      message: 'client_timestamp must be whole milliseconds from 2000 to before 2100',
+    });
+    expect(validateRecord(record({ id: 'x' }))).toEqual({ ok: false, message: 'id must be a UUID' });
+    expect(validateRecord(record({ data: { session_id: 's', title: 'a\ud800' } }))).toMatchObject({
+      ok: false,
+    });
+    expect(
+      validateRecord(
+        record({
+          type: 'revenue',
+          data: { ...revenue().data, amount: 1e25 },
+        }),
+      ),
+    ).toEqual({ ok: false, message: 'data.amount must be between -999999999999999 and 999999999999999' });
   });
 });

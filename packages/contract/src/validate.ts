@@ -4,15 +4,18 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ISO_4217_CODES } from './currencies.ts';
 import { isExactMoney, MAX_MONEY, MONEY_DECIMALS, MONEY_SIGNIFICANT_DIGITS } from './money.ts';
+import type { IngestRecord } from './record.ts';
 import {
   ENVELOPE_SCHEMAS,
   type IngestEnvelope,
   LIMITS,
   MAX_TIMESTAMP_MS,
+  MIN_TIMESTAMP_MS,
   PAYLOAD_SCHEMAS,
   type PayloadByType,
   RECORD_TYPES,
   type RecordType,
+  UUID_PATTERN,
 } from './schemas.ts';
 
 // ajv-formats is CommonJS; under ESM its default export may arrive wrapped.
@@ -85,6 +88,36 @@ export function validatePayload<T extends RecordType>(
   if (currencyError) return fail(currencyError);
   return { ok: true, value: data as PayloadByType[T] };
 }
+
+/**
+ * Checks a record as the gateway appends it to the record log (its payload against the contract, its
+ * envelope's times within the contract's bounds), for readers of the log that must not trust its writer:
+ * a record appended by an older gateway, or by another producer on a Kafka topic.
+ */
+export function validateRecord(record: unknown): ValidationResult<IngestRecord> {
+  if (!isPlainObject(record)) return fail('record must be an object');
+  if (!isRecordType(record.type)) return fail(`type must be one of ${ACCEPTED_TYPES}`);
+  if (typeof record.id !== 'string' || !UUID.test(record.id)) return fail('id must be a UUID');
+  if (typeof record.project_id !== 'string' || record.project_id === '')
+    return fail('project_id is required');
+  for (const field of ['timestamp', 'received_at', 'client_timestamp'] as const) {
+    const value = record[field];
+    if (value === null && field === 'client_timestamp') continue;
+    if (
+      !Number.isInteger(value) ||
+      (value as number) < MIN_TIMESTAMP_MS ||
+      (value as number) >= MAX_TIMESTAMP_MS
+    ) {
+      return fail(`${field} must be whole milliseconds from 2000 to before 2100`);
+    }
+  }
+  if (record.user_agent !== null && typeof record.user_agent !== 'string')
+    return fail('user_agent must be a string');
+  const payload = validatePayload(record.type, record.data, 'data.');
+  return payload.ok ? { ok: true, value: record as unknown as IngestRecord } : payload;
+}
+
+const UUID = new RegExp(UUID_PATTERN);
 
 function normaliseCurrency(type: RecordType, data: Record<string, unknown>, prefix: string): string | null {
   if (type !== 'revenue' || typeof data.currency !== 'string') return null;

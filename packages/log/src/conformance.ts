@@ -1,9 +1,24 @@
-// The conformance suite every record-log backend runs (embedded now, Kafka next): the same behaviour
-// behind the same interface. Each backend's test calls describeRecordLogConformance with a factory.
+// The conformance suite every record-log backend runs (embedded: packages/log/src/embedded; Kafka:
+// test/kafka-log.test.ts): the same behaviour behind the same interface, the dead-letter store included.
+// Each backend's test calls describeRecordLogConformance with a factory.
 import { randomUUID } from 'node:crypto';
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogMessage, RecordLog } from './index.ts';
+import {
+  type DeadLetter,
+  deadLetterId,
+  type LogMessage,
+  type PolledMessage,
+  type RecordLog,
+} from './record-log.ts';
+
+/** The messages of a poll, which in these tests must all be decodable records. */
+export function decodedOnly(messages: readonly PolledMessage[]): LogMessage[] {
+  return messages.map((m) => {
+    if (m.record === null) throw new Error(`undecodable message at ${m.topic}:${m.partition}:${m.offset}`);
+    return m;
+  });
+}
 
 export interface LogFixture {
   log: RecordLog;
@@ -45,7 +60,7 @@ async function drain(log: RecordLog, group: string, expected: number, commit = t
   const seen: LogMessage[] = [];
   const deadline = Date.now() + 10_000;
   while (seen.length < expected && Date.now() < deadline) {
-    const batch = await consumer.poll({ max: 100, waitMs: 200 });
+    const batch = decodedOnly(await consumer.poll({ max: 100, waitMs: 200 }));
     seen.push(...batch);
     if (commit && batch.length) await consumer.commit(batch);
   }
@@ -101,15 +116,15 @@ export function describeRecordLogConformance(name: string, open: () => Promise<L
       const records = Array.from({ length: 10 }, () => testRecord('pageview'));
       await log.append(records);
       const first = log.consumer({ group: 'g', topics: ['pageview'] });
-      const batch = await first.poll({ max: 4, waitMs: 1000 });
+      const batch = decodedOnly(await first.poll({ max: 4, waitMs: 1000 }));
       expect(batch.map((m) => m.record.id)).toEqual(records.slice(0, 4).map((r) => r.id));
       await first.commit(batch);
-      const uncommitted = await first.poll({ max: 3, waitMs: 1000 });
+      const uncommitted = decodedOnly(await first.poll({ max: 3, waitMs: 1000 }));
       expect(uncommitted.map((m) => m.record.id)).toEqual(records.slice(4, 7).map((r) => r.id));
       await first.close();
 
       const second = log.consumer({ group: 'g', topics: ['pageview'] });
-      const rest = await second.poll({ max: 100, waitMs: 1000 });
+      const rest = decodedOnly(await second.poll({ max: 100, waitMs: 1000 }));
       expect(rest.map((m) => m.record.id)).toEqual(records.slice(4).map((r) => r.id));
       await second.close();
     });
@@ -130,7 +145,7 @@ export function describeRecordLogConformance(name: string, open: () => Promise<L
       const polled = consumer.poll({ waitMs: 10_000 });
       const record = testRecord('event');
       await log.append([record]);
-      expect((await polled).map((m) => m.record.id)).toEqual([record.id]);
+      expect(decodedOnly(await polled).map((m) => m.record.id)).toEqual([record.id]);
       await consumer.close();
     });
 
@@ -147,6 +162,45 @@ export function describeRecordLogConformance(name: string, open: () => Promise<L
       const all = await drain(log, 'fresh', 6);
       expect(all).toHaveLength(6);
       expect(new Set(all.map((m) => m.offset)).size).toBe(6);
+    });
+
+    it('sets records aside as dead letters, lists, shows, discards and replays them', async () => {
+      const { log } = await fixture();
+      const bad = testRecord('revenue');
+      const other = testRecord('pageview');
+      await log.append([bad, other]);
+      const seen = await drain(log, 'dl', 2);
+      const letterOf = (message: LogMessage, code: string): DeadLetter => ({
+        id: deadLetterId('dl', message),
+        group: 'dl',
+        topic: message.topic,
+        partition: message.partition,
+        offset: message.offset,
+        failed_at: Date.now(),
+        error: `refused: ${code}`,
+        error_code: code,
+        record: message.record,
+      });
+      const [badMessage, otherMessage] = [bad, other].map((r) => seen.find((m) => m.record.id === r.id));
+      if (!badMessage || !otherMessage) throw new Error('appended records not read back');
+      const letters = [letterOf(badMessage, 'warehouse-27'), letterOf(otherMessage, 'contract')];
+      await log.deadLetters.add(letters);
+      await log.deadLetters.add([letters[0] as DeadLetter]); // the same letter again: still one
+
+      const listed = await log.deadLetters.list();
+      expect(listed.map((l) => l.id).sort()).toEqual(letters.map((l) => l.id).sort());
+      expect(await log.deadLetters.get(letters[0]?.id as string)).toEqual(letters[0]);
+      expect(await log.deadLetters.get('dl:pageview:0:999999')).toBeNull();
+
+      expect(await log.deadLetters.discard([letters[1]?.id as string, 'dl:nope:0:0'])).toBe(1);
+      const result = await log.deadLetters.replay([letters[0]?.id as string, 'dl:nope:0:0']);
+      expect(result.replayed.concat(result.requested)).toEqual([letters[0]?.id]);
+      expect(result.refused).toEqual([{ id: 'dl:nope:0:0', reason: 'no such dead letter' }]);
+      expect(await log.deadLetters.list()).toEqual([]);
+      // The group reads the replayed record again, after what it had committed.
+      const again = await drain(log, 'dl', 1);
+      expect(again.map((m) => m.record)).toEqual([bad]);
+      expect(again[0]?.offset).toBeGreaterThan(badMessage.offset);
     });
 
     it('reports health', async () => {

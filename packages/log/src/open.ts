@@ -3,8 +3,8 @@
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import { openEmbeddedLog } from './embedded/index.ts';
-import type { RecordLog } from './index.ts';
 import { openKafkaLog } from './kafka/index.ts';
+import type { RecordLog } from './record-log.ts';
 
 export async function openRecordLog(
   config: TallyConfig,

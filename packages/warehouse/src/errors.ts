@@ -1,5 +1,8 @@
-// Typed warehouse errors. Each says whether retrying the same operation may succeed, so the consumers'
-// batch loop knows whether to back off and retry (network, overload) or to stop loudly (bad SQL, schema).
+// Typed warehouse errors. Each says whether retrying the same operation may succeed (network, overload)
+// and whether the engine refused the data itself (a value it cannot parse or store, a constraint), so the
+// consumers know whether to retry, or to find the rows at fault and set them aside. The engine's own
+// message can quote the rows of an insert or the parameters of a query: it is kept in `detail` (not
+// enumerable, not a `cause`), for the dead-letter store and the CLI, and never in `message`, which logs get.
 
 /** ClickHouse error codes that mean "try again later" rather than "this statement is wrong". */
 const RETRYABLE_CODES = new Set([
@@ -17,16 +20,57 @@ const RETRYABLE_CODES = new Set([
   999, // KEEPER_EXCEPTION
 ]);
 
+/** ClickHouse error codes that mean "these values cannot be stored": the rows are at fault, not the warehouse. */
+const DATA_CODES = new Set([
+  6, // CANNOT_PARSE_TEXT
+  25, // CANNOT_PARSE_ESCAPE_SEQUENCE
+  26, // CANNOT_PARSE_QUOTED_STRING
+  27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+  38, // CANNOT_PARSE_DATE
+  41, // CANNOT_PARSE_DATETIME
+  53, // TYPE_MISMATCH
+  69, // ARGUMENT_OUT_OF_BOUND
+  70, // CANNOT_CONVERT_TYPE
+  72, // CANNOT_PARSE_NUMBER
+  117, // INCORRECT_DATA
+  131, // TOO_LARGE_STRING_SIZE
+  321, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
+  376, // CANNOT_PARSE_UUID
+  407, // DECIMAL_OVERFLOW
+  469, // VIOLATED_CONSTRAINT
+  691, // UNKNOWN_ELEMENT_OF_ENUM
+]);
+
 export class WarehouseError extends Error {
   /** The ClickHouse error code, when the engine gave one. */
   readonly code: number | undefined;
   readonly retryable: boolean;
-  constructor(message: string, options: { code?: number; retryable?: boolean; cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
+  /** The engine refused the values (not the statement): the rows are at fault. */
+  readonly refusedData: boolean;
+  /** The engine's own message, which may quote data: never logged. Not enumerable. */
+  declare readonly detail: string;
+  constructor(
+    message: string,
+    options: { code?: number | undefined; retryable?: boolean; detail?: string; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'WarehouseError';
     this.code = options.code;
     this.retryable = options.retryable ?? (options.code !== undefined && RETRYABLE_CODES.has(options.code));
+    this.refusedData = !this.retryable && options.code !== undefined && DATA_CODES.has(options.code);
+    Object.defineProperty(this, 'detail', { value: options.detail ?? message, enumerable: false });
   }
+}
+
+/**
+ * A WarehouseError for an error the engine reported: the message names only the code and its name
+ * (`ClickHouse error 27 (CANNOT_PARSE_INPUT_ASSERTION_FAILED)`); the engine's text goes to `detail`.
+ */
+export function engineError(engineMessage: string, code: number | undefined): WarehouseError {
+  const name = /\(([A-Z][A-Z0-9_]+)\)\s*$/.exec(engineMessage.trim())?.[1];
+  const summary =
+    code === undefined ? 'ClickHouse error' : `ClickHouse error ${code}${name ? ` (${name})` : ''}`;
+  return new WarehouseError(summary, { code, detail: engineMessage });
 }
 
 /** The warehouse could not be reached (connection refused, reset, timed out): always retryable. */

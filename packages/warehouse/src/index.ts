@@ -20,10 +20,9 @@ export {
 } from './chdb/http-interface.ts';
 export { type ChdbWarehouseOptions, openChdbWarehouse } from './chdb/index.ts';
 export { type ClickHouseWarehouseOptions, openClickHouseWarehouse } from './clickhouse/index.ts';
-export * from './consumer-process.ts';
 export * from './errors.ts';
-export * from './landing.ts';
 export * from './migrations.ts';
+export * from './record-ids.ts';
 export * from './reports/monthly-revenue.ts';
 export * from './reports/mrr-movements.ts';
 export * from './reports/mrr-table.ts';

@@ -1,6 +1,7 @@
 // withRetry: wraps any warehouse so that operations failing with a retryable error (network, overload)
 // are retried with exponential backoff. Inserts are safe to retry: every table is keyed so that a row
 // written twice is one row (ReplacingMergeTree on the record id or the transaction id).
+import { backoffDelay } from '@tally/core/backoff';
 import { WarehouseError } from './errors.ts';
 import type { QueryParams, Warehouse } from './index.ts';
 
@@ -10,12 +11,6 @@ export interface RetryOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
   onRetry?: (error: WarehouseError, attempt: number) => void;
-}
-
-/** Delay before retry `attempt` (1-based): exponential, capped, with full jitter. */
-export function backoffDelay(attempt: number, baseDelayMs: number, maxDelayMs: number): number {
-  const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
 }
 
 export function withRetry(warehouse: Warehouse, options: RetryOptions = {}): Warehouse {
@@ -29,7 +24,7 @@ export function withRetry(warehouse: Warehouse, options: RetryOptions = {}): War
       } catch (error) {
         if (!(error instanceof WarehouseError) || !error.retryable || attempt >= attempts) throw error;
         options.onRetry?.(error, attempt);
-        await new Promise((r) => setTimeout(r, backoffDelay(attempt, base, max)));
+        await new Promise((r) => setTimeout(r, backoffDelay(attempt, base, Math.random(), max)));
       }
     }
   }

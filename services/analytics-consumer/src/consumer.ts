@@ -1,55 +1,86 @@
 // The analytics consumer as a library: consumes pageview, event and identify as one consumer group, in
-// batches bounded by size and time, and lands them in the warehouse (events and identities tables).
-// Offsets are committed only after both inserts succeeded; a batch delivered again after a crash is
-// stored once (both tables are ReplacingMergeTree keyed by the record id).
-import type { IngestRecordOf, RecordType } from '@tally/contract';
-import type { LogMessage, RecordLog } from '@tally/log';
-import { type BatchOptions, consumeInBatches, type RunningBatchLoop, type Warehouse } from '@tally/warehouse';
+// batches bounded by size and time (the runtime's batch loop, @tally/consumer), and lands them in the
+// warehouse: events and identities, each record once per project (the first copy of a record id wins,
+// however late a copy comes), its id in record_ids after it. A record the contract refuses, or whose
+// values the warehouse refuses, is set aside as a dead letter and the others land.
+
+import {
+  type BatchOptions,
+  type ConsumerLogger,
+  type ConsumerMetrics,
+  consumeInBatches,
+  firstCopies,
+  type Lander,
+  RecordError,
+  type RunningBatchLoop,
+} from '@tally/consumer';
+import { type RecordType, validateRecord } from '@tally/contract';
+import type { RecordLog } from '@tally/log';
+import { type Row, recordIdRow, type Warehouse } from '@tally/warehouse';
 import { eventRow, identityRow } from './rows.ts';
 
 export const ANALYTICS_GROUP = 'analytics';
 export const ANALYTICS_TOPICS: readonly RecordType[] = ['pageview', 'event', 'identify'];
 
-export interface ConsumerLogger {
-  info(object: object, message: string): void;
-  warn(object: object, message: string): void;
-}
-
 export interface AnalyticsConsumerOptions {
   log: RecordLog;
   warehouse: Warehouse;
   batch: BatchOptions;
-  logger?: ConsumerLogger;
+  logger?: ConsumerLogger | undefined;
+  metrics?: ConsumerMetrics | undefined;
   group?: string;
 }
 
-/** Writes one batch of analytics records to the warehouse. */
-export async function landAnalytics(warehouse: Warehouse, messages: readonly LogMessage[]): Promise<void> {
-  const events = [];
-  const identities = [];
-  for (const { record } of messages) {
-    if (record.type === 'pageview' || record.type === 'event') {
-      events.push(eventRow(record as IngestRecordOf<'pageview'> | IngestRecordOf<'event'>));
-    } else if (record.type === 'identify') {
-      identities.push(identityRow(record));
-    }
-  }
-  await warehouse.insert('events', events);
-  await warehouse.insert('identities', identities);
+/** A record as a row of the events or the identities table. */
+export interface AnalyticsRow {
+  table: 'events' | 'identities';
+  row: Row;
+}
+
+export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
+  return {
+    prepare({ record }) {
+      const checked = validateRecord(record);
+      if (!checked.ok) throw new RecordError('contract', checked.message);
+      if (record.type === 'pageview' || record.type === 'event')
+        return { table: 'events', row: eventRow(record) };
+      if (record.type === 'identify') return { table: 'identities', row: identityRow(record) };
+      throw new RecordError('type', `the analytics consumer does not land ${record.type} records`);
+    },
+    async land(items) {
+      const fresh = await firstCopies(warehouse, items);
+      await warehouse.insert(
+        'events',
+        fresh.filter((i) => i.row.table === 'events').map((i) => i.row.row),
+      );
+      await warehouse.insert(
+        'identities',
+        fresh.filter((i) => i.row.table === 'identities').map((i) => i.row.row),
+      );
+      await warehouse.insert(
+        'record_ids',
+        fresh.map((i) => recordIdRow(i.message.record)),
+      );
+    },
+  };
 }
 
 export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): RunningBatchLoop {
-  const consumer = options.log.consumer({
-    group: options.group ?? ANALYTICS_GROUP,
-    topics: ANALYTICS_TOPICS,
-  });
+  const group = options.group ?? ANALYTICS_GROUP;
+  const consumer = options.log.consumer({ group, topics: ANALYTICS_TOPICS });
   const loop = consumeInBatches({
     ...options.batch,
+    group,
     consumer,
-    land: (messages) => landAnalytics(options.warehouse, messages),
-    onLanded: (messages) => options.logger?.info({ records: messages.length }, 'analytics batch landed'),
-    onRetry: (error, attempt) =>
-      options.logger?.warn({ err: error, attempt }, 'analytics batch failed; retrying'),
+    deadLetters: options.log.deadLetters,
+    lander: analyticsLander(options.warehouse),
+    logger: options.logger,
+    metrics: options.metrics,
+    onLanded: (messages, setAside) =>
+      options.logger?.info(
+        { records: messages.length, set_aside: setAside.length },
+        'analytics batch landed',
+      ),
   });
   return {
     done: loop.done.finally(() => consumer.close()),

@@ -1,6 +1,7 @@
 // How pageview, event and identify records become rows of the events and identities tables
 // (schemas/clickhouse/001_events.sql, 002_identities.sql). Absent optional strings become ''; fields the
 // contract does not list (other than utm_term and utm_content, which have columns) are kept as JSON.
+import { stringMap } from '@tally/consumer';
 import { EventPayload, IdentifyPayload, type IngestRecordOf, PageviewPayload } from '@tally/contract';
 import { describeUserAgent, hostnameOf, referrerOf } from './enrichment.ts';
 
@@ -8,12 +9,6 @@ type Row = Record<string, unknown>;
 
 const text = (value: unknown): string =>
   value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
-
-/** A JSON object's entries as Map(String, String): strings as they are, other values as JSON. */
-export function stringMap(value: unknown): Record<string, string> {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, text(v)]));
-}
 
 const COLUMNS_OUTSIDE_CONTRACT = ['utm_term', 'utm_content'];
 

@@ -27,7 +27,8 @@ function config() {
 it('serves from its thread, and closes: drained, log released, thread ended', async () => {
   const cfg = config();
   const gateway = await startGatewayThread(cfg);
-  expect(await (await fetch(`${gateway.adminUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+  expect(await gateway.health()).toEqual({ ok: true });
+  expect((await gateway.metrics()).map((m) => m.name)).toContain('tally_ingest_requests_total');
   const res = await fetch(`${gateway.url}/api/ingest`, {
     method: 'POST',
     body: '{}',

@@ -1,11 +1,16 @@
-// Runs gateway-worker.ts in a worker thread and gives the parent what it needs of it: its URLs, a close
-// that drains it, and a promise that rejects if the thread fails or ends on its own.
+// Runs gateway-worker.ts in a worker thread and gives the parent what it needs of it: its URL, its
+// metrics and health (for the admin server the parent serves), a close that drains it, and a promise that
+// rejects if the thread fails or ends on its own.
 import { Worker } from 'node:worker_threads';
 import type { TallyConfig } from '@tally/config';
+import type { Health, MetricsJson } from '@tally/service';
 
 export interface GatewayThread {
   url: string;
-  adminUrl: string;
+  /** The gateway's metrics, as its registry's JSON. */
+  metrics(): Promise<MetricsJson>;
+  /** The health of the gateway's record log. */
+  health(): Promise<Health>;
   /** Rejects if the gateway thread fails or exits unasked. */
   readonly failed: Promise<never>;
   /** Stops accepting, finishes in-flight requests, closes the gateway's log, and ends the thread. */
@@ -13,9 +18,10 @@ export interface GatewayThread {
 }
 
 type WorkerMessage =
-  | { type: 'listening'; url: string; adminUrl: string }
+  | { type: 'listening'; url: string }
   | { type: 'closed' }
-  | { type: 'failed'; message: string; stack?: string };
+  | { type: 'failed'; message: string; stack?: string }
+  | { type: 'answer'; id: number; value: unknown };
 
 function asError(message: { message: string; stack?: string }): Error {
   const error = new Error(message.message);
@@ -31,9 +37,9 @@ export async function startGatewayThread(config: TallyConfig): Promise<GatewayTh
     fail = reject;
   });
   failed.catch(() => {}); // observed by the caller
-  let listen: (address: { url: string; adminUrl: string }) => void = () => {};
+  let listen: (address: { url: string }) => void = () => {};
   let refuse: (error: Error) => void = () => {};
-  const listening = new Promise<{ url: string; adminUrl: string }>((resolve, reject) => {
+  const listening = new Promise<{ url: string }>((resolve, reject) => {
     listen = resolve;
     refuse = reject;
   });
@@ -43,8 +49,28 @@ export async function startGatewayThread(config: TallyConfig): Promise<GatewayTh
     settle = resolve;
   });
 
+  // Questions to the thread, answered by id.
+  let nextId = 0;
+  const waiting = new Map<number, (value: unknown) => void>();
+  const ask = <T>(type: 'metrics' | 'health'): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, resolve as (value: unknown) => void);
+      try {
+        worker.postMessage({ type, id });
+      } catch (error) {
+        waiting.delete(id);
+        reject(error);
+      }
+    });
+
   worker.on('message', (message: WorkerMessage) => {
     if (message.type === 'listening') return listen(message);
+    if (message.type === 'answer') {
+      waiting.get(message.id)?.(message.value);
+      waiting.delete(message.id);
+      return;
+    }
     if (message.type === 'failed') {
       refuse(asError(message));
       fail(asError(message));
@@ -56,13 +82,15 @@ export async function startGatewayThread(config: TallyConfig): Promise<GatewayTh
     fail(error);
   });
   worker.on('exit', (code) => {
+    for (const answer of waiting.values()) answer(null); // no answer will come
+    waiting.clear();
     const error = new Error(`the gateway thread exited (code ${code})`);
     refuse(error);
     if (!closing) fail(error);
     settle();
   });
 
-  let address: { url: string; adminUrl: string };
+  let address: { url: string };
   try {
     address = await listening;
   } catch (error) {
@@ -71,7 +99,15 @@ export async function startGatewayThread(config: TallyConfig): Promise<GatewayTh
   }
   let closed: Promise<void> | null = null;
   return {
-    ...address,
+    url: address.url,
+    metrics: async () => (await ask<MetricsJson | null>('metrics').catch(() => null)) ?? [],
+    health: async () =>
+      closing
+        ? { ok: false, detail: 'shutting down' }
+        : ((await ask<Health | null>('health').catch(() => null)) ?? {
+            ok: false,
+            detail: 'the gateway thread ended',
+          }),
     failed,
     close() {
       closed ??= (async () => {

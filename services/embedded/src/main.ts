@@ -12,7 +12,7 @@ const warehouse = config.CLICKHOUSE_URL
   ? `ClickHouse (${new URL(config.CLICKHOUSE_URL).host}, database ${config.CLICKHOUSE_DATABASE})`
   : `chDB in ${config.TALLY_DATA_DIR}/warehouse, SQL over HTTP at ${tally.warehouseUrl} (credentials in ${config.TALLY_DATA_DIR}/warehouse-http.json)`;
 process.stdout.write(
-  `Tally gateway listening on ${tally.gateway.url}/api/ingest (admin: ${tally.gateway.adminUrl}); tokens and state: ${using}\n` +
+  `Tally gateway listening on ${tally.gateway.url}/api/ingest (admin: ${tally.adminUrl}); tokens and state: ${using}\n` +
     `Warehouse: ${warehouse}\n` +
     'Create a token with:  npx tally tokens create --project my-site --kind public\n' +
     'Query with:           npx tally sql "SELECT count() FROM pageviews"\n',

@@ -1,7 +1,8 @@
 // startTally: the whole pipeline in one process on embedded defaults, as `npm start` runs it: the gateway
 // in a worker thread of its own (with its record log, the writer), both consumers in the main thread
-// reading the same log through the RecordLog interface, and the warehouse (chDB in
-// TALLY_DATA_DIR/warehouse, or a ClickHouse server when CLICKHOUSE_URL is set).
+// reading the same log through the RecordLog interface, the warehouse (chDB in TALLY_DATA_DIR/warehouse,
+// or a ClickHouse server when CLICKHOUSE_URL is set), and the admin server, whose metrics are the
+// consumers' and the gateway thread's together.
 // chDB lets one process open its data directory, so this process also serves ClickHouse's HTTP interface
 // over it on 127.0.0.1 and publishes where (TALLY_DATA_DIR/warehouse-http.json): that is how
 // `tally sql` and the reports read the warehouse while it runs.
@@ -9,8 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
+import { ConsumerMetrics } from '@tally/consumer';
 import { openRecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
+import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
 import {
   type ClickHouseHttpInterface,
   embeddedWarehouseDir,
@@ -21,12 +24,15 @@ import {
   unpublishEndpoint,
   withRetry,
 } from '@tally/warehouse';
+import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { type GatewayThread, startGatewayThread } from './gateway-thread.ts';
 
 export interface RunningTally {
   /** The gateway, in its worker thread. */
-  gateway: Pick<GatewayThread, 'url' | 'adminUrl'>;
+  gateway: Pick<GatewayThread, 'url'>;
+  /** The admin server (/healthz, /readyz, /metrics). */
+  adminUrl: string;
   /** The ClickHouse HTTP interface over the embedded warehouse (null with CLICKHOUSE_URL). */
   warehouseUrl: string | null;
   /** Rejects if a consumer stops on a failure it cannot retry, or the gateway thread fails. */
@@ -45,6 +51,9 @@ export async function startTally(
   });
   let http: ClickHouseHttpInterface | null = null;
   let gateway: GatewayThread | null = null;
+  let admin: FastifyInstance | null = null;
+  let adminUrl = '';
+  const metrics = new ConsumerMetrics();
   // The consumers' record log. The gateway thread opens its own instance of it, as the writer.
   const log = await openRecordLog(
     { ...config, TALLY_DATA_DIR: dataDir },
@@ -64,7 +73,16 @@ export async function startTally(
       publishEndpoint(dataDir, { url: http.url, user: 'tally', password, pid: process.pid });
     }
     gateway = await startGatewayThread({ ...config, TALLY_DATA_DIR: dataDir });
+    const thread = gateway;
+    admin = buildAdmin({
+      health: () => allHealthy([() => thread.health(), () => log.health()]),
+      metrics: async () => mergedMetrics([metrics.registry], [await thread.metrics()]),
+      logger,
+    });
+    adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
   } catch (error) {
+    await gateway?.close();
+    await admin?.close();
     await log.close();
     await http?.close();
     await warehouse.close();
@@ -77,12 +95,14 @@ export async function startTally(
     warehouse,
     batch,
     logger: logger.child({ consumer: 'analytics' }),
+    metrics,
   });
   const revenue = startRevenueConsumer({
     log,
     warehouse,
     batch,
     logger: logger.child({ consumer: 'revenue' }),
+    metrics,
   });
   const failed = Promise.race([analytics.done, revenue.done, gateway.failed]).then(
     () => new Promise<never>(() => {}),
@@ -91,14 +111,17 @@ export async function startTally(
 
   let closing: Promise<void> | null = null;
   const running = gateway;
+  const adminServer = admin;
   return {
-    gateway: { url: running.url, adminUrl: running.adminUrl },
+    gateway: { url: running.url },
+    adminUrl,
     warehouseUrl: http?.url ?? null,
     failed,
     close() {
       closing ??= (async () => {
         await running.close(); // no new records; in-flight appends finish
         await Promise.all([analytics.stop(), revenue.stop()]); // the batches in hand land and commit
+        await adminServer.close();
         await log.close();
         if (http) {
           unpublishEndpoint(dataDir);

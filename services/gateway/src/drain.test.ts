@@ -21,6 +21,7 @@ function heldLog(dataDir: string) {
   });
   const log: RecordLog = {
     consumer: (o) => inner.consumer(o),
+    deadLetters: inner.deadLetters,
     health: () => inner.health(),
     close: () => inner.close(),
     async append(records) {

@@ -1,5 +1,6 @@
 import type { IngestRecord } from '@tally/contract';
 import type { LogMessage, RecordLog } from '@tally/log';
+import { decodedOnly } from '@tally/log/conformance';
 import { FileTokenStore } from '@tally/tokens';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestGateway, testGateway } from './testing.ts';
@@ -26,7 +27,9 @@ async function logged(log: RecordLog, count: number): Promise<IngestRecord[]> {
   const consumer = log.consumer({ group: `test-${Math.random()}` });
   const seen: LogMessage[] = [];
   const deadline = Date.now() + 5000;
-  while (seen.length < count && Date.now() < deadline) seen.push(...(await consumer.poll({ waitMs: 100 })));
+  while (seen.length < count && Date.now() < deadline) {
+    seen.push(...decodedOnly(await consumer.poll({ waitMs: 100 })));
+  }
   await consumer.close();
   return seen.map((m) => m.record);
 }
@@ -308,6 +311,7 @@ describe('POST /api/ingest when the record log cannot confirm', () => {
             throw new Error('unused');
           },
           health: async () => ({ ok: true }),
+          deadLetters: {} as RecordLog['deadLetters'], // the gateway never reads it
           close: async () => {},
         }),
       },
@@ -336,6 +340,7 @@ describe('POST /api/ingest when the record log cannot confirm', () => {
             throw new Error('unused');
           },
           health: async () => ({ ok: false }),
+          deadLetters: {} as RecordLog['deadLetters'], // the gateway never reads it
           close: async () => {},
         }),
       },

@@ -1,5 +1,4 @@
 // @tally/gateway: the ingest gateway as a library (buildGateway, startGateway) for main.ts and tests.
-export * from './admin.ts';
 export * from './errors.ts';
 export * from './gateway.ts';
 export * from './ingest-route.ts';

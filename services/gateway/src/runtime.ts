@@ -1,30 +1,38 @@
 // startGateway: opens what the configuration names (embedded record log; Redis or the data directory for
-// tokens, rate limits and salts), builds the public and admin servers, listens, and closes it all in
-// order. main.ts calls it; end-to-end tests call it with their own config.
+// tokens, rate limits and salts), builds the public server and (unless the caller serves it) the admin
+// server, listens, and closes it all in order. main.ts calls it; end-to-end tests call it with their own
+// config; npm start's gateway thread calls it without the admin server, which its main thread serves.
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import { openRecordLog, type RecordLog } from '@tally/log';
+import { buildAdmin } from '@tally/service';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { buildAdmin } from './admin.ts';
 import { buildGateway } from './gateway.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { FileSaltStore, RedisSaltStore, VisitorIds } from './visitor-id.ts';
 
 export interface RunningGateway {
   app: FastifyInstance;
-  admin: FastifyInstance;
+  /** The admin server; null when the caller serves the admin port (see StartGatewayOptions.admin). */
+  admin: FastifyInstance | null;
   /** Base URL of the public API, e.g. http://127.0.0.1:8080 */
   url: string;
-  adminUrl: string;
+  /** Base URL of the admin server; null without one. */
+  adminUrl: string | null;
+  /** The gateway's record log (its health is the gateway's readiness). */
+  log: RecordLog;
+  metrics: GatewayMetrics;
   close(): Promise<void>;
 }
 
 export interface StartGatewayOptions {
   /** A record log the caller opened (and will close); by default the gateway opens the one the config names. */
   log?: RecordLog;
+  /** Serve the admin port (default true); false when the caller serves it with the gateway's metrics. */
+  admin?: boolean;
 }
 
 export async function startGateway(
@@ -78,9 +86,12 @@ export async function startGateway(
     metrics,
     logger,
   });
-  const admin = buildAdmin({ log, metrics, logger });
+  const admin =
+    options.admin === false
+      ? null
+      : buildAdmin({ health: () => log.health(), metrics: () => metrics.registry.metrics(), logger });
   const url = await app.listen({ port: config.PORT, host: config.HOST });
-  const adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
+  const adminUrl = (await admin?.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST })) ?? null;
 
   let closing: Promise<void> | null = null;
   return {
@@ -88,10 +99,12 @@ export async function startGateway(
     admin,
     url: url.replace('0.0.0.0', '127.0.0.1'),
     adminUrl,
+    log,
+    metrics,
     close() {
       closing ??= (async () => {
         await app.close(); // stops accepting, waits for in-flight requests (their appends) to finish
-        await admin.close();
+        await admin?.close();
         tokens.stop();
         if (ownsLog) await log.close();
         await tokenStore.close();

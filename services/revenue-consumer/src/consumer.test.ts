@@ -10,7 +10,7 @@ import { testRecord } from '@tally/log/conformance';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import { workedExample } from '@tally/warehouse/testing';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { landRevenue, startRevenueConsumer } from './consumer.ts';
+import { revenueLander, startRevenueConsumer } from './consumer.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-revenue-consumer-'));
 let warehouse: Warehouse;
@@ -29,6 +29,20 @@ function messages(project: string): LogMessage[] {
     return { topic: 'revenue', partition: 0, offset, record: { ...record, data } as IngestRecord };
   });
 }
+/** Lands a batch as the consumer's batch loop does: each record prepared, then the batch landed. */
+async function landRevenue(batch: readonly LogMessage[]): Promise<void> {
+  const lander = revenueLander(warehouse);
+  await lander.land(batch.map((message) => ({ message, row: lander.prepare(message) })));
+}
+const revenueCount = async (project: string) =>
+  (
+    await warehouse.query<{ n: number }>(
+      'SELECT count() AS n FROM revenue FINAL WHERE project_id = {p:String}',
+      {
+        p: project,
+      },
+    )
+  )[0]?.n;
 const movementCount = async (project: string) =>
   (
     await warehouse.query<{ n: number }>(
@@ -39,7 +53,8 @@ const movementCount = async (project: string) =>
 
 it('refreshes the movements of every customer in a batch, also when every record was a duplicate', async () => {
   const batch = messages('dup');
-  expect(await landRevenue(warehouse, batch)).toEqual({ stored: 9, duplicates: 0 });
+  await landRevenue(batch);
+  expect(await revenueCount('dup')).toBe(9);
   expect(await movementCount('dup')).toBe(7);
 
   // As if the process had died after storing the records and before refreshing the movements.
@@ -47,12 +62,13 @@ it('refreshes the movements of every customer in a batch, also when every record
     "ALTER TABLE mrr_movements DELETE WHERE project_id = 'dup' SETTINGS mutations_sync = 1",
   );
   expect(await movementCount('dup')).toBe(0);
-  expect(await landRevenue(warehouse, batch)).toEqual({ stored: 0, duplicates: 9 });
+  await landRevenue(batch);
+  expect(await revenueCount('dup')).toBe(9);
   expect(await movementCount('dup')).toBe(7);
 });
 
 it('fills an empty mrr_movements from the stored revenue when it starts', async () => {
-  await landRevenue(warehouse, messages('old'));
+  await landRevenue(messages('old'));
   await warehouse.command('TRUNCATE TABLE mrr_movements');
   const log = openEmbeddedLog({ path: join(dir, 'log') });
   const consumer = startRevenueConsumer({ log, warehouse, batch: { maxRecords: 100, maxWaitMs: 50 } });
@@ -66,4 +82,34 @@ it('fills an empty mrr_movements from the stored revenue when it starts', async 
     await consumer.stop();
     await log.close();
   }
+});
+
+it('keeps the first copy of a record id, whatever its transaction, however late the copy comes', async () => {
+  const [first] = messages('ids');
+  if (!first) throw new Error('no message');
+  const copy: LogMessage = {
+    ...first,
+    offset: 100,
+    record: {
+      ...first.record,
+      received_at: first.record.received_at + 86_400_000 * 40,
+      data: { ...first.record.data, transaction_id: 'another_tx', amount: 999 },
+    } as IngestRecord,
+  };
+  await landRevenue([first]);
+  await landRevenue([copy]);
+  const rows = await warehouse.query<{ transaction_id: string; amount: number }>(
+    "SELECT transaction_id, amount FROM revenue FINAL WHERE project_id = 'ids'",
+  );
+  expect(rows).toEqual([{ transaction_id: 'ids_tx_1', amount: 100 }]);
+  // Both in one batch: the first in log order wins.
+  const [a] = messages('ids2');
+  if (!a) throw new Error('no message');
+  const sameIdOtherTransaction: LogMessage = {
+    ...a,
+    offset: 1,
+    record: { ...a.record, data: { ...a.record.data, transaction_id: 'another_tx' } } as IngestRecord,
+  };
+  await landRevenue([a, sameIdOtherTransaction]);
+  expect(await revenueCount('ids2')).toBe(1);
 });

@@ -1,17 +1,28 @@
-// The revenue consumer as a library: consumes revenue in batches and lands each transaction once. A
-// record whose (project, transaction_id) is already stored, or appears earlier in the same batch,
-// changes nothing: retries by the client and redelivery by the log never double-count. The table's
-// ReplacingMergeTree on (project_id, transaction_id) backs this up should two writers ever race.
+// The revenue consumer as a library: consumes revenue in batches (the runtime's batch loop,
+// @tally/consumer) and lands each transaction once. A record whose id the project has stored, or whose
+// (project, transaction_id) is stored or appears earlier in the batch, changes nothing: retries by the
+// client and redelivery by the log never double-count. The table's ReplacingMergeTree on
+// (project_id, transaction_id) backs this up should two writers ever race.
 // After each batch, the MRR movements of every customer in it are recomputed from that customer's whole
-// history into mrr_movements (also for records that were duplicates: a crash between the two writes is
+// history into mrr_movements (also for records that were duplicates: a crash between the writes is
 // repaired by the redelivery). `tally report mrr` recomputes from the records itself.
-import type { IngestRecordOf } from '@tally/contract';
-import type { LogMessage, RecordLog } from '@tally/log';
+
 import {
   type BatchOptions,
-  backfillMrrMovements,
+  type ConsumerLogger,
+  type ConsumerMetrics,
   consumeInBatches,
+  firstCopies,
+  type Lander,
+  RecordError,
   type RunningBatchLoop,
+} from '@tally/consumer';
+import { type IngestRecordOf, validateRecord } from '@tally/contract';
+import type { RecordLog } from '@tally/log';
+import {
+  backfillMrrMovements,
+  type Row,
+  recordIdRow,
   refreshMrrMovements,
   type Warehouse,
 } from '@tally/warehouse';
@@ -19,16 +30,12 @@ import { revenueRow } from './rows.ts';
 
 export const REVENUE_GROUP = 'revenue';
 
-export interface ConsumerLogger {
-  info(object: object, message: string): void;
-  warn(object: object, message: string): void;
-}
-
 export interface RevenueConsumerOptions {
   log: RecordLog;
   warehouse: Warehouse;
   batch: BatchOptions;
-  logger?: ConsumerLogger;
+  logger?: ConsumerLogger | undefined;
+  metrics?: ConsumerMetrics | undefined;
   group?: string;
 }
 
@@ -46,39 +53,51 @@ async function storedTransactions(
   return new Set(rows.map((row) => row.transaction_id));
 }
 
-/** Writes one batch of revenue records: the first record of each new transaction. */
-export async function landRevenue(
-  warehouse: Warehouse,
-  messages: readonly LogMessage[],
-  logger?: ConsumerLogger,
-): Promise<{ stored: number; duplicates: number }> {
-  const firstByProject = new Map<string, Map<string, IngestRecordOf<'revenue'>>>();
-  for (const { record } of messages) {
-    if (record.type !== 'revenue') continue;
-    const transactions = firstByProject.get(record.project_id) ?? new Map();
-    firstByProject.set(record.project_id, transactions);
-    if (!transactions.has(record.data.transaction_id)) transactions.set(record.data.transaction_id, record);
-  }
-  const rows = [];
-  for (const [project, transactions] of firstByProject) {
-    const stored = await storedTransactions(warehouse, project, [...transactions.keys()]);
-    for (const [transactionId, record] of transactions) {
-      if (stored.has(transactionId)) continue;
-      const { row, warning } = revenueRow(record);
-      if (warning) logger?.warn({ project, transaction_id: transactionId }, warning);
-      rows.push(row);
-    }
-  }
-  await warehouse.insert('revenue', rows);
-  for (const [project, transactions] of firstByProject) {
-    const customers = new Set([...transactions.values()].map((record) => record.data.customer_id));
-    await refreshMrrMovements(warehouse, project, [...customers]);
-  }
-  return { stored: rows.length, duplicates: messages.length - rows.length };
+export function revenueLander(warehouse: Warehouse): Lander<Row> {
+  return {
+    prepare({ record }) {
+      const checked = validateRecord(record);
+      if (!checked.ok) throw new RecordError('contract', checked.message);
+      if (record.type !== 'revenue') {
+        throw new RecordError('type', `the revenue consumer does not land ${record.type} records`);
+      }
+      return revenueRow(record);
+    },
+    async land(items) {
+      const fresh = await firstCopies(warehouse, items);
+      // Of the new record ids, the first record of each transaction the project does not have yet.
+      const byProject = new Map<string, Map<string, Row>>();
+      for (const { message, row } of fresh) {
+        const record = message.record as IngestRecordOf<'revenue'>;
+        const transactions = byProject.get(record.project_id) ?? new Map<string, Row>();
+        byProject.set(record.project_id, transactions);
+        if (!transactions.has(record.data.transaction_id)) transactions.set(record.data.transaction_id, row);
+      }
+      const rows: Row[] = [];
+      for (const [project, transactions] of byProject) {
+        const stored = await storedTransactions(warehouse, project, [...transactions.keys()]);
+        for (const [transaction, row] of transactions) if (!stored.has(transaction)) rows.push(row);
+      }
+      await warehouse.insert('revenue', rows);
+      await warehouse.insert(
+        'record_ids',
+        fresh.map((i) => recordIdRow(i.message.record)),
+      );
+      const customers = new Map<string, Set<string>>();
+      for (const { message } of items) {
+        const record = message.record as IngestRecordOf<'revenue'>;
+        const set = customers.get(record.project_id) ?? new Set<string>();
+        customers.set(record.project_id, set);
+        set.add(record.data.customer_id);
+      }
+      for (const [project, set] of customers) await refreshMrrMovements(warehouse, project, [...set]);
+    },
+  };
 }
 
 export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBatchLoop {
-  const consumer = options.log.consumer({ group: options.group ?? REVENUE_GROUP, topics: ['revenue'] });
+  const group = options.group ?? REVENUE_GROUP;
+  const consumer = options.log.consumer({ group, topics: ['revenue'] });
   // A warehouse migrated from before mrr_movements existed gets the table filled at start; if that
   // fails, the first batch tries again (and waits for it).
   let backfill: Promise<void> | null = null;
@@ -95,18 +114,28 @@ export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBa
     return backfill;
   };
   backfilled().catch((error: unknown) =>
-    options.logger?.warn({ err: error }, 'MRR movements backfill failed; retrying with the first batch'),
+    options.logger?.warn(
+      { error: (error as Error)?.name, message: (error as Error)?.message },
+      'MRR movements backfill failed; retrying with the first batch',
+    ),
   );
+  const lander = revenueLander(options.warehouse);
   const loop = consumeInBatches({
     ...options.batch,
+    group,
     consumer,
-    land: async (messages) => {
-      await backfilled();
-      const { stored, duplicates } = await landRevenue(options.warehouse, messages, options.logger);
-      options.logger?.info({ records: messages.length, stored, duplicates }, 'revenue batch landed');
+    deadLetters: options.log.deadLetters,
+    lander: {
+      prepare: lander.prepare,
+      land: async (items) => {
+        await backfilled();
+        await lander.land(items);
+      },
     },
-    onRetry: (error, attempt) =>
-      options.logger?.warn({ err: error, attempt }, 'revenue batch failed; retrying'),
+    logger: options.logger,
+    metrics: options.metrics,
+    onLanded: (messages, setAside) =>
+      options.logger?.info({ records: messages.length, set_aside: setAside.length }, 'revenue batch landed'),
   });
   return {
     done: loop.done.finally(() => consumer.close()),

@@ -1,5 +1,5 @@
 // The revenue consumer as its own process (one container in docker-compose.yml): see runConsumerProcess.
-import { runConsumerProcess } from '@tally/warehouse';
+import { runConsumerProcess } from '@tally/consumer';
 import { startRevenueConsumer } from './consumer.ts';
 
 await runConsumerProcess('revenue-consumer', startRevenueConsumer);

@@ -1,8 +1,8 @@
-// How a revenue record becomes a row: every field kept, money as exact decimal text, metadata as a
-// string map for search, and numbers a Decimal column cannot hold stored as 0 with a warning.
+// How a revenue record becomes a row: every field kept, money as its exact decimal text, metadata as a
+// string map for search (non-strings as JSON, null included), and the payload as received.
 import type { IngestRecordOf } from '@tally/contract';
 import { expect, it } from 'vitest';
-import { decimalText, revenueRow } from './rows.ts';
+import { revenueRow } from './rows.ts';
 
 const record = (data: Partial<IngestRecordOf<'revenue'>['data']>): IngestRecordOf<'revenue'> => ({
   id: 'r1',
@@ -25,20 +25,24 @@ const record = (data: Partial<IngestRecordOf<'revenue'>['data']>): IngestRecordO
 });
 
 it('keeps every field, with currency upper-case and metadata as strings', () => {
-  const { row, warning } = revenueRow(
-    record({ currency: 'eur', mrr_impact: -20, is_recurring: true, metadata: { plan: 'pro', seats: 3 } }),
+  const row = revenueRow(
+    record({
+      currency: 'eur',
+      mrr_impact: -20,
+      is_recurring: true,
+      metadata: { plan: 'pro', seats: 3, coupon: null },
+    }),
   );
-  expect(warning).toBeNull();
   expect(row).toMatchObject({
     transaction_id: 'in_1',
     customer_id: 'c',
-    amount: '49.990000',
+    amount: '49.99',
     currency: 'EUR',
-    mrr_impact: '-20.000000',
+    mrr_impact: '-20',
     is_recurring: true,
     event_type: '',
     customer_subscription_id: '',
-    metadata: { plan: 'pro', seats: '3' },
+    metadata: { plan: 'pro', seats: '3', coupon: 'null' },
   });
   expect(JSON.parse(row.payload as string)).toMatchObject({
     metadata: { plan: 'pro', seats: 3 },
@@ -46,9 +50,14 @@ it('keeps every field, with currency upper-case and metadata as strings', () => 
   });
 });
 
-it('stores an amount no Decimal column holds as 0, keeps it in the payload, and warns', () => {
-  expect(decimalText(1e300)).toBeNull();
-  const { row, warning } = revenueRow(record({ amount: 1e300 }));
-  expect(row.amount).toBe('0');
-  expect(warning).toMatch(/out of range/);
+it('writes money exactly, without exponents, at the bounds of the contract', () => {
+  expect(revenueRow(record({ amount: 0.000001, mrr_impact: 999_999_999_999_999 }))).toMatchObject({
+    amount: '0.000001',
+    mrr_impact: '999999999999999',
+  });
+});
+
+it('refuses money it could not store exactly, rather than storing something else', () => {
+  expect(() => revenueRow(record({ amount: 1e25 }))).toThrow(RangeError);
+  expect(() => revenueRow(record({ amount: 0.0000004 }))).toThrow(RangeError);
 });

@@ -2,7 +2,9 @@
 // offset, and a database of consumer-group positions. lmdb-js batches every write of an event turn into
 // one transaction and flushes many transactions with one sync, so concurrent requests share an fsync
 // (group commit) and append resolves only once the records are on disk. Retention deletes what every
-// consumer group of a topic has committed past, once it is old enough (prune).
+// consumer group of a topic has committed past, once it is old enough (prune). Records a consumer sets
+// aside are kept in a database of their own (the dead-letter store); only the writer appends, so a replay
+// asked for by another process (the CLI beside a running gateway) is a request the writer carries out.
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,13 +12,18 @@ import type { IngestRecord, RecordType } from '@tally/contract';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import {
   ALL_TOPICS,
+  byFailedAt,
+  type DeadLetter,
+  type DeadLetterStore,
   type LogConsumer,
   type LogHealth,
   type LogMessage,
+  type LogPosition,
   type RecordLog,
+  type ReplayResult,
   topicOf,
-} from '../index.ts';
-import { acquireWriterLock } from './writer-lock.ts';
+} from '../record-log.ts';
+import { acquireWriterLock, EmbeddedLogLockedError } from './writer-lock.ts';
 
 export interface EmbeddedLogOptions {
   /** Directory of the LMDB environment (created if missing). */
@@ -35,6 +42,8 @@ export interface EmbeddedLogOptions {
   writer?: boolean;
   /** How often retention runs (default 60 s). */
   pruneIntervalMs?: number;
+  /** How often the writer carries out replays of dead letters that another process asked for (default 1 s). */
+  replayIntervalMs?: number;
   /** Called when a retention pass fails (the next pass tries again). */
   onWarning?: (message: string, error: unknown) => void;
 }
@@ -49,8 +58,14 @@ export interface GroupPosition {
   lag: number;
 }
 
+/** A consumer of the embedded log: every message it holds is a record it wrote itself, so all decode. */
+export interface EmbeddedLogConsumer extends LogConsumer {
+  poll(options?: { max?: number; waitMs?: number }): Promise<LogMessage[]>;
+}
+
 /** The embedded log, with retention and consumer-group administration exposed for tests and tools. */
 export interface EmbeddedRecordLog extends RecordLog {
+  consumer(options: { group: string; topics?: readonly RecordType[] }): EmbeddedLogConsumer;
   /** Deletes the records retention allows to delete, as of `now`; resolves to how many it deleted. */
   prune(now?: number): Promise<number>;
   /** Every committed position of every group (retention waits for the lowest one of each topic). */
@@ -74,6 +89,10 @@ class EmbeddedLog implements EmbeddedRecordLog {
   readonly #root: RootDatabase;
   readonly #topics = new Map<RecordType, Database<IngestRecord, number>>();
   readonly #positions: Database<number, string>;
+  readonly #deadLetters: Database<DeadLetter, string>;
+  /** Replays asked of the writer: dead-letter id → when asked. */
+  readonly #replayRequests: Database<number, string>;
+  readonly deadLetters: DeadLetterStore;
   /** Next offset to assign per topic; set when this log becomes the writer (one per directory). */
   readonly #nextOffset = new Map<RecordType, number>();
   readonly #appended = new EventEmitter();
@@ -82,6 +101,9 @@ class EmbeddedLog implements EmbeddedRecordLog {
   #releaseWriterLock: (() => void) | null = null;
   readonly #retentionMs: number | undefined;
   readonly #pruneTimer: NodeJS.Timeout | undefined;
+  #replayTimer: NodeJS.Timeout | undefined;
+  readonly #replayIntervalMs: number;
+  readonly #onWarning: (message: string, error: unknown) => void;
   #pruning: Promise<number> | null = null;
   #lastError: unknown = null;
   #closed = false;
@@ -96,13 +118,17 @@ class EmbeddedLog implements EmbeddedRecordLog {
       this.#topics.set(topic, db);
     }
     this.#positions = this.#root.openDB<number, string>({ name: 'consumer-positions' });
+    this.#deadLetters = this.#root.openDB<DeadLetter, string>({ name: 'dead-letters' });
+    this.#replayRequests = this.#root.openDB<number, string>({ name: 'replay-requests' });
+    this.deadLetters = new EmbeddedDeadLetters(this);
     this.#appended.setMaxListeners(0);
+    this.#onWarning = options.onWarning ?? (() => {});
+    this.#replayIntervalMs = options.replayIntervalMs ?? 1000;
     if (options.writer) this.#becomeWriter();
     this.#retentionMs = options.retentionMs;
     if (this.#retentionMs !== undefined) {
-      const onWarning = options.onWarning ?? (() => {});
       this.#pruneTimer = setInterval(() => {
-        this.prune().catch((error) => onWarning('record log retention pass failed', error));
+        this.prune().catch((error) => this.#onWarning('record log retention pass failed', error));
       }, options.pruneIntervalMs ?? 60_000);
       this.#pruneTimer.unref();
     }
@@ -137,9 +163,72 @@ class EmbeddedLog implements EmbeddedRecordLog {
       const [last] = db.getKeys({ reverse: true, limit: 1 });
       this.#nextOffset.set(topic, typeof last === 'number' ? last + 1 : 0);
     }
+    // The writer carries out the replays other processes ask for.
+    this.#replayTimer = setInterval(() => {
+      this.replayRequested().catch((error) => this.#onWarning('dead-letter replay failed', error));
+    }, this.#replayIntervalMs);
+    this.#replayTimer.unref();
   }
 
-  consumer(options: { group: string; topics?: readonly RecordType[] }): LogConsumer {
+  /** Whether this log appends (it holds the writer lock), taking the lock if it is free. */
+  tryBecomeWriter(): boolean {
+    if (this.#releaseWriterLock) return true;
+    try {
+      this.#becomeWriter();
+      return true;
+    } catch (error) {
+      if (error instanceof EmbeddedLogLockedError) return false;
+      throw error;
+    }
+  }
+
+  // --- used by EmbeddedDeadLetters ---
+
+  async putDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
+    if (this.#closed) throw new Error('record log is closed');
+    await Promise.all(letters.map((letter) => this.#deadLetters.put(letter.id, letter)));
+    await this.#root.flushed;
+  }
+
+  readDeadLetters(): DeadLetter[] {
+    this.#root.resetReadTxn();
+    return [...this.#deadLetters.getRange()].map(({ value }) => value);
+  }
+
+  readDeadLetter(id: string): DeadLetter | null {
+    this.#root.resetReadTxn();
+    return this.#deadLetters.get(id) ?? null;
+  }
+
+  async removeDeadLetters(ids: readonly string[]): Promise<number> {
+    this.#root.resetReadTxn();
+    const present = ids.filter((id) => this.#deadLetters.doesExist(id));
+    await Promise.all(
+      present.flatMap((id) => [this.#deadLetters.remove(id), this.#replayRequests.remove(id)]),
+    );
+    await this.#root.flushed;
+    return present.length;
+  }
+
+  async requestReplays(ids: readonly string[]): Promise<void> {
+    const now = Date.now();
+    await Promise.all(ids.map((id) => this.#replayRequests.put(id, now)));
+    await this.#root.flushed;
+  }
+
+  /** The writer's part: appends the records of requested replays and removes their letters. */
+  async replayRequested(): Promise<number> {
+    if (this.#closed || !this.#releaseWriterLock) return 0;
+    this.#root.resetReadTxn();
+    const ids = [...this.#replayRequests.getKeys()];
+    if (ids.length === 0) return 0;
+    const letters = ids.map((id) => this.#deadLetters.get(id)).filter((l) => l?.record) as DeadLetter[];
+    if (letters.length > 0) await this.append(letters.map((letter) => letter.record as IngestRecord));
+    await this.removeDeadLetters(ids);
+    return letters.length;
+  }
+
+  consumer(options: { group: string; topics?: readonly RecordType[] }): EmbeddedLogConsumer {
     return new EmbeddedConsumer(this, options.group, options.topics ?? ALL_TOPICS);
   }
 
@@ -153,6 +242,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#pruneTimer);
+    clearInterval(this.#replayTimer);
     await this.#pruning?.catch(() => {});
     this.#appended.emit('append');
     await this.#root.close();
@@ -274,7 +364,57 @@ class EmbeddedLog implements EmbeddedRecordLog {
   }
 }
 
-class EmbeddedConsumer implements LogConsumer {
+/**
+ * The dead-letter store of the embedded log: a database beside the topics. Replay appends, which only
+ * the writer may do: a log that is not the writer and cannot become it (a gateway runs) asks the writer,
+ * which carries the request out within a second.
+ */
+class EmbeddedDeadLetters implements DeadLetterStore {
+  readonly #log: EmbeddedLog;
+  constructor(log: EmbeddedLog) {
+    this.#log = log;
+  }
+
+  add(letters: readonly DeadLetter[]): Promise<void> {
+    return this.#log.putDeadLetters(letters);
+  }
+
+  async list(): Promise<DeadLetter[]> {
+    return this.#log.readDeadLetters().sort(byFailedAt);
+  }
+
+  async get(id: string): Promise<DeadLetter | null> {
+    return this.#log.readDeadLetter(id);
+  }
+
+  discard(ids: readonly string[]): Promise<number> {
+    return this.#log.removeDeadLetters(ids);
+  }
+
+  async replay(ids: readonly string[]): Promise<ReplayResult> {
+    const result: ReplayResult = { replayed: [], requested: [], refused: [] };
+    const letters: DeadLetter[] = [];
+    for (const id of new Set(ids)) {
+      const letter = this.#log.readDeadLetter(id);
+      if (!letter) result.refused.push({ id, reason: 'no such dead letter' });
+      else if (!letter.record) result.refused.push({ id, reason: 'its bytes are not a record' });
+      else letters.push(letter);
+    }
+    if (letters.length === 0) return result;
+    const ids_ = letters.map((l) => l.id);
+    if (this.#log.tryBecomeWriter()) {
+      await this.#log.append(letters.map((l) => l.record as IngestRecord));
+      await this.#log.removeDeadLetters(ids_);
+      result.replayed.push(...ids_);
+    } else {
+      await this.#log.requestReplays(ids_);
+      result.requested.push(...ids_);
+    }
+    return result;
+  }
+}
+
+class EmbeddedConsumer implements EmbeddedLogConsumer {
   readonly #log: EmbeddedLog;
   readonly #group: string;
   readonly #topics: readonly RecordType[];
@@ -315,7 +455,7 @@ class EmbeddedConsumer implements LogConsumer {
     return batch;
   }
 
-  async commit(messages: readonly LogMessage[]): Promise<void> {
+  async commit(messages: readonly LogPosition[]): Promise<void> {
     const highest = new Map<RecordType, number>();
     for (const m of messages) highest.set(m.topic, Math.max(highest.get(m.topic) ?? -1, m.offset));
     for (const [topic, offset] of highest) {

@@ -1,4 +1,5 @@
-// Avro encoding of IngestRecords (schemas/avro/<type>.avsc). The envelope metadata maps field for field;
+// Avro encoding of IngestRecords (schemas/avro/<type>.avsc) and of dead letters (dead-letter.avsc). The
+// envelope metadata maps field for field;
 // the payload is a nested record whose fields are the contract's payload fields, with the free-form
 // objects (event_data, metadata) and the fields the contract does not list (`extra`) as JSON strings,
 // so that any reader of the topic (Kafka Connect, ClickHouse's Kafka engine) gets a faithful record.
@@ -19,6 +20,11 @@ export function avroSchemas(): Record<RecordType, AvroSchemaDocument> {
   return Object.fromEntries(
     RECORD_TYPES.map((t) => [t, JSON.parse(readFileSync(new URL(`${t}.avsc`, AVRO_SCHEMA_DIR), 'utf8'))]),
   ) as Record<RecordType, AvroSchemaDocument>;
+}
+
+/** The Avro schema of the dead-letter topic's values. */
+export function deadLetterAvroSchema(): AvroSchemaDocument {
+  return JSON.parse(readFileSync(new URL('dead-letter.avsc', AVRO_SCHEMA_DIR), 'utf8'));
 }
 
 const ENVELOPE_FIELDS = [

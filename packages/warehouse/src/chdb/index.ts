@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Session } from 'chdb';
-import { clickhouseCodeOf, WarehouseError, WarehouseLockedError } from '../errors.ts';
+import { clickhouseCodeOf, engineError, WarehouseError, WarehouseLockedError } from '../errors.ts';
 import { checkDatabaseName, OUTPUT_SETTINGS, type QueryParams, type Row, type Warehouse } from '../index.ts';
 
 export interface ChdbWarehouseOptions {
@@ -67,7 +67,7 @@ export function toWarehouseError(error: unknown): WarehouseError {
   if (error instanceof WarehouseError) return error;
   const message = String((error as Error)?.message ?? error);
   const code = (error as { clickhouseCode?: number }).clickhouseCode ?? clickhouseCodeOf(message);
-  return new WarehouseError(message, { code, cause: error });
+  return engineError(message, code);
 }
 
 class ChdbWarehouse implements Warehouse {

@@ -2,7 +2,7 @@
 // CLICKHOUSE_URL may carry credentials (http://user:password@host:8123). The database is created when
 // missing, through a client without a database (ClickHouse refuses requests naming an unknown one).
 import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import { WarehouseError, WarehouseUnavailableError } from '../errors.ts';
+import { engineError, WarehouseError, WarehouseUnavailableError } from '../errors.ts';
 import { checkDatabaseName, OUTPUT_SETTINGS, type QueryParams, type Row, type Warehouse } from '../index.ts';
 
 export interface ClickHouseWarehouseOptions {
@@ -35,7 +35,7 @@ export async function openClickHouseWarehouse(options: ClickHouseWarehouseOption
 function toWarehouseError(error: unknown): WarehouseError {
   if (error instanceof WarehouseError) return error;
   if (error instanceof ClickHouseError) {
-    return new WarehouseError(error.message, { code: Number(error.code), cause: error });
+    return engineError(error.message, Number(error.code));
   }
   const message = String((error as Error)?.message ?? error);
   return new WarehouseUnavailableError(`ClickHouse unreachable: ${message}`, { cause: error });

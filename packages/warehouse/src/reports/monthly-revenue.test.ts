@@ -1,9 +1,12 @@
 // The MRR rules of revenue-metrics.md on their own (no warehouse): the worked example's table, in any
 // order, and each rule for records without mrr_impact.
+
+import { formatMicros, isExactMoney, MAX_MONEY, toMicros } from '@tally/contract';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WORKED_EXAMPLE_MONTHS, workedExample } from '../testing.ts';
 import { monthlyRevenue, monthsBetween } from './monthly-revenue.ts';
-import { type MrrInput, mrrMovements, parseMicros } from './mrr-movements.ts';
+import { type MrrInput, mrrMovements } from './mrr-movements.ts';
 
 let sequence = 0;
 function record(
@@ -21,8 +24,8 @@ function record(
     customer_subscription_id: '',
     event_type,
     currency: 'USD',
-    amount: parseMicros(amount),
-    mrr_impact: mrr_impact === null ? null : parseMicros(mrr_impact),
+    amount: toMicros(amount),
+    mrr_impact: mrr_impact === null ? null : toMicros(mrr_impact),
     is_recurring: null,
     interval: '',
     timestamp: Date.parse(`${date}T12:00:00Z`),
@@ -38,8 +41,8 @@ const WORKED_EXAMPLE: MrrInput[] = workedExample('unit').map((data, i) => ({
   customer_subscription_id: data.customer_subscription_id ?? '',
   event_type: data.event_type ?? '',
   currency: data.currency ?? 'USD',
-  amount: parseMicros(data.amount),
-  mrr_impact: data.mrr_impact === undefined || data.mrr_impact === null ? null : parseMicros(data.mrr_impact),
+  amount: toMicros(data.amount),
+  mrr_impact: data.mrr_impact === undefined || data.mrr_impact === null ? null : toMicros(data.mrr_impact),
   is_recurring: data.is_recurring ?? null,
   interval: String(data.metadata?.interval ?? ''),
   timestamp: data.timestamp as number,
@@ -67,20 +70,20 @@ describe('monthlyRevenue', () => {
 
   it('starts a later range with the MRR earlier records built', () => {
     const [march] = monthlyRevenue(WORKED_EXAMPLE, '2026-03', '2026-03');
-    expect(march).toMatchObject({ month: '2026-03', mrr_start: 280, mrr_end: 250, churn: 30 });
+    expect(march).toMatchObject({ month: '2026-03', mrr_start: '280', mrr_end: '250', churn: '30' });
   });
 
   it('keeps currencies apart and reports a requested currency without records as zeros', () => {
     const eur = record('2026-01-07', 'E', 'subscription', 20, 20, { currency: 'EUR' });
     const report = monthlyRevenue([...WORKED_EXAMPLE, eur], '2026-01', '2026-01');
     expect(report.map((m) => [m.currency, m.mrr_end])).toEqual([
-      ['EUR', 20],
-      ['USD', 150],
+      ['EUR', '20'],
+      ['USD', '150'],
     ]);
     const gbp = monthlyRevenue(WORKED_EXAMPLE, '2026-01', '2026-02', ['GBP']);
     expect(gbp.map((m) => [m.month, m.mrr_end, m.gross_revenue_churn_rate, m.arpa])).toEqual([
-      ['2026-01', 0, null, null],
-      ['2026-02', 0, null, null],
+      ['2026-01', '0', null, null],
+      ['2026-02', '0', null, null],
     ]);
   });
 });
@@ -93,7 +96,7 @@ describe('mrrMovements without mrr_impact', () => {
       record('2026-01-03', 'A', 'churn', 0, null, { customer_subscription_id: 's2' }),
       record('2026-01-04', 'A', 'churn', 0, null, { customer_subscription_id: 's1' }),
     ]);
-    expect(movements.map((m) => [m.kind, m.amount / 1e6])).toEqual([
+    expect(movements.map((m) => [m.kind, Number(m.amount) / 1e6])).toEqual([
       ['new', 10],
       ['expansion', 30],
       ['contraction', 30],
@@ -110,7 +113,7 @@ describe('mrrMovements without mrr_impact', () => {
       record('2026-01-05', 'B', 'subscription', 49, null, { is_recurring: true }),
       record('2026-01-06', 'C', 'subscription', 49, null, { is_recurring: false }),
     ]);
-    expect(movements.map((m) => [m.customer_id, m.kind, m.amount / 1e6])).toEqual([
+    expect(movements.map((m) => [m.customer_id, m.kind, Number(m.amount) / 1e6])).toEqual([
       ['A', 'new', 100],
       ['B', 'new', 49],
     ]);
@@ -152,7 +155,7 @@ describe('mrrMovements without mrr_impact', () => {
       record('2026-01-02', 'A', 'churn', 0, -25),
       record('2026-01-03', 'A', 'subscription', 10, 10),
     ]);
-    expect(movements.map((m) => [m.kind, m.amount / 1e6])).toEqual([
+    expect(movements.map((m) => [m.kind, Number(m.amount) / 1e6])).toEqual([
       ['new', 10],
       ['churn', 10],
       ['reactivation', 10],
@@ -161,9 +164,82 @@ describe('mrrMovements without mrr_impact', () => {
   });
 });
 
-it('parses decimal text exactly', () => {
-  expect([parseMicros('49.99'), parseMicros('-0.000001'), parseMicros('100'), parseMicros(0.1)]).toEqual([
-    49_990_000, -1, 100_000_000, 100_000,
-  ]);
+it('counts months of a range', () => {
   expect(monthsBetween('2025-11', '2026-02')).toEqual(['2025-11', '2025-12', '2026-01', '2026-02']);
+});
+
+describe('exact money near the bounds', () => {
+  const bridge = (m: ReturnType<typeof monthlyRevenue>[number]) =>
+    toMicros(m.new) +
+    toMicros(m.expansion) +
+    toMicros(m.reactivation) -
+    toMicros(m.contraction) -
+    toMicros(m.churn);
+
+  it('keeps every movement and the bridge exact when MRR passes what a double holds', () => {
+    const huge = MAX_MONEY; // 999999999999999, the largest mrr_impact the contract takes
+    const records = [
+      ...Array.from({ length: 12 }, (_, i) =>
+        record(`2026-01-${String(i + 1).padStart(2, '0')}`, 'A', 'subscription', huge, huge, {
+          customer_subscription_id: `s${i}`,
+        }),
+      ),
+      record('2026-02-01', 'A', 'upgrade', 49, 49),
+      record('2026-02-02', 'B', 'subscription', 999_999_999.999999, 999_999_999.999999),
+      record('2026-02-03', 'A', 'downgrade', 0.000001, -0.000001),
+    ];
+    const [january, february] = monthlyRevenue(records, '2026-01', '2026-02');
+    expect(january?.mrr_end).toBe('11999999999999988');
+    expect(february).toMatchObject({
+      expansion: '49',
+      new: '999999999.999999',
+      contraction: '0.000001',
+      mrr_end: '12000001000000036.999998',
+      net_new: '1000000048.999998',
+      cash_revenue: '1000000049',
+    });
+    for (const month of [january, february]) {
+      if (!month) throw new Error('missing month');
+      expect(bridge(month)).toBe(toMicros(month.mrr_end) - toMicros(month.mrr_start));
+      expect(toMicros(month.net_new)).toBe(toMicros(month.mrr_end) - toMicros(month.mrr_start));
+    }
+    // Money is decimal text without exponents (rates are fractions, and may be tiny).
+    const { gross_revenue_churn_rate, net_revenue_churn_rate, customer_churn_rate, ...money } =
+      february ?? {};
+    expect(JSON.stringify(money)).not.toMatch(/\de[+-]?\d/i);
+  });
+
+  it('closes the bridge exactly for any records within the bounds (property)', () => {
+    const money = fc
+      .tuple(fc.bigInt({ min: -(10n ** 15n) + 1n, max: 10n ** 15n - 1n }), fc.integer({ min: 0, max: 6 }))
+      .map(([digits, places]) => Number(formatMicros(digits * 10n ** BigInt(6 - places))))
+      .filter(isExactMoney);
+    const arbitraryRecord = fc.record({
+      day: fc.integer({ min: 1, max: 28 }),
+      month: fc.integer({ min: 1, max: 3 }),
+      customer: fc.constantFrom('A', 'B', 'C'),
+      subscription: fc.constantFrom('', 's1', 's2'),
+      event_type: fc.constantFrom('subscription', 'upgrade', 'downgrade', 'churn', 'renewal', 'purchase'),
+      amount: money,
+      mrr_impact: fc.option(money, { nil: null }),
+    });
+    fc.assert(
+      fc.property(fc.array(arbitraryRecord, { maxLength: 30 }), (drawn) => {
+        const records = drawn.map((r) =>
+          record(
+            `2026-0${r.month}-${String(r.day).padStart(2, '0')}`,
+            r.customer,
+            r.event_type as MrrInput['event_type'],
+            r.amount,
+            r.mrr_impact,
+            { customer_subscription_id: r.subscription },
+          ),
+        );
+        for (const month of monthlyRevenue(records, '2026-01', '2026-03')) {
+          expect(bridge(month)).toBe(toMicros(month.mrr_end) - toMicros(month.mrr_start));
+          expect(toMicros(month.mrr_end) >= 0n).toBe(true);
+        }
+      }),
+    );
+  });
 });

@@ -2,39 +2,37 @@
 // start and end, the movements, net new MRR, the churn rates, ARPA and cash revenue. Computed from the
 // deduplicated revenue records (revenue_records: one per project and transaction_id) by folding them in
 // the order of their own timestamps (see mrr-movements.ts). Currencies are never added together.
+// Sums are exact (BigInt micro-units); money is reported as exact decimal text (Money), which no JSON
+// number could hold for every total.
+import { divideRounded, formatMicros, toMicros } from '@tally/contract';
 import type { QueryParams, Warehouse } from '../index.ts';
-import {
-  byRecordTime,
-  type DataWarning,
-  type MrrInput,
-  MrrLedger,
-  type MrrMovement,
-  parseMicros,
-  toMoney,
-} from './mrr-movements.ts';
+import { byRecordTime, type DataWarning, type MrrInput, MrrLedger } from './mrr-movements.ts';
+
+/** An amount of money as exact decimal text in the currency's major unit: "49", "-12.5", "0.000001". */
+export type Money = string;
 
 export interface MonthlyRevenue {
   /** YYYY-MM */
   month: string;
   currency: string;
-  mrr_start: number;
-  new: number;
-  expansion: number;
-  reactivation: number;
-  contraction: number;
-  churn: number;
-  mrr_end: number;
-  net_new: number;
+  mrr_start: Money;
+  new: Money;
+  expansion: Money;
+  reactivation: Money;
+  contraction: Money;
+  churn: Money;
+  mrr_end: Money;
+  net_new: Money;
   /** (churn + contraction) / MRR at the start; null when that is 0. */
   gross_revenue_churn_rate: number | null;
   /** (churn + contraction − expansion − reactivation) / MRR at the start; null when that is 0. */
   net_revenue_churn_rate: number | null;
   /** Customers paying at the start and not at the end / customers paying at the start; null when none. */
   customer_churn_rate: number | null;
-  /** MRR at the end / customers paying at the end; null when none. */
-  arpa: number | null;
+  /** MRR at the end / customers paying at the end, to the micro-unit; null when none. */
+  arpa: Money | null;
   /** Sum of amount over every record of the month (refunds and churns with negative amounts subtract). */
-  cash_revenue: number;
+  cash_revenue: Money;
   customers_start: number;
   customers_end: number;
   churned_customers: number;
@@ -85,40 +83,38 @@ export function monthlyRevenue(
       }
       const mrrStart = ledger.total;
       const payingAtStart = ledger.payingCustomers();
-      const sums = { new: 0, expansion: 0, reactivation: 0, contraction: 0, churn: 0 };
+      const sums = { new: 0n, expansion: 0n, reactivation: 0n, contraction: 0n, churn: 0n };
       const warnings: DataWarning[] = [];
-      let cash = 0;
+      let cash = 0n;
       for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < end; next++) {
         const record = ordered[next] as MrrInput;
         const { movement, warning } = ledger.apply(record);
-        if (movement) sums[movement.kind] += (movement as MrrMovement).amount;
+        if (movement) sums[movement.kind] += movement.amount;
         if (warning) warnings.push(warning);
         cash += record.amount;
       }
       const mrrEnd = ledger.total;
       const payingAtEnd = ledger.payingCustomers();
       const churned = [...payingAtStart].filter((c) => !payingAtEnd.has(c)).length;
-      const ratio = (numerator: number, denominator: number) =>
-        denominator === 0 ? null : numerator / denominator;
       report.push({
         month,
         currency,
-        mrr_start: toMoney(mrrStart),
-        new: toMoney(sums.new),
-        expansion: toMoney(sums.expansion),
-        reactivation: toMoney(sums.reactivation),
-        contraction: toMoney(sums.contraction),
-        churn: toMoney(sums.churn),
-        mrr_end: toMoney(mrrEnd),
-        net_new: toMoney(mrrEnd - mrrStart),
-        gross_revenue_churn_rate: ratio(sums.churn + sums.contraction, mrrStart),
-        net_revenue_churn_rate: ratio(
+        mrr_start: formatMicros(mrrStart),
+        new: formatMicros(sums.new),
+        expansion: formatMicros(sums.expansion),
+        reactivation: formatMicros(sums.reactivation),
+        contraction: formatMicros(sums.contraction),
+        churn: formatMicros(sums.churn),
+        mrr_end: formatMicros(mrrEnd),
+        net_new: formatMicros(mrrEnd - mrrStart),
+        gross_revenue_churn_rate: rate(sums.churn + sums.contraction, mrrStart),
+        net_revenue_churn_rate: rate(
           sums.churn + sums.contraction - sums.expansion - sums.reactivation,
           mrrStart,
         ),
-        customer_churn_rate: ratio(churned, payingAtStart.size),
-        arpa: payingAtEnd.size === 0 ? null : toMoney(mrrEnd) / payingAtEnd.size,
-        cash_revenue: toMoney(cash),
+        customer_churn_rate: rate(BigInt(churned), BigInt(payingAtStart.size)),
+        arpa: payingAtEnd.size === 0 ? null : formatMicros(divideRounded(mrrEnd, BigInt(payingAtEnd.size))),
+        cash_revenue: formatMicros(cash),
         customers_start: payingAtStart.size,
         customers_end: payingAtEnd.size,
         churned_customers: churned,
@@ -127,6 +123,14 @@ export function monthlyRevenue(
     }
   }
   return report.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+}
+
+/**
+ * numerator / denominator as a fraction, null when the denominator is 0. A rate is a ratio, not money: the
+ * nearest double is its exact form (each BigInt is rounded once to a double first).
+ */
+export function rate(numerator: bigint, denominator: bigint): number | null {
+  return denominator === 0n ? null : Number(numerator) / Number(denominator);
 }
 
 interface StoredRevenueRow {
@@ -182,8 +186,8 @@ export async function readMrrInputs(
     customer_subscription_id: row.customer_subscription_id,
     event_type: row.event_type as MrrInput['event_type'],
     currency: row.currency,
-    amount: parseMicros(row.amount),
-    mrr_impact: row.mrr_impact === null ? null : parseMicros(row.mrr_impact),
+    amount: toMicros(row.amount),
+    mrr_impact: row.mrr_impact === null ? null : toMicros(row.mrr_impact),
     is_recurring: row.is_recurring,
     interval: row.interval,
     timestamp: Number(row.timestamp_ms),

@@ -3,9 +3,9 @@
 // need: each subscription's current MRR (a churn without mrr_impact takes all of it away; a customer's
 // MRR never goes below zero) and whether the customer ever had MRR (new business vs reactivation). It is recomputed
 // from the records at every report, so records that arrive late or out of order are simply in their
-// place next time. Money is held in integer micro-units (the warehouse's Decimal scale, 6) so that sums
-// are exact.
-import type { RevenueEventType } from '@tally/contract';
+// place next time. Money is held in integer micro-units (the warehouse's Decimal scale, 6) as BigInt, so
+// that every sum is exact whatever its size.
+import { divideRounded, formatMicros, type RevenueEventType } from '@tally/contract';
 
 /** A stored revenue record, as the MRR rules read it. Money in micro-units. */
 export interface MrrInput {
@@ -15,8 +15,8 @@ export interface MrrInput {
   customer_subscription_id: string;
   event_type: RevenueEventType | '';
   currency: string;
-  amount: number;
-  mrr_impact: number | null;
+  amount: bigint;
+  mrr_impact: bigint | null;
   is_recurring: boolean | null;
   /** metadata.interval ('monthly', 'annual', …) or ''. */
   interval: string;
@@ -35,10 +35,10 @@ export interface MrrMovement {
   timestamp: number;
   kind: MovementKind;
   /** Size of the movement (always positive), micro-units. */
-  amount: number;
+  amount: bigint;
   /** The customer's MRR before and after, micro-units. */
-  prev: number;
-  next: number;
+  prev: bigint;
+  next: bigint;
 }
 
 export interface DataWarning {
@@ -47,20 +47,6 @@ export interface DataWarning {
   timestamp: number;
   message: string;
 }
-
-export const MICROS = 1_000_000;
-
-/** Parses a decimal number's text ("-12.5", "100", "0.000001") into exact micro-units. */
-export function parseMicros(text: string | number): number {
-  const s = String(text).trim();
-  if (/e/i.test(s)) return Math.round(Number(s) * MICROS);
-  const negative = s.startsWith('-');
-  const [whole = '0', fraction = ''] = s.replace(/^[-+]/, '').split('.');
-  const micros = Number(whole) * MICROS + Number(fraction.slice(0, 6).padEnd(6, '0'));
-  return negative ? -micros : micros;
-}
-
-export const toMoney = (micros: number): number => micros / MICROS;
 
 /** The order of the fold: the record's own time, then arrival, then transaction id (deterministic). */
 export function byRecordTime(a: MrrInput, b: MrrInput): number {
@@ -72,18 +58,18 @@ export function byRecordTime(a: MrrInput, b: MrrInput): number {
 }
 
 /** Months of MRR that one payment of `interval` buys: an annual plan's amount / 12. */
-function monthsOf(interval: string): number {
+function monthsOf(interval: string): bigint {
   switch (interval.toLowerCase()) {
     case 'annual':
     case 'annually':
     case 'yearly':
     case 'year':
-      return 12;
+      return 12n;
     case 'quarterly':
     case 'quarter':
-      return 3;
+      return 3n;
     default:
-      return 1;
+      return 1n;
   }
 }
 
@@ -93,54 +79,54 @@ function monthsOf(interval: string): number {
  */
 export class MrrLedger {
   readonly currency: string;
-  readonly #subscriptions = new Map<string, number>();
+  readonly #subscriptions = new Map<string, bigint>();
   /** Per customer, the sum of their subscriptions' MRR (never below zero). */
-  readonly #sums = new Map<string, number>();
+  readonly #sums = new Map<string, bigint>();
   readonly #everPaying = new Set<string>();
-  #total = 0;
+  #total = 0n;
 
   constructor(currency: string) {
     this.currency = currency;
   }
 
   /** Sum of every customer's MRR now, micro-units. */
-  get total(): number {
+  get total(): bigint {
     return this.#total;
   }
 
   /** Customers whose MRR is above zero now. */
   payingCustomers(): Set<string> {
     const paying = new Set<string>();
-    for (const [customer, mrr] of this.#sums) if (mrr > 0) paying.add(customer);
+    for (const [customer, mrr] of this.#sums) if (mrr > 0n) paying.add(customer);
     return paying;
   }
 
-  customerMrr(customer: string): number {
-    return this.#sums.get(customer) ?? 0;
+  customerMrr(customer: string): bigint {
+    return this.#sums.get(customer) ?? 0n;
   }
 
   apply(record: MrrInput): { movement: MrrMovement | null; warning: DataWarning | null } {
     const key = `${record.customer_id}\u0000${record.customer_subscription_id}`;
-    const current = this.#subscriptions.get(key) ?? 0;
+    const current = this.#subscriptions.get(key) ?? 0n;
     let next = current;
     let warning: string | null = null;
     if (record.mrr_impact !== null) {
       next = current + record.mrr_impact;
     } else if (record.event_type === 'churn') {
-      next = 0;
+      next = 0n;
     } else if (record.event_type === 'subscription' && record.is_recurring === true) {
-      next = current + Math.round(record.amount / monthsOf(record.interval));
+      next = current + divideRounded(record.amount, monthsOf(record.interval));
     } else if (record.event_type === 'upgrade' || record.event_type === 'downgrade') {
       warning = `${record.event_type} without mrr_impact: MRR unchanged`;
     }
     // The customer's MRR is the sum over their subscriptions. Taking away more than there is is bad
     // data: reported, and the customer's MRR stops at zero (a later subscription starts from zero).
-    const sumBefore = this.#sums.get(record.customer_id) ?? 0;
+    const sumBefore = this.#sums.get(record.customer_id) ?? 0n;
     let sumAfter = sumBefore - current + next;
-    if (sumAfter < 0) {
-      warning = `the customer's MRR would be ${toMoney(sumAfter)}: counted as 0`;
+    if (sumAfter < 0n) {
+      warning = `the customer's MRR would be ${formatMicros(sumAfter)}: counted as 0`;
       next -= sumAfter;
-      sumAfter = 0;
+      sumAfter = 0n;
     }
     this.#subscriptions.set(key, next);
     this.#sums.set(record.customer_id, sumAfter);
@@ -148,7 +134,7 @@ export class MrrLedger {
     const after = sumAfter;
     this.#total += after - prev;
     const kind = classify(prev, after, this.#everPaying.has(record.customer_id));
-    if (after > 0) this.#everPaying.add(record.customer_id);
+    if (after > 0n) this.#everPaying.add(record.customer_id);
     return {
       movement: kind
         ? {
@@ -157,7 +143,7 @@ export class MrrLedger {
             currency: record.currency,
             timestamp: record.timestamp,
             kind,
-            amount: kind === 'churn' ? prev : Math.abs(after - prev),
+            amount: kind === 'churn' ? prev : after > prev ? after - prev : prev - after,
             prev,
             next: after,
           }
@@ -175,11 +161,11 @@ export class MrrLedger {
 }
 
 /** The movement table of revenue-metrics.md: decided by the customer's MRR before and after. */
-export function classify(prev: number, next: number, everPaying: boolean): MovementKind | null {
+export function classify(prev: bigint, next: bigint, everPaying: boolean): MovementKind | null {
   if (next === prev) return null;
-  if (prev <= 0) return next > 0 ? (everPaying ? 'reactivation' : 'new') : null;
+  if (prev <= 0n) return next > 0n ? (everPaying ? 'reactivation' : 'new') : null;
   if (next > prev) return 'expansion';
-  return next > 0 ? 'contraction' : 'churn';
+  return next > 0n ? 'contraction' : 'churn';
 }
 
 /** Every movement and data warning of these records (any order; one currency or several). */

@@ -3,9 +3,10 @@
 // whether they ever paid), so recomputing only the customers a batch touched gives exactly what a fold
 // over every record would. Rows are written with a new version; movements that no longer exist (a late
 // record re-classified them) are written as deleted. Idempotent: running it again writes the same state.
+import { formatMicros } from '@tally/contract';
 import type { Row, Warehouse } from '../index.ts';
 import { readMrrInputs } from './monthly-revenue.ts';
-import { MICROS, mrrMovements } from './mrr-movements.ts';
+import { mrrMovements } from './mrr-movements.ts';
 
 /** Customers recomputed per query, so that the IN list and the history read stay bounded. */
 const CUSTOMERS_PER_QUERY = 500;
@@ -15,13 +16,6 @@ let lastVersion = 0;
 function nextVersion(): number {
   lastVersion = Math.max(lastVersion + 1, Date.now() * 1000);
   return lastVersion;
-}
-
-/** Exact decimal text of micro-units ("-12.500000"). */
-export function formatMicros(micros: number): string {
-  const sign = micros < 0 ? '-' : '';
-  const abs = Math.abs(micros);
-  return `${sign}${Math.floor(abs / MICROS)}.${String(abs % MICROS).padStart(6, '0')}`;
 }
 
 /** Recomputes the MRR movements of `customers` of `project`; resolves to how many movements they have. */

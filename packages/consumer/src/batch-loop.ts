@@ -1,0 +1,235 @@
+// consumeInBatches: the loop every consumer runs. It reads the record log through the RecordLog interface
+// only (embedded or Kafka), gathers a batch bounded by size and by time (from the batch's first record),
+// has each record prepared (checked and turned into a row) and the batch landed, and commits the batch's
+// offsets only once every record of it is either landed or set aside in the dead-letter store: delivery is
+// at least once, and the landers are idempotent, so a batch landed twice is stored once.
+//
+// No record can stop the loop. A record that cannot be prepared is set aside at once. A batch the
+// warehouse refuses because of its values is split in halves, and the halves landed, until the rows at
+// fault are single records, which are set aside; the others land. An outage is retried with the same
+// batch, with backoff, for as long as it lasts, and a failure of the warehouse itself (see failures.ts)
+// likewise: neither sets anything aside. Stopping leaves the batch in hand uncommitted.
+import { backoffDelay } from '@tally/core/backoff';
+import {
+  type DeadLetter,
+  type DeadLetterStore,
+  deadLetterId,
+  type LogConsumer,
+  type LogMessage,
+  type PolledMessage,
+} from '@tally/log';
+import { describeForDeadLetter, describeForLog, failureKind } from './failures.ts';
+import type { ConsumerLogger } from './logger.ts';
+import type { ConsumerMetrics } from './metrics.ts';
+
+export interface BatchOptions {
+  /** Largest batch, in records. */
+  maxRecords: number;
+  /** Longest a record waits in a batch before the batch is landed, in ms. */
+  maxWaitMs: number;
+}
+
+/** A record and the row (or rows) it became. */
+export interface Prepared<Row> {
+  message: LogMessage;
+  row: Row;
+}
+
+/** What a consumer does with its records: the part that knows the warehouse's tables. */
+export interface Lander<Row> {
+  /** Checks one record and turns it into what `land` writes; throws when the record itself cannot be landed. */
+  prepare(message: LogMessage): Row;
+  /**
+   * Writes prepared records, idempotently: after a crash a batch is landed again, and a refused batch is
+   * landed again in halves.
+   */
+  land(items: readonly Prepared<Row>[]): Promise<void>;
+}
+
+export interface BatchLoopOptions<Row> extends BatchOptions {
+  /** The consumer group, as the dead letters and the metrics name it. */
+  group: string;
+  consumer: LogConsumer;
+  deadLetters: DeadLetterStore;
+  lander: Lander<Row>;
+  logger?: ConsumerLogger | undefined;
+  metrics?: ConsumerMetrics | undefined;
+  /** How long to wait for records when there are none, before checking for stop again. */
+  idleWaitMs?: number;
+  /** Longest wait between two attempts of a failing batch. */
+  maxRetryDelayMs?: number;
+  /** Called after a batch is landed (and set aside) and committed. */
+  onLanded?(messages: readonly PolledMessage[], setAside: readonly DeadLetter[]): void;
+}
+
+export interface RunningBatchLoop {
+  /** Finishes the batch in hand (landed and committed, or left uncommitted), then resolves. */
+  stop(): Promise<void>;
+  /** Settles when the loop ends: resolves after stop(); rejects only if the record log itself fails. */
+  readonly done: Promise<void>;
+}
+
+/** Raised inside the loop when stop() interrupts a retry: the batch stays uncommitted. */
+class Stopped extends Error {}
+
+export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBatchLoop {
+  const { consumer, lander, group, logger, metrics } = options;
+  let stopping = false;
+  let wakeUp: (() => void) | null = null;
+  const idleWaitMs = options.idleWaitMs ?? Math.min(options.maxWaitMs, 500);
+  const maxDelay = options.maxRetryDelayMs ?? 30_000;
+
+  async function gather(): Promise<PolledMessage[]> {
+    const batch: PolledMessage[] = [];
+    let deadline = Number.POSITIVE_INFINITY;
+    while (!stopping && batch.length < options.maxRecords) {
+      const waitMs = batch.length === 0 ? idleWaitMs : deadline - Date.now();
+      if (batch.length > 0 && waitMs <= 0) break;
+      const messages = await consumer.poll({ max: options.maxRecords - batch.length, waitMs });
+      if (messages.length === 0) {
+        if (batch.length > 0) break;
+        continue;
+      }
+      if (batch.length === 0) deadline = Date.now() + options.maxWaitMs;
+      batch.push(...messages);
+    }
+    return batch;
+  }
+
+  /** Waits before the next attempt; interrupted by stop(). */
+  async function pause(attempt: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, backoffDelay(attempt, 100, Math.random(), maxDelay));
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wakeUp = null;
+    if (stopping) throw new Stopped();
+  }
+
+  function letter(message: PolledMessage, error: unknown): DeadLetter {
+    const described =
+      message.record === null
+        ? { error_code: 'undecodable', error: message.error }
+        : describeForDeadLetter(error);
+    return {
+      id: deadLetterId(group, message),
+      group,
+      topic: message.topic,
+      partition: message.partition,
+      offset: message.offset,
+      failed_at: Date.now(),
+      ...described,
+      record: message.record,
+      ...(message.record === null && { raw: message.raw }),
+    };
+  }
+
+  /**
+   * Lands `items`; on a failure the records cause, lands each half on its own, down to single records,
+   * which go to `setAside`. Outages and failures of the warehouse are retried until they pass.
+   */
+  async function landOrSplit(items: readonly Prepared<Row>[], setAside: DeadLetter[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await lander.land(items);
+        return;
+      } catch (error) {
+        const kind = failureKind(error);
+        metrics?.failures.inc({ group, kind });
+        if (kind === 'records') {
+          const [only] = items;
+          if (items.length === 1 && only) {
+            setAside.push(letter(only.message, error));
+            return;
+          }
+          const middle = Math.ceil(items.length / 2);
+          await landOrSplit(items.slice(0, middle), setAside);
+          await landOrSplit(items.slice(middle), setAside);
+          return;
+        }
+        if (stopping) throw new Stopped();
+        const described = { group, records: items.length, attempt, ...describeForLog(error) };
+        if (kind === 'outage') logger?.warn(described, `${group} batch failed; retrying`);
+        else logger?.error(described, `${group} batch refused by the warehouse; retrying until it is mended`);
+        await pause(attempt);
+      }
+    }
+  }
+
+  /** Makes the letters durable (retrying while the store is unavailable) and reports each one. */
+  async function setAsideDurably(letters: readonly DeadLetter[]): Promise<void> {
+    if (letters.length === 0) return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await options.deadLetters.add(letters);
+        break;
+      } catch (error) {
+        if (stopping) throw new Stopped();
+        logger?.warn({ group, attempt, ...describeForLog(error) }, 'dead-letter store unavailable; retrying');
+        await pause(attempt);
+      }
+    }
+    for (const l of letters) {
+      metrics?.deadLetters.inc({ group, type: l.topic, code: l.error_code });
+      // Where it was and why, never what it holds: `tally dead-letters show <id>` shows the record.
+      logger?.warn(
+        {
+          group,
+          type: l.topic,
+          partition: l.partition,
+          offset: l.offset,
+          dead_letter: l.id,
+          code: l.error_code,
+        },
+        'record set aside as undeliverable',
+      );
+    }
+  }
+
+  async function handle(batch: readonly PolledMessage[]): Promise<void> {
+    const setAside: DeadLetter[] = [];
+    const prepared: Prepared<Row>[] = [];
+    for (const message of batch) {
+      if (message.record === null) {
+        setAside.push(letter(message, null));
+        continue;
+      }
+      try {
+        prepared.push({ message, row: lander.prepare(message) });
+      } catch (error) {
+        setAside.push(letter(message, error));
+      }
+    }
+    if (prepared.length > 0) await landOrSplit(prepared, setAside);
+    await setAsideDurably(setAside);
+    await consumer.commit(batch);
+    const asideIds = new Set(setAside.map((l) => l.id));
+    for (const { message } of prepared) {
+      if (!asideIds.has(deadLetterId(group, message))) metrics?.landed.inc({ group, type: message.topic });
+    }
+    options.onLanded?.(batch, setAside);
+  }
+
+  const done = (async () => {
+    try {
+      while (!stopping) {
+        const batch = await gather();
+        if (batch.length > 0) await handle(batch);
+      }
+    } catch (error) {
+      if (!(error instanceof Stopped)) throw error;
+    }
+  })();
+
+  return {
+    done,
+    async stop() {
+      stopping = true;
+      wakeUp?.();
+      await done.catch(() => {});
+    },
+  };
+}

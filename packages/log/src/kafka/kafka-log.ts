@@ -1,0 +1,149 @@
+// The Kafka record log: one topic per record type (`<prefix><type>`), records Avro-encoded in the
+// Confluent wire format through a schema registry, keyed so that related records keep their order (see
+// partitionKey). The producer is idempotent with acks=all and sends appends in small batches (see
+// producer.ts), so a 202 means the brokers in sync have the record. Consumers adapt kafkajs's push model
+// to poll/commit (consumer.ts); records they cannot land go to the dead-letter topic (dead-letters.ts).
+import type { IngestRecord, RecordType } from '@tally/contract';
+import kafkajs, { type Producer } from 'kafkajs';
+import SnappyCodec from 'kafkajs-snappy';
+import {
+  ALL_TOPICS,
+  type DeadLetterStore,
+  type LogConsumer,
+  type LogHealth,
+  LogUnavailableError,
+  partitionKey,
+  type RecordLog,
+} from '../record-log.ts';
+import { toAvroValue } from './avro.ts';
+import { KafkaConsumer } from './consumer.ts';
+import { KafkaDeadLetters } from './dead-letters.ts';
+import { LingerBatcher } from './producer.ts';
+import { type Compatibility, type RegisteredSchemas, registerSchemas } from './registry.ts';
+import { ensureTopics, topicName } from './topics.ts';
+
+// kafkajs is CommonJS and Node's ESM loader does not see all its named exports (CompressionCodecs).
+const { CompressionCodecs, CompressionTypes, Kafka, logLevel } = kafkajs;
+type Kafka = InstanceType<typeof Kafka>;
+CompressionCodecs[CompressionTypes.Snappy] = SnappyCodec;
+
+export type KafkaCompression = 'none' | 'gzip' | 'snappy';
+const CODECS: Record<KafkaCompression, number> = {
+  none: CompressionTypes.None,
+  gzip: CompressionTypes.GZIP,
+  snappy: CompressionTypes.Snappy,
+};
+
+export interface KafkaLogOptions {
+  brokers: string[];
+  schemaRegistryUrl: string;
+  /** Topics are `<topicPrefix><type>`, e.g. tally.pageview; consumer groups are prefixed the same way. */
+  topicPrefix: string;
+  /** Partitions and replication factor of the topics this log creates when they are missing. */
+  partitions: number;
+  replicationFactor: number;
+  compression: KafkaCompression;
+  /** How long an append waits for others to share its produce request. */
+  lingerMs: number;
+  /** retention.ms of the topics this log creates (default: the broker's log.retention). */
+  retentionMs?: number;
+  /** Compatibility level set on each topic's `-value` subject. */
+  compatibility: Compatibility;
+  clientId?: string;
+  /** Appends waiting for the brokers beyond this are refused at once (the gateway answers 503). */
+  maxPendingRecords?: number;
+  /** Told about problems the log recovers from (a commit lost in a rebalance, a failed send). */
+  onWarning?: (message: string, error: unknown) => void;
+}
+
+/** Connects, creates the missing topics, registers the Avro schemas, and returns the log. */
+export async function openKafkaLog(options: KafkaLogOptions): Promise<RecordLog> {
+  const kafka = new Kafka({
+    clientId: options.clientId ?? 'tally',
+    brokers: options.brokers,
+    logLevel: logLevel.NOTHING,
+    retry: { initialRetryTime: 100, retries: 8 },
+  });
+  await ensureTopics(kafka, options);
+  const schemas = await registerSchemas(options);
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1, // with idempotence: no duplicates and per-partition order across retries
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  return new KafkaLog(kafka, producer, schemas, options);
+}
+
+class KafkaLog implements RecordLog {
+  readonly #kafka: Kafka;
+  readonly #producer: Producer;
+  readonly #schemas: RegisteredSchemas;
+  readonly #options: KafkaLogOptions;
+  readonly #batcher: LingerBatcher;
+  readonly #consumers = new Set<KafkaConsumer>();
+  readonly deadLetters: DeadLetterStore;
+  #closed = false;
+
+  constructor(kafka: Kafka, producer: Producer, schemas: RegisteredSchemas, options: KafkaLogOptions) {
+    this.#kafka = kafka;
+    this.#producer = producer;
+    this.#schemas = schemas;
+    this.#options = options;
+    this.#batcher = new LingerBatcher(
+      (topicMessages) =>
+        producer.sendBatch({ acks: -1, compression: CODECS[options.compression], topicMessages }),
+      {
+        lingerMs: options.lingerMs,
+        ...(options.maxPendingRecords !== undefined && { maxPendingRecords: options.maxPendingRecords }),
+        onSendFailed: (error) => options.onWarning?.('Kafka produce failed', error),
+      },
+    );
+    this.deadLetters = new KafkaDeadLetters(kafka, producer, schemas, options.topicPrefix);
+  }
+
+  async append(records: readonly IngestRecord[]): Promise<void> {
+    if (this.#closed) throw new LogUnavailableError('record log is closed');
+    await this.#batcher.send(
+      records.map((record) => ({
+        topic: topicName(this.#options.topicPrefix, record.type),
+        key: partitionKey(record),
+        value: this.#schemas.records[record.type](toAvroValue(record)),
+      })),
+    );
+  }
+
+  consumer(options: { group: string; topics?: readonly RecordType[] }): LogConsumer {
+    const consumer = new KafkaConsumer({
+      consumer: this.#kafka.consumer({
+        groupId: `${this.#options.topicPrefix}${options.group}`,
+        allowAutoTopicCreation: false,
+        maxWaitTimeInMs: 100,
+        sessionTimeout: 10_000, // a crashed consumer's partitions move on after 10 s
+        heartbeatInterval: 3_000,
+      }),
+      topics: options.topics ?? ALL_TOPICS,
+      topicPrefix: this.#options.topicPrefix,
+      registry: this.#schemas.registry,
+      onWarning: this.#options.onWarning,
+    });
+    this.#consumers.add(consumer);
+    consumer.onClose(() => this.#consumers.delete(consumer));
+    return consumer;
+  }
+
+  async health(): Promise<LogHealth> {
+    if (this.#closed) return { ok: false, detail: 'closed' };
+    if (this.#batcher.lastSendFailed) return { ok: false, detail: 'the last produce request failed' };
+    return { ok: true };
+  }
+
+  /** Sends what is gathered, waits for every send in flight, then disconnects. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#batcher.close();
+    await Promise.all([...this.#consumers].map((c) => c.close()));
+    await this.#producer.disconnect();
+  }
+}

@@ -1,0 +1,143 @@
+// The record log's interface: where the gateway appends accepted records, from which consumers read them,
+// and where a consumer sets aside a record it cannot land (the dead-letter store). Backends (embedded/,
+// kafka/) implement it and import it from here; index.ts only re-exports.
+import type { IngestRecord, RecordType } from '@tally/contract';
+import { RECORD_TYPES } from '@tally/contract';
+
+/** Where a message is in the log. */
+export interface LogPosition {
+  topic: RecordType;
+  /** Partition of the topic (always 0 in the embedded log). */
+  partition: number;
+  /** Position in its topic's partition. */
+  offset: number;
+}
+
+/** A record as read back from the log, with its position in its topic. */
+export interface LogMessage extends LogPosition {
+  record: IngestRecord;
+}
+
+/**
+ * A message whose bytes are not a record this log can decode (a producer other than Tally's gateway wrote
+ * it to a Kafka topic, or with a schema the registry does not have). It is handed to the consumer like any
+ * other message, so that the consumer sets it aside and goes on.
+ */
+export interface UndecodableMessage extends LogPosition {
+  record: null;
+  /** The message's bytes as they are in the log. */
+  raw: Uint8Array;
+  /** Why it could not be decoded. */
+  error: string;
+}
+
+export type PolledMessage = LogMessage | UndecodableMessage;
+
+export interface LogHealth {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface RecordLog {
+  /** Appends records; resolves only once every one of them is durable, rejects if any is not. */
+  append(records: readonly IngestRecord[]): Promise<void>;
+  /** A consumer in `group` over `topics` (default: all four record types), resuming at the group's commit. */
+  consumer(options: { group: string; topics?: readonly RecordType[] }): LogConsumer;
+  /** The records consumers have set aside as undeliverable. */
+  readonly deadLetters: DeadLetterStore;
+  health(): Promise<LogHealth>;
+  close(): Promise<void>;
+}
+
+export interface LogConsumer {
+  /** Up to `max` messages after this consumer's position; waits up to `waitMs` for the first one. */
+  poll(options?: { max?: number; waitMs?: number }): Promise<PolledMessage[]>;
+  /** Marks these messages, and every earlier one of their topics, as processed by the group. */
+  commit(messages: readonly LogPosition[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A record a consumer group could not land because of the record itself (the warehouse refused its
+ * values, it could not be decoded, it breaks the contract), set aside so that the group goes on. It
+ * holds the record (payload included): it is shown by `tally dead-letters show`, never logged.
+ */
+export interface DeadLetter extends LogPosition {
+  /** `<group>:<topic>:<partition>:<offset>`: the same record set aside twice by a group is one letter. */
+  id: string;
+  group: string;
+  /** When it was set aside (ms). */
+  failed_at: number;
+  /** What refused it, in full (may quote the record's values). */
+  error: string;
+  /** A short code for the kind of failure: `warehouse-<ClickHouse code>`, `contract`, `undecodable`, … */
+  error_code: string;
+  /** The record; null when the log could not decode the message (then `raw` has its bytes). */
+  record: IngestRecord | null;
+  raw?: Uint8Array | null;
+}
+
+export const deadLetterId = (group: string, position: LogPosition): string =>
+  `${group}:${position.topic}:${position.partition}:${position.offset}`;
+
+/** The order letters are listed in: when they were set aside, then where they were in the log. */
+export function byFailedAt(a: DeadLetter, b: DeadLetter): number {
+  return (
+    a.failed_at - b.failed_at ||
+    (a.group < b.group ? -1 : a.group > b.group ? 1 : 0) ||
+    (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0) ||
+    a.partition - b.partition ||
+    a.offset - b.offset
+  );
+}
+
+/** The outcome of a replay, per letter. */
+export interface ReplayResult {
+  /** Appended to their topics again (and removed from the store). */
+  replayed: string[];
+  /** Asked of the process that appends to the log (the embedded log's writer); it replays them shortly. */
+  requested: string[];
+  /** Not replayable (no such letter, or no decodable record), with why. */
+  refused: Array<{ id: string; reason: string }>;
+}
+
+export interface DeadLetterStore {
+  /** Sets letters aside; resolves once they are durable. A letter with an existing id replaces it. */
+  add(letters: readonly DeadLetter[]): Promise<void>;
+  /** Every letter, oldest first. */
+  list(): Promise<DeadLetter[]>;
+  get(id: string): Promise<DeadLetter | null>;
+  /** Puts the letters' records back on their topics, so that their consumers land them again. */
+  replay(ids: readonly string[]): Promise<ReplayResult>;
+  /** Deletes letters for good; resolves to how many there were. */
+  discard(ids: readonly string[]): Promise<number>;
+}
+
+/** Records are kept per type, as Kafka keeps them per topic. */
+export const topicOf = (record: IngestRecord): RecordType => record.type;
+export const ALL_TOPICS: readonly RecordType[] = RECORD_TYPES;
+
+/**
+ * The key that keeps related records together and in order. Revenue: one customer (project +
+ * customer_id). Analytics: the visitor the client named (project + visitor_fingerprint), or, when the
+ * gateway derived the visitor id (which rotates daily), the session. Copies of one record (a client's
+ * retries, which keep the record id, the session and the customer) share the key whenever they arrive, so
+ * one consumer sees them in order and the first copy wins.
+ */
+export function partitionKey(record: IngestRecord): string {
+  if (record.type === 'revenue') return `${record.project_id}:${record.data.customer_id}`;
+  const data = record.data;
+  const stable = record.visitor_fingerprint_derived
+    ? data.session_id || data.visitor_fingerprint
+    : data.visitor_fingerprint;
+  return `${record.project_id}:${stable ?? ''}`;
+}
+
+/** Raised when the log cannot make records durable in time; the gateway answers 503 with Retry-After. */
+export class LogUnavailableError extends Error {
+  readonly retryable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LogUnavailableError';
+  }
+}

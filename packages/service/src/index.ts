@@ -1,0 +1,2 @@
+// @tally/service: what every Tally process shares.
+export * from './admin.ts';

@@ -1,0 +1,34 @@
+// Record ids already stored per project (the record_ids table, schemas/clickhouse/006_record_ids.sql):
+// what the consumers look up so that a project keeps the first copy of every record id.
+import type { Row, Warehouse } from './index.ts';
+
+/** Ids looked up per query, so that the IN list stays bounded. */
+const IDS_PER_QUERY = 1000;
+
+/** The ids among `ids` (UUIDs, lower case) that `project` has stored already. */
+export async function storedRecordIds(
+  warehouse: Warehouse,
+  project: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const stored = new Set<string>();
+  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+    const rows = await warehouse.query<{ id: string }>(
+      `SELECT DISTINCT toString(id) AS id FROM record_ids
+       WHERE project_id = {project:String} AND id IN {ids:Array(String)}`,
+      { project, ids: ids.slice(i, i + IDS_PER_QUERY) },
+    );
+    for (const row of rows) stored.add(row.id);
+  }
+  return stored;
+}
+
+/** The record_ids row of a stored record. */
+export function recordIdRow(record: {
+  project_id: string;
+  id: string;
+  type: string;
+  received_at: number;
+}): Row {
+  return { project_id: record.project_id, id: record.id, type: record.type, received_at: record.received_at };
+}
