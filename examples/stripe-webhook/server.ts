@@ -1,6 +1,9 @@
 // Runs the Stripe webhook example as a small HTTP server:
 //   STRIPE_WEBHOOK_SECRET=whsec_… TALLY_ENDPOINT=http://localhost:8080 TALLY_SECRET_TOKEN=sec_… \
 //   node --import tsx examples/stripe-webhook/server.ts        # listens on :4242, path /stripe/webhook
+// Its port is STRIPE_EXAMPLE_PORT (default 4242; 0 for any free one) and its address STRIPE_EXAMPLE_HOST
+// (default 0.0.0.0), not PORT and HOST: those are Tally's own, and the two often run side by side on one
+// machine with one environment.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -54,6 +57,15 @@ export async function startWebhookServer(
   return { url: `http://127.0.0.1:${port}/stripe/webhook`, server };
 }
 
+/** The example's port from STRIPE_EXAMPLE_PORT: default 4242, 0 for any free port. */
+export function portFrom(value: string | undefined): number {
+  if (value === undefined || value === '') return 4242;
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
+    throw new Error(`STRIPE_EXAMPLE_PORT must be a port number (0–65535), got "${value}"`);
+  }
+  return Number(value);
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const need = (name: string) => {
     const value = process.env[name];
@@ -63,7 +75,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const { url } = await startWebhookServer({
     webhookSecret: need('STRIPE_WEBHOOK_SECRET'),
     revenue: revenueClientForWebhooks(need('TALLY_ENDPOINT'), need('TALLY_SECRET_TOKEN')),
-    port: Number(process.env.PORT ?? 4242),
+    port: portFrom(process.env.STRIPE_EXAMPLE_PORT),
+    host: process.env.STRIPE_EXAMPLE_HOST || '0.0.0.0',
   });
   console.log(`Stripe webhook for Tally listening on ${url}`);
 }

@@ -23,4 +23,4 @@ export {
   type StripeEventLike,
   type StripeMappingOptions,
   type StripeRevenue,
-} from './stripe.ts';
+} from './stripe/index.ts';
