@@ -2,7 +2,7 @@
 // after Stripe's documented event and object shapes, older and 2025 API versions, with realistic 2025–2026
 // times), and the checks every mapped record must pass.
 import { readdirSync, readFileSync } from 'node:fs';
-import type { RevenueData } from '@tally/contract';
+import { isExactMoney, MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, type RevenueData } from '@tally/contract';
 import type { StripeMapper } from './mapping.ts';
 import type { StripeEventLike, StripeMappingOptions } from './types.ts';
 
@@ -27,22 +27,17 @@ export function mappedBy(mapper: StripeMapper, name: string, options: StripeMapp
 /** A Stripe time (seconds) from an ISO date, to write fixtures' times readably in tests. */
 export const stripeSeconds = (iso: string): number => Date.parse(iso) / 1000;
 
-const YEAR_2000 = Date.UTC(2000, 0, 1);
-const YEAR_2100 = Date.UTC(2100, 0, 1);
-const storedExactly = (value: number) =>
-  Number(value.toFixed(6)) === value && Number(value.toPrecision(15)) === value;
-
 /**
- * What the contract will require of a record's numbers so that they are stored exactly: `timestamp` an
- * integer of milliseconds in [2000, 2100), money with at most 6 decimals and 15 significant digits.
- * Returns the fields that break it (empty when none does).
+ * The fields of a record that the contract's bounds refuse (`timestamp` whole milliseconds in [2000, 2100),
+ * money with at most 6 decimals and 15 significant digits), named with their values; empty when none.
  */
 export function inexactFields(record: RevenueData): string[] {
   const bad: string[] = [];
   const { timestamp, amount, mrr_impact } = record;
-  const inRange = typeof timestamp === 'number' && timestamp >= YEAR_2000 && timestamp < YEAR_2100;
+  const inRange =
+    typeof timestamp === 'number' && timestamp >= MIN_TIMESTAMP_MS && timestamp < MAX_TIMESTAMP_MS;
   if (!inRange || !Number.isInteger(timestamp)) bad.push(`timestamp ${timestamp}`);
-  if (!storedExactly(amount)) bad.push(`amount ${amount}`);
-  if (typeof mrr_impact === 'number' && !storedExactly(mrr_impact)) bad.push(`mrr_impact ${mrr_impact}`);
+  if (!isExactMoney(amount)) bad.push(`amount ${amount}`);
+  if (typeof mrr_impact === 'number' && !isExactMoney(mrr_impact)) bad.push(`mrr_impact ${mrr_impact}`);
   return bad;
 }
