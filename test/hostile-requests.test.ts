@@ -1,10 +1,12 @@
 // Hostile requests over raw TCP against a real gateway process on 127.0.0.1: bodies far over the limit
-// (declared or chunked), lying Content-Lengths, request smuggling, deeply nested JSON, prototype-poisoning
-// keys, bytes that are not UTF-8, oversized headers. Each gets a 4xx (or, for data that decodes, 202), the
+// (declared or chunked), gzip bombs, lying Content-Lengths, request smuggling, deeply nested JSON,
+// prototype-poisoning keys, bytes that are not UTF-8, oversized headers. Each gets a 4xx (or, for data
+// that decodes, 202), the
 // process stays up and serves a normal request after each, nothing leaks into Object.prototype, and its
 // memory stays bounded. Every request is bounded in bytes and in time.
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { FileTokenStore } from '@tally/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, postIngest, startGatewayProcess, tempDataDir } from './support/processes.ts';
@@ -183,6 +185,26 @@ describe('hostile requests against a gateway process', () => {
     });
     expect(response.status).toBe(413);
     expect(JSON.parse(response.body)).toHaveProperty('message');
+    await expectServing();
+  });
+
+  it('answers gzip bombs with 413 at the limit, its memory not growing by their decoded size', async () => {
+    // 60 MB of zeros compress to 61 KB: under the 64 KB limit until decoded.
+    const bomb = gzipSync(Buffer.alloc(60 * MB));
+    expect(bomb.length).toBeLessThan(65536);
+    const pid = gateway.process.pid as number;
+    const before = rssMb(pid);
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, () => request(bomb, 'application/json', { 'Content-Encoding': 'gzip' })),
+    );
+    const grown = rssMb(pid) - before;
+    console.log(`gateway RSS grew by ${grown.toFixed(0)} MB for four 60 MB gzip bombs`);
+    for (const response of responses) {
+      expect(response.status).toBe(413);
+      expect(JSON.parse(response.body)).toEqual({ message: 'body is larger than the limit of 65536 bytes' });
+    }
+    // Decoded whole, the four bodies alone would take 240 MB; decoded up to the limit, a few hundred KB.
+    expect(grown).toBeLessThan(60);
     await expectServing();
   });
 
