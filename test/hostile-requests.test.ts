@@ -1,10 +1,13 @@
 // Hostile requests over raw TCP against a real gateway process on 127.0.0.1: bodies far over the limit
-// (declared or chunked), lying Content-Lengths, request smuggling, deeply nested JSON, prototype-poisoning
-// keys, bytes that are not UTF-8, oversized headers. Each gets a 4xx (or, for data that decodes, 202), the
+// (declared or chunked), gzip bombs, lying Content-Lengths, request smuggling, deeply nested JSON,
+// prototype-poisoning keys, bytes that are not UTF-8, oversized headers. Each gets a 4xx (or, for data
+// that decodes, 202), the
 // process stays up and serves a normal request after each, nothing leaks into Object.prototype, and its
 // memory stays bounded. Every request is bounded in bytes and in time.
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { parseResponses, type WireResponse } from '@tally/gateway/testing';
 import { FileTokenStore } from '@tally/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, postIngest, startGatewayProcess, tempDataDir } from './support/processes.ts';
@@ -15,12 +18,6 @@ const RSS_BOUND_MB = 300;
 /** Longest any single exchange may take before the test gives up on it (a hang). */
 const EXCHANGE_LIMIT_MS = 20_000;
 
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
 /** Resident memory of a process in MB, from /proc. */
 function rssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
@@ -28,30 +25,12 @@ function rssMb(pid: number): number {
   return Number(line[1]) / 1024;
 }
 
-/** Parses the first HTTP response in `data`, once its headers and its Content-Length of body are there. */
-function parseResponse(data: Buffer, complete: boolean): RawResponse | null {
-  const end = data.indexOf('\r\n\r\n');
-  if (end < 0) return null;
-  const [statusLine = '', ...lines] = data.subarray(0, end).toString('latin1').split('\r\n');
-  const headers = Object.fromEntries(
-    lines.map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
-  );
-  const body = data.subarray(end + 4);
-  const length = headers['content-length'] === undefined ? null : Number(headers['content-length']);
-  if (length === null ? !complete : body.length < length) return null;
-  return {
-    status: Number(statusLine.split(' ')[1]),
-    headers,
-    body: body.subarray(0, length ?? body.length).toString('utf8'),
-  };
-}
-
 /**
  * Opens a connection, lets `send` write to it, and resolves with the first response. `send` gets a signal
  * that is aborted once the response has begun (or the connection closed), so it can stop writing.
  */
 function exchange(port: number, send: (socket: Socket, answered: AbortSignal) => Promise<void>) {
-  return new Promise<{ response: RawResponse }>((resolve, reject) => {
+  return new Promise<{ response: WireResponse }>((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
     const answered = new AbortController();
     let data = Buffer.alloc(0);
@@ -60,7 +39,7 @@ function exchange(port: number, send: (socket: Socket, answered: AbortSignal) =>
       reject(new Error(`no response within ${EXCHANGE_LIMIT_MS} ms`));
     }, EXCHANGE_LIMIT_MS);
     const finish = (complete: boolean) => {
-      const response = parseResponse(data, complete);
+      const response = parseResponses(data, complete)[0];
       if (!response) {
         if (complete) {
           clearTimeout(timer);
@@ -183,6 +162,26 @@ describe('hostile requests against a gateway process', () => {
     });
     expect(response.status).toBe(413);
     expect(JSON.parse(response.body)).toHaveProperty('message');
+    await expectServing();
+  });
+
+  it('answers gzip bombs with 413 at the limit, its memory not growing by their decoded size', async () => {
+    // 60 MB of zeros compress to 61 KB: under the 64 KB limit until decoded.
+    const bomb = gzipSync(Buffer.alloc(60 * MB));
+    expect(bomb.length).toBeLessThan(65536);
+    const pid = gateway.process.pid as number;
+    const before = rssMb(pid);
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, () => request(bomb, 'application/json', { 'Content-Encoding': 'gzip' })),
+    );
+    const grown = rssMb(pid) - before;
+    console.log(`gateway RSS grew by ${grown.toFixed(0)} MB for four 60 MB gzip bombs`);
+    for (const response of responses) {
+      expect(response.status).toBe(413);
+      expect(JSON.parse(response.body)).toEqual({ message: 'body is larger than the limit of 65536 bytes' });
+    }
+    // Decoded whole, the four bodies alone would take 240 MB; decoded up to the limit, a few hundred KB.
+    expect(grown).toBeLessThan(60);
     await expectServing();
   });
 

@@ -73,7 +73,9 @@ function schemaComponents(): Record<string, unknown> {
     properties: { success: { const: true } },
   };
   schemas.Message = {
-    description: 'An input problem (400, 413, 415): what is wrong, naming the field path where there is one.',
+    description:
+      'An input problem (400, 413, 415): what is wrong, naming the field path where there is one, never ' +
+      'quoting the request.',
     type: 'object',
     required: ['message'],
     properties: { message: { type: 'string' } },
@@ -116,22 +118,30 @@ function responses(): Record<string, unknown> {
       content: json('Accepted'),
     },
     '400': message(
-      'Invalid JSON, an empty body, a body that is not an object, `__proto__` or `constructor.prototype` ' +
-        'keys, nesting that is too deep, an unknown `type`, a missing required field or a field of the ' +
-        'wrong type.',
+      'Invalid JSON (the message gives the position of the error), an empty body, a body that is not an ' +
+        'object, `__proto__` or `constructor.prototype` keys, nesting that is too deep, an unknown `type`, ' +
+        'a missing required field or a field of the wrong type; a corrupt gzip body; a request the HTTP ' +
+        'server cannot parse, or an HTTP/1.1 request without `Host` (the connection is then closed).',
     ),
     '401': error(
       '`Missing API token` (none in the header or the body) or `Invalid API token` (malformed, ' +
         'unknown or revoked; the three are not told apart).',
     ),
     '403': error('`Revenue events require secret token`: `type` `revenue` with a public (`pub_`) token.'),
-    '413': message("The body is larger than the server's `BODY_LIMIT` (65536 bytes by default)."),
+    '413': message(
+      "The body is larger than the server's `BODY_LIMIT` (65536 bytes by default), compressed or decoded.",
+    ),
     // 408 and 431 come from the HTTP server itself, before any route runs; the connection is then closed.
     '408': error(
       'The request (headers within `HEADERS_TIMEOUT_MS`, all of it within `REQUEST_TIMEOUT_MS`) did not ' +
         'arrive in time; the connection is closed.',
     ),
-    '415': message('A `Content-Type` other than `application/json` or `text/plain`.'),
+    '415': {
+      description:
+        'A `Content-Type` other than `application/json` or `text/plain`, or a `Content-Encoding` other ' +
+        'than `gzip`, `x-gzip` or `identity` (then with `Accept-Encoding: gzip`).',
+      content: json('Message'),
+    },
     '431': error('The request headers are larger than 16 KB; the connection is closed.'),
     '429': error(
       '`Rate limited`: more than `RATE_LIMIT_PER_HOUR` requests from the client IP this hour.',
@@ -174,7 +184,7 @@ function preflight(): Record<string, unknown> {
       },
       '400': {
         description: 'Not a preflight: `Origin` or `Access-Control-Request-Method` is missing.',
-        content: { 'text/plain': { schema: { type: 'string' } } },
+        content: json('Message'),
       },
     },
   };
@@ -201,9 +211,11 @@ export function openApiDocument(): Record<string, unknown> {
             'Accepts one record and answers 202 once it is durable. The token goes in the `X-API-Token` ' +
             "header, or in the body's `token` field when a header cannot be set (`navigator.sendBeacon`); " +
             'when both are present the header wins. `revenue` needs a secret (`sec_`) token. The checks ' +
-            'run in this order: rate limit (429), body size (413), content type (415), JSON (400), token ' +
-            '(401), token kind (403), validation (400), durable append (503 or 202). Every answer but 408 ' +
-            'and 431 carries `Access-Control-Allow-Origin: *`.',
+            'run in this order: rate limit (429), content encoding and type (415), body size (413), JSON ' +
+            '(400), token (401), token kind (403), validation (400), durable append (503 or 202). Every ' +
+            'answer carries ' +
+            '`Access-Control-Allow-Origin: *` and `Access-Control-Expose-Headers: Retry-After`. The body ' +
+            'may be sent with `Content-Encoding: gzip`; `BODY_LIMIT` applies to its decoded size.',
           security: [{ apiToken: [] }],
           requestBody: {
             required: true,

@@ -3,35 +3,8 @@
 // on a connection the client kept open gets 503 with Retry-After and our error body, and that connection
 // is closed too. Real sockets.
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { openEmbeddedLog, type RecordLog } from '@tally/log';
 import { expect, it, vi } from 'vitest';
-import { testGateway } from './testing.ts';
-
-/** An embedded log whose appends wait until `release()` is called; `started` resolves at the first one. */
-function heldLog(dataDir: string) {
-  const inner = openEmbeddedLog({ path: join(dataDir, 'log') });
-  let release = () => {};
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let markStarted = () => {};
-  const started = new Promise<void>((resolve) => {
-    markStarted = resolve;
-  });
-  const log: RecordLog = {
-    consumer: (o) => inner.consumer(o),
-    deadLetters: inner.deadLetters,
-    health: () => inner.health(),
-    close: () => inner.close(),
-    async append(records) {
-      markStarted();
-      await gate;
-      return inner.append(records);
-    },
-  };
-  return { log, release: () => release(), started };
-}
+import { heldLog, testGateway } from './testing.ts';
 
 function request(token: string): string {
   const body = JSON.stringify({

@@ -210,6 +210,9 @@ describe('POST /api/ingest', () => {
   it('answers 400 for invalid JSON, empty bodies and non-object bodies', async () => {
     for (const [payload, message] of [
       ['{"type": ', 'body is not valid JSON (Unexpected end of JSON input)'],
+      ['{bad json', 'body is not valid JSON (error at position 1)'],
+      ['{"type":"pageview"} x', 'body is not valid JSON (error at position 20)'],
+      ['[1,x]', 'body is not valid JSON'],
       ['[1,2]', 'body must be a JSON object'],
       ['"pageview"', 'body must be a JSON object'],
     ]) {
@@ -283,11 +286,41 @@ describe('POST /api/ingest', () => {
   it('serves only POST /api/ingest', async () => {
     const res = await gw.app.inject({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toHaveProperty('message');
+    expect(res.json()).toEqual({ message: 'not found; the only endpoint is POST /api/ingest' });
     const get = await gw.app.inject({ method: 'GET', url: '/api/ingest' });
     expect(get.statusCode).toBe(405);
     expect(get.headers.allow).toBe('POST, OPTIONS');
     expect(get.json().message).toMatch(/use POST/);
+  });
+
+  it('never echoes bytes of the request in an error answer', async () => {
+    const marker = 'zq7marker';
+    const answers = await Promise.all([
+      post(`{"type":"pageview","data":{"title":"${marker}"} ${marker}`),
+      post(`["${marker}", ${marker}]`),
+      post(`{"${marker}":"\u0001${marker}`),
+      gw.app.inject({
+        method: 'POST',
+        url: '/api/ingest',
+        headers: { 'content-type': `text/${marker}` },
+        payload: '{}',
+      }),
+      gw.app.inject({
+        method: 'POST',
+        url: '/api/ingest',
+        headers: { 'content-type': `${marker}` },
+        payload: '{}',
+      }),
+      gw.app.inject({ method: 'GET', url: `/${marker}?q=${marker}` }),
+      gw.app.inject({ method: 'PATCH', url: `/api/ingest?${marker}` }),
+      gw.app.inject({ method: 'QUERY', url: `/${marker}`, payload: marker }),
+    ]);
+    for (const res of answers) {
+      expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+      expect(res.headers['content-type'], res.body).toMatch(/^application\/json/);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(JSON.stringify([res.body, res.headers])).not.toContain(marker);
+    }
   });
 
   it('counts requests by status and type in the metrics', async () => {

@@ -1,24 +1,35 @@
 // buildGateway: the public ingest API as a Fastify instance, built from a config and its dependencies so
 // that tests can build one with their own. POST /api/ingest runs its checks in the order of the spec:
-// rate limit (onRequest) → body parsing → token → revenue needs a secret token → validation → durable
-// append → 202.
+// rate limit (onRequest) → body decoding and parsing → token → revenue needs a secret token → validation
+// → durable append → 202. Every error, from any layer, is answered by replyWithError through errors.ts.
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { TallyConfig } from '@tally/config';
 import { trustedProxies } from '@tally/config';
 import { type RecordLog, withAppendTimeout } from '@tally/log';
 import type { TokenVerifier } from '@tally/tokens';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
+import { decodeContentEncoding } from './content-encoding.ts';
 import {
   BadRequestError,
+  errorResponse,
+  InvalidPreflightError,
+  MethodNotAllowedError,
   NotFoundError,
   RateLimitedError,
   ServiceUnavailableError,
   toIngestError,
 } from './errors.ts';
-import { clientIpOf, ingestRoute, UNAVAILABLE_RETRY_AFTER_S } from './ingest-route.ts';
+import { protocolError, publicHttpServer } from './http-server.ts';
+import { clientIpOf, ingestRoute } from './ingest-route.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
@@ -47,6 +58,8 @@ declare module 'fastify' {
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config } = deps;
+  /** Set when close() begins: see the hooks below. */
+  let draining = false;
   const app = Fastify({
     loggerInstance: deps.logger,
     trustProxy: trustedProxies(config),
@@ -56,18 +69,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     logController: new LogController({ disableRequestLogging: true }),
     // Our own 503 while draining (below): Fastify's has neither our body nor Retry-After.
     return503OnClosing: false,
-    // Slow clients (slowloris) are cut off: each phase of a connection has a bound (408, then closed).
-    connectionTimeout: config.CONNECTION_TIMEOUT_MS,
-    requestTimeout: config.REQUEST_TIMEOUT_MS,
-    keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
-    http: {
-      // Node refuses a headers timeout above the request timeout; the request timeout bounds both anyway.
-      headersTimeout: Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS),
-      // Node checks those two timeouts on this interval (30 s by default): check every second instead, so
-      // that a slow client is cut off close to its timeout.
-      connectionsCheckingInterval: 1000,
-    },
+    // Node's HTTP server under it: timeouts, one request at a time per connection, Node's own answers
+    // made like ours.
+    ...publicHttpServer(config),
+    // Errors Fastify answers before any route or hook (a URL it cannot decode): through the same mapping.
+    frameworkErrors: (error, request, reply) => replyWithError(error, request, reply),
   });
+  // The one error handler, set before any plugin adds a route (a route keeps the handler set when it was
+  // added): @fastify/cors's OPTIONS route too.
+  app.setErrorHandler(replyWithError);
   app.decorateRequest('recordType', 'unknown');
   app.decorateRequest('clientIp', '');
 
@@ -76,7 +86,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   app.addContentTypeParser(
     ['application/json', 'text/plain'],
     { parseAs: 'string' },
-    (_request, body, done) => {
+    (request, body, done) => {
+      // No route takes it (the answer is 404 or 405, whatever the body holds): not worth parsing.
+      if (request.is404) return done(null, undefined);
       try {
         done(null, parseJsonBody(body as string));
       } catch (error) {
@@ -84,27 +96,34 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       }
     },
   );
+  app.addHook('preParsing', decodeContentEncoding(config.BODY_LIMIT));
 
-  // CORS first, so that every response (429 and other errors included) carries the headers.
+  // @fastify/cors answers an OPTIONS request that is not a preflight with a text body: this hook, ahead of
+  // it, refuses those through the error mapping instead (a JSON body, and the CORS headers all errors get).
+  app.addHook('onRequest', (request, _reply, done) => {
+    const isPreflight = request.headers.origin && request.headers['access-control-request-method'];
+    done(request.method === 'OPTIONS' && !isPreflight ? new InvalidPreflightError() : undefined);
+  });
+  // CORS before the other hooks, so that every response (429 and other errors included) carries the headers.
   await app.register(cors, {
     origin: '*',
     methods: ['POST'],
     allowedHeaders: ['Content-Type', 'X-API-Token'],
     exposedHeaders: ['Retry-After'],
     maxAge: 86_400,
+    strictPreflight: false,
   });
 
   // Draining (SIGTERM → close()): the server accepts no new connections and finishes the requests in
   // flight, but a client may still send a request on a keep-alive connection it holds. That request gets
   // the same 503 + Retry-After as a log outage (Fastify adds Connection: close), so that the connection
   // ends, the process can finish draining, and the client retries (elsewhere, behind a load balancer).
-  let draining = false;
   app.addHook('preClose', (done) => {
     draining = true;
     done();
   });
-  app.addHook('onRequest', (_request, _reply, done) => {
-    done(draining ? new ServiceUnavailableError(UNAVAILABLE_RETRY_AFTER_S) : undefined);
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(draining ? new ServiceUnavailableError() : protocolError(request.raw));
   });
   // A request in flight when draining starts is finished, and its response ends the connection: the
   // server waits for every connection to close, and a client would otherwise keep it open, idle, for
@@ -128,23 +147,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     errorResponseBuilder: () => new RateLimitedError(),
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const mapped = toIngestError(error, config.BODY_LIMIT);
-    if (mapped.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-    if (mapped.retryAfterSeconds !== undefined) reply.header('Retry-After', String(mapped.retryAfterSeconds));
-    return reply.code(mapped.statusCode).send(mapped.body());
-  });
-  app.setNotFoundHandler((request, reply) => {
-    if (request.url.split('?')[0] === '/api/ingest') {
-      return reply
-        .code(405)
-        .header('Allow', 'POST, OPTIONS')
-        .send({ message: `${request.method} is not allowed on /api/ingest; use POST` });
-    }
-    const error = new NotFoundError(
-      `${request.method} ${request.url.split('?')[0]} is not served here; use POST /api/ingest`,
-    );
-    return reply.code(404).send(error.body());
+  app.setNotFoundHandler(async (request) => {
+    throw request.url.split('?')[0] === '/api/ingest' ? new MethodNotAllowedError() : new NotFoundError();
   });
 
   if (deps.metrics) {
@@ -164,21 +168,43 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     visitorIds: deps.visitorIds,
     metrics: deps.metrics,
   });
+  function replyWithError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+    const mapped = toIngestError(error, config.BODY_LIMIT);
+    if (mapped.statusCode >= 500) {
+      // A retryable failure (the record log's outage) is expected to pass; anything else is a defect.
+      if (mapped.retryable) request.log.warn({ err: error }, `answered ${mapped.statusCode}`);
+      else request.log.error({ err: error }, 'request failed');
+    }
+    // Fastify closes the connection after any error while reading or parsing a body, as the client may still
+    // be sending it. When the body was read to its end the connection is still in step: keep it open, so
+    // that the requests pipelined behind this one are answered too.
+    if (reply.getHeader('connection') === 'close' && request.raw.readableEnded && !draining) {
+      reply.removeHeader('connection');
+    }
+    const response = errorResponse(mapped);
+    return reply.code(response.statusCode).headers(response.headers).send(response.body);
+  }
   return app;
 }
 
 /**
  * Parses a JSON body, refusing `__proto__` and `constructor.prototype` keys (prototype poisoning) with a
- * message that says so, rather than Fastify's generic one.
+ * message that says so, rather than Fastify's generic one. A syntax error is told by its position only:
+ * V8's own message quotes the input, which must not come back in a response.
  */
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) throw new BadRequestError('body is empty');
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {
-    if (/prototype/i.test((error as Error).message)) {
+    const message = (error as Error).message;
+    if (message === 'Object contains forbidden prototype property') {
       throw new BadRequestError('body must not contain "__proto__" or "constructor.prototype" keys');
     }
-    throw new BadRequestError(`body is not valid JSON (${(error as Error).message})`);
+    if (message === 'Unexpected end of JSON input') {
+      throw new BadRequestError('body is not valid JSON (Unexpected end of JSON input)');
+    }
+    const position = /\bat position (\d+)\b/.exec(message)?.[1];
+    throw new BadRequestError(`body is not valid JSON${position ? ` (error at position ${position})` : ''}`);
   }
 }

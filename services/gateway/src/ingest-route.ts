@@ -8,17 +8,11 @@ import {
   isRecordType,
   validateIngest,
 } from '@tally/contract';
-import { LogUnavailableError, type RecordLog } from '@tally/log';
+import type { RecordLog } from '@tally/log';
 import type { TokenVerifier } from '@tally/tokens';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
-import {
-  BadRequestError,
-  InvalidTokenError,
-  MissingTokenError,
-  SecretTokenRequiredError,
-  ServiceUnavailableError,
-} from './errors.ts';
+import { BadRequestError, InvalidTokenError, MissingTokenError, SecretTokenRequiredError } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
@@ -34,8 +28,6 @@ export interface IngestRouteOptions {
 export const MAX_DEPTH = 32;
 const MAX_USER_AGENT = 512;
 const ACCEPTED = '{"success":true}';
-/** Seconds a client is asked to wait after a 503. */
-export const UNAVAILABLE_RETRY_AFTER_S = 5;
 
 export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, options) => {
   const { config, log, tokens, visitorIds, metrics } = options;
@@ -62,15 +54,8 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
 
     const record = await toRecord(result.value, tokenInfo.project_id, request);
     const started = performance.now();
-    try {
-      await log.append([record]);
-    } catch (error) {
-      if (error instanceof LogUnavailableError) {
-        request.log.warn({ err: error }, 'record log unavailable; answered 503');
-        throw new ServiceUnavailableError(UNAVAILABLE_RETRY_AFTER_S, { cause: error });
-      }
-      throw error;
-    }
+    // A LogUnavailableError (not durable within APPEND_TIMEOUT_MS) becomes 503 + Retry-After in errors.ts.
+    await log.append([record]);
     metrics?.appendSeconds.observe((performance.now() - started) / 1000);
     return reply.code(202).type('application/json; charset=utf-8').send(ACCEPTED);
   });

@@ -1,14 +1,20 @@
 // Builds a gateway for tests: a real embedded log and a real file token store in a temporary directory,
-// with one public and one secret token, and any config override.
+// with one public and one secret token, and any config override. Also: a log whose appends wait for the
+// test, reading what a log holds, and raw HTTP over a socket (raw-http.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type TallyConfig } from '@tally/config';
+import type { IngestRecord } from '@tally/contract';
 import { openEmbeddedLog, type RecordLog } from '@tally/log';
+import { decodedOnly } from '@tally/log/conformance';
 import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { buildGateway, type GatewayDeps } from './gateway.ts';
 import { GatewayMetrics } from './metrics.ts';
+
+export { type Conversation, converse, parseResponses, type WireResponse } from './raw-http.ts';
+
 import { FileSaltStore, VisitorIds } from './visitor-id.ts';
 
 export interface TestGateway {
@@ -59,4 +65,45 @@ export async function testGateway(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** An embedded log whose appends wait until `release()` is called; `started` resolves at the first one. */
+export function heldLog(dataDir: string) {
+  const inner = openEmbeddedLog({ path: join(dataDir, 'log') });
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let markStarted = () => {};
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+  const log: RecordLog = {
+    consumer: (o) => inner.consumer(o),
+    deadLetters: inner.deadLetters,
+    health: () => inner.health(),
+    close: () => inner.close(),
+    async append(records) {
+      markStarted();
+      await gate;
+      return inner.append(records);
+    },
+  };
+  return { log, release: () => release(), started };
+}
+
+/**
+ * Every record in the log, read by a group of its own: at least `atLeast` of them (polling until they are
+ * there, or 5 s have passed), then whatever else one more short poll finds.
+ */
+export async function recordsIn(log: RecordLog, atLeast: number): Promise<IngestRecord[]> {
+  const consumer = log.consumer({ group: `test-${Math.random()}` });
+  const records: IngestRecord[] = [];
+  const deadline = Date.now() + 5000;
+  while (records.length < atLeast && Date.now() < deadline) {
+    for (const message of decodedOnly(await consumer.poll({ waitMs: 100 }))) records.push(message.record);
+  }
+  for (const message of decodedOnly(await consumer.poll({ waitMs: 100 }))) records.push(message.record);
+  await consumer.close();
+  return records;
 }
