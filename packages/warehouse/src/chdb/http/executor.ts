@@ -58,7 +58,7 @@ function chdbNative(): ChdbNative {
  * Output formats whose streamed chunks concatenate to the whole result (checked in chdb.test.ts); others
  * (Parquet, Arrow, ORC, JSON with its header and footer, Pretty…) are sent once the query finished.
  */
-const STREAMABLE_FORMATS = new Set(
+export const STREAMABLE_FORMATS = new Set(
   [
     'TabSeparated',
     'TSV',
