@@ -28,6 +28,13 @@ describe('scanStatement', () => {
     const values = scan("insert into t (a, b) values (1, 'x;y')");
     expect(values).toMatchObject({ sql: 'insert into t (a, b) values', format: 'Values' });
     expect(values.data?.toString()).toBe(" (1, 'x;y')");
+    expect(values).toMatchObject({ insertHead: 'insert into t (a, b)', insertSettings: '' });
+    const withSettings = scan('INSERT INTO db.t (a) SETTINGS async_insert = 0 FORMAT JSONEachRow\n{"a":1}');
+    expect(withSettings).toMatchObject({
+      insertHead: 'INSERT INTO db.t (a)',
+      insertSettings: 'SETTINGS async_insert = 0',
+      format: 'JSONEachRow',
+    });
   });
 
   it('tells an INSERT … SELECT, with data after it (the input() form) or without', () => {

@@ -13,6 +13,10 @@ export interface Statement {
   sql: string;
   /** The data of an INSERT (bytes after FORMAT <name> or from VALUES on), or null. */
   data: Buffer | null;
+  /** For an INSERT with data: its text before the SETTINGS clause (if any) and the FORMAT/VALUES. */
+  insertHead: string;
+  /** For an INSERT with data: its SETTINGS clause, or ''. */
+  insertSettings: string;
   /** The name in a top-level FORMAT clause (the result's format, or the INSERT data's). */
   format: string | null;
   /** Names of functions and table functions called anywhere (lower case). */
@@ -132,12 +136,20 @@ export function scanStatement(buffer: Buffer): Statement {
     kind: '',
     sql: '',
     data: null,
+    insertHead: '',
+    insertSettings: '',
     format: null,
     calls: new Set(),
     hostFileClause: false,
     insertSelect: false,
   };
   const recent: Token[] = [];
+  let settingsAt: number | null = null;
+  const splitInsert = (clauseStart: number) => {
+    statement.insertHead = buffer.toString('utf8', 0, settingsAt ?? clauseStart).trimEnd();
+    statement.insertSettings =
+      settingsAt === null ? '' : buffer.toString('utf8', settingsAt, clauseStart).trim();
+  };
   let end = buffer.length;
   let ended = false;
   for (const token of tokens(buffer)) {
@@ -181,16 +193,19 @@ export function scanStatement(buffer: Buffer): Statement {
         statement.sql = buffer.toString('utf8', 0, token.end);
         const data = buffer.subarray(dataStartAfterFormat(buffer, token.end));
         statement.data = statement.insertSelect && data.length === 0 ? null : data;
+        splitInsert((previous as Token).start);
         return statement;
       }
     }
     if (statement.kind !== 'INSERT') continue;
     if (word === 'SELECT' || word === 'WITH') statement.insertSelect = true;
+    if (word === 'SETTINGS' && !statement.insertSelect) settingsAt = token.start;
     if (word === 'VALUES' && !statement.insertSelect) {
       // At the top level of an INSERT (not inside its SELECT), VALUES starts the data (Values format).
       statement.sql = buffer.toString('utf8', 0, token.end);
       statement.data = buffer.subarray(token.end);
       statement.format = 'Values';
+      splitInsert(token.start);
       return statement;
     }
   }
