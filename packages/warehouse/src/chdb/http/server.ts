@@ -141,14 +141,16 @@ export async function serveClickHouseHttp(
   const displayName = hostname();
 
   function answerError(response: ServerResponse, queryId: string, error: unknown, user?: WarehouseHttpUser) {
-    const exception = exceptionOf(error);
-    if (exception.internal) options.onInternalError?.(error);
-    const message = user ? exception.message.replace(/^default: /, `${user.name}: `) : exception.message;
-    const body = Buffer.from(exceptionText(exception.code, message, version));
+    // Past the headers (the client went away mid-result, or the stream broke): the connection is all
+    // there is left to end.
     if (response.headersSent) {
       response.destroy();
       return;
     }
+    const exception = exceptionOf(error);
+    if (exception.internal) options.onInternalError?.(error);
+    const message = user ? exception.message.replace(/^default: /, `${user.name}: `) : exception.message;
+    const body = Buffer.from(exceptionText(exception.code, message, version));
     response.writeHead(httpStatusOf(exception.code), {
       'Content-Type': TEXT,
       'Content-Length': String(body.length),
