@@ -68,6 +68,12 @@ def _():
     assert result.result_rows == [("it's\ta tab", 18446744073709551615, decimal.Decimal("1.500000"), ["x", "y'z"])], result.result_rows
 
 
+@check("parameters too long for the URL travel as multipart/form-data")
+def _():
+    long = "x'\t" * 2000
+    assert writer.query("SELECT {s:String} = repeat('x''\t', 2000)", parameters={"s": long}).result_rows == [(True,)]
+
+
 @check("settings per query last for that query only")
 def _():
     assert writer.query("SELECT getSetting('max_threads')", settings={"max_threads": 1}).result_rows == [(1,)]

@@ -155,6 +155,15 @@ describe('HTTP interface over the data directory this process holds', () => {
     await refused('SELECT 1; SELECT 2', 62);
     await refused("SELECT file('/etc/hostname')", 497, users[1]);
     await refused('KILL QUERY WHERE 1', 497, users[1]);
+    const external = new FormData();
+    external.set('query', 'SELECT * FROM ext');
+    external.set('ext', new Blob(['1\n']), 'ext.tsv');
+    const withFile = await fetch(`${http.url}/?ext_structure=a+UInt8`, {
+      method: 'POST',
+      body: external,
+      headers: { authorization: `Basic ${Buffer.from('writer:w').toString('base64')}` },
+    });
+    expect(withFile.headers.get('x-clickhouse-exception-code')).toBe('48');
     expect(await text('SELECT count() FROM guarded')).toBe('0\n');
   });
 
