@@ -210,4 +210,47 @@ describe('traffic through the whole pipeline (npm start)', () => {
       ),
     ).toEqual([{ n: 0 }]);
   });
+
+  it("gives analysts read-only credentials (tally warehouse credentials); their slow query does not hold the CLI's SELECT 1", async () => {
+    const env = pipelineEnv({ TALLY_DATA_DIR: dataDir });
+    const published = JSON.parse(await tally(['warehouse', 'credentials', '--json'], env)) as {
+      url: string;
+      database: string;
+      analyst: { user: string; password: string };
+      writer: { user: string; password: string };
+    };
+    expect(published).toMatchObject({
+      database: 'tally',
+      analyst: { user: 'analyst' },
+      writer: { user: 'tally' },
+    });
+    expect(new URL(published.url).hostname).toBe('127.0.0.1');
+    const human = await tally(['warehouse', 'credentials'], env);
+    expect(human).toContain(`user analyst  password ${published.analyst.password}`);
+    const auth = `Basic ${Buffer.from(`analyst:${published.analyst.password}`).toString('base64')}`;
+    const ask = (query: string) =>
+      fetch(`${published.url}/?default_format=JSONEachRow`, {
+        method: 'POST',
+        body: query,
+        headers: { authorization: auth },
+      });
+    const count = "SELECT count() AS n FROM pageviews WHERE project_id = 'traffic'";
+    const read = await ask(count);
+    expect([read.status, [await read.json()]]).toEqual([200, await warehouse.query(count)]);
+    for (const statement of [
+      "INSERT INTO events (project_id) VALUES ('x')",
+      'DROP TABLE events',
+      'ALTER TABLE events DELETE WHERE 1',
+    ]) {
+      const refused = await ask(statement);
+      expect([refused.status, refused.headers.get('x-clickhouse-exception-code')]).toEqual([500, '164']);
+    }
+    const order: string[] = [];
+    const slow = ask('SELECT sleep(3)').then(() => order.push('analyst'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The CLI's own path (the writer, through @clickhouse/client), without a process start in the race.
+    await warehouse.query('SELECT 1').then(() => order.push('SELECT 1'));
+    await slow;
+    expect(order).toEqual(['SELECT 1', 'analyst']);
+  });
 });

@@ -4,16 +4,24 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { ROOT } from './processes.ts';
 
-/** Starts the server on `port` (0: any free port) and resolves with its URL once it listens. */
+/**
+ * Starts the server on `port` (0: any free port) and resolves with its URL once it listens. Users:
+ * `default` without password (a writer), and `analyst` (read-only) when `analystPassword` is given.
+ */
 export async function startWarehouseServer(
   dataDir: string,
   port: number,
+  options: { analystPassword?: string } = {},
 ): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'packages/warehouse/scripts/serve-clickhouse-http.ts', dataDir, String(port)],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const args = [
+    '--import',
+    'tsx',
+    'packages/warehouse/scripts/serve-clickhouse-http.ts',
+    dataDir,
+    String(port),
+  ];
+  if (options.analystPassword) args.push(`--analyst-password=${options.analystPassword}`);
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`warehouse server did not start:\n${output}`)), 60_000);

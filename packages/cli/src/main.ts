@@ -6,6 +6,7 @@ import { runLog } from './log.ts';
 import { runReport, runRevenue } from './reports.ts';
 import { runMigrate, runSql } from './sql.ts';
 import { runTokens } from './tokens.ts';
+import { runWarehouse } from './warehouse-credentials.ts';
 
 const USAGE = `Usage: tally <command>
 
@@ -23,6 +24,8 @@ Commands:
                                                       Revenue records whose metadata has these keys and values
   log groups [--json]                                 Consumer groups of the embedded record log: position, lag
   log forget-group <group>                            Drop a group no consumer uses, so retention stops waiting for it
+  warehouse credentials [--json]                      URL and users (read-only analyst, writer) of the running
+                                                      Tally's ClickHouse HTTP interface
 
 Configuration comes from the environment, as for the server (TALLY_DATA_DIR, REDIS_URL, CLICKHOUSE_URL,
 TALLY_ENV_FILE). While \`npm start\` runs, the warehouse commands go through the query endpoint it publishes.`;
@@ -49,6 +52,8 @@ async function main(argv: string[]): Promise<number> {
       return runRevenue(config, rest, parseArgs);
     case 'log':
       return runLog(config, rest, parseArgs);
+    case 'warehouse':
+      return runWarehouse(config, rest, parseArgs);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

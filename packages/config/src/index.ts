@@ -192,13 +192,19 @@ export const ConfigSchema = Type.Object({
     description:
       'Longest a record waits in a consumer batch before the batch is inserted (the batch is also inserted when full).',
   }),
+  WAREHOUSE_HTTP_HOST: Type.String({
+    default: '127.0.0.1',
+    description:
+      'Address the ClickHouse-compatible HTTP interface of the embedded warehouse binds to: loopback by ' +
+      'default; 0.0.0.0 (or one interface address) to let a BI tool on another host reach it deliberately.',
+  }),
   WAREHOUSE_HTTP_PORT: Type.Integer({
     default: 0,
     minimum: 0,
     maximum: 65535,
     description:
-      'Port of the ClickHouse-compatible HTTP interface that npm start serves over its embedded warehouse, ' +
-      'always on 127.0.0.1 with a random password (0: any free port). The tally CLI finds it in TALLY_DATA_DIR.',
+      'Port of the ClickHouse-compatible HTTP interface that npm start serves over its embedded warehouse ' +
+      '(0: any free port). The tally CLI finds it and its credentials in TALLY_DATA_DIR.',
   }),
   TALLY_ENV_FILE: Type.Optional(
     Type.String({

@@ -1,15 +1,30 @@
 // Serves ClickHouse's HTTP interface over a chDB data directory on 127.0.0.1, as its own process: what
-// the integration tests run the ClickHouse backend (@clickhouse/client) against when no ClickHouse
-// server is given (CLICKHOUSE_URL). Prints `CLICKHOUSE_URL=<url>` once listening; stops on SIGTERM.
-//   node --import tsx packages/warehouse/scripts/serve-clickhouse-http.ts <data-dir> [port]
-import { serveClickHouseHttp } from '../src/index.ts';
+// the integration tests run ClickHouse clients against when no ClickHouse server is given
+// (CLICKHOUSE_URL). Users: `default` with no password (a writer, as on a fresh ClickHouse server), and,
+// with --analyst-password, `analyst` (readonly=1). Prints `CLICKHOUSE_URL=<url>` once listening; stops
+// on SIGTERM.
+//   node --import tsx packages/warehouse/scripts/serve-clickhouse-http.ts <data-dir> [port] [--analyst-password=<p>]
+import { parseArgs } from 'node:util';
+import { serveClickHouseHttp, type WarehouseHttpUser } from '../src/index.ts';
 
-const [dataDir, port = '0'] = process.argv.slice(2);
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { 'analyst-password': { type: 'string' } },
+});
+const [dataDir, port = '0'] = positionals;
 if (!dataDir) {
-  process.stderr.write('usage: serve-clickhouse-http.ts <data-dir> [port]\n');
+  process.stderr.write('usage: serve-clickhouse-http.ts <data-dir> [port] [--analyst-password=<password>]\n');
   process.exit(2);
 }
-const server = await serveClickHouseHttp({ dataDir, port: Number(port) });
+const users: WarehouseHttpUser[] = [{ name: 'default', password: '', readonly: 0 }];
+const analystPassword = values['analyst-password'];
+if (analystPassword) users.push({ name: 'analyst', password: analystPassword, readonly: 1 });
+const server = await serveClickHouseHttp({
+  dataDir,
+  port: Number(port),
+  users,
+  onInternalError: (error) => process.stderr.write(`internal error: ${(error as Error).stack ?? error}\n`),
+});
 process.stdout.write(`CLICKHOUSE_URL=${server.url}\n`);
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

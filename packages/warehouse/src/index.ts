@@ -17,6 +17,8 @@ export {
   readPublishedEndpoint,
   serveClickHouseHttp,
   unpublishEndpoint,
+  type WarehouseHttpUser,
+  warehouseCredentials,
 } from './chdb/http-interface.ts';
 export { type ChdbWarehouseOptions, openChdbWarehouse } from './chdb/index.ts';
 export { type ClickHouseWarehouseOptions, openClickHouseWarehouse } from './clickhouse/index.ts';

@@ -4,9 +4,9 @@
 // or a ClickHouse server when CLICKHOUSE_URL is set), and the admin server, whose metrics are the
 // consumers' and the gateway thread's together.
 // chDB lets one process open its data directory, so this process also serves ClickHouse's HTTP interface
-// over it on 127.0.0.1 and publishes where (TALLY_DATA_DIR/warehouse-http.json): that is how
-// `tally sql` and the reports read the warehouse while it runs.
-import { randomBytes } from 'node:crypto';
+// over it (on WAREHOUSE_HTTP_HOST, loopback by default) for a writer and a read-only analyst user, and
+// publishes where and with which credentials (TALLY_DATA_DIR/warehouse-http.json): that is how
+// `tally sql`, the reports and analysts' tools reach the warehouse while it runs.
 import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
@@ -22,6 +22,7 @@ import {
   publishEndpoint,
   serveClickHouseHttp,
   unpublishEndpoint,
+  warehouseCredentials,
   withRetry,
 } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
@@ -63,14 +64,20 @@ export async function startTally(
     const migrations = await migrate(warehouse);
     if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'warehouse migrated');
     if (!config.CLICKHOUSE_URL) {
-      const password = randomBytes(24).toString('base64url');
+      const { writer, analyst } = warehouseCredentials(dataDir);
       http = await serveClickHouseHttp({
         dataDir: embeddedWarehouseDir(dataDir),
+        host: config.WAREHOUSE_HTTP_HOST,
         port: config.WAREHOUSE_HTTP_PORT,
-        user: 'tally',
-        password,
+        database: config.CLICKHOUSE_DATABASE,
+        users: [
+          { name: writer.user, password: writer.password, readonly: 0 },
+          { name: analyst.user, password: analyst.password, readonly: 1 },
+        ],
+        onInternalError: (error) =>
+          logger.error({ err: error }, 'warehouse HTTP interface failed on a request'),
       });
-      publishEndpoint(dataDir, { url: http.url, user: 'tally', password, pid: process.pid });
+      publishEndpoint(dataDir, { url: http.url, ...writer, analyst, pid: process.pid });
     }
     gateway = await startGatewayThread({ ...config, TALLY_DATA_DIR: dataDir });
     const thread = gateway;
