@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { waitForReadiness } from '@tally/service';
 import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
 import { Redis } from 'ioredis';
 import kafkajs from 'kafkajs';
@@ -161,34 +162,42 @@ export interface ServerProcess {
   adminUrl: string;
 }
 
-const LISTENING = /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/;
+/** Starts a Tally service from its entry point and waits for its readiness file (TALLY_READY_FILE). */
+async function startService(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: string[],
+  timeoutMs: number,
+) {
+  const readyFile = join(mkdtempSync(join(tmpdir(), 'tally-bench-ready-')), 'ready.json');
+  const child = startNode(name, script, [], {
+    env: serverEnv({ ...env, TALLY_READY_FILE: readyFile }),
+    nodeArgs,
+  });
+  try {
+    const { endpoints } = await waitForReadiness(readyFile, child.pid, timeoutMs, child.exited);
+    return { child, url: endpoints.url ?? '', adminUrl: endpoints.adminUrl ?? '' };
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
+}
 
 /** The gateway alone, as `node --import tsx services/gateway/src/main.ts` (the Dockerfile's command). */
-export async function startGatewayServer(
+export function startGatewayServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
 ): Promise<ServerProcess> {
-  const child = startNode('gateway', 'services/gateway/src/main.ts', [], { env: serverEnv(env), nodeArgs });
-  const match = await child.waitFor(LISTENING, 60_000).catch(async (error: unknown) => {
-    await child.stop();
-    throw error;
-  });
-  return { child, url: match[1] as string, adminUrl: match[2] as string };
+  return startService('gateway', 'services/gateway/src/main.ts', env, nodeArgs, 60_000);
 }
 
 /** `npm start`'s process: gateway, record log, both consumers and the embedded chDB warehouse. */
-export async function startTallyServer(
+export function startTallyServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
 ): Promise<ServerProcess> {
-  const child = startNode('tally', 'services/embedded/src/main.ts', [], { env: serverEnv(env), nodeArgs });
-  const match = await child
-    .waitFor(new RegExp(`${LISTENING.source}[^\\n]*\\nWarehouse:`), 120_000)
-    .catch(async (error: unknown) => {
-      await child.stop();
-      throw error;
-    });
-  return { child, url: match[1] as string, adminUrl: match[2] as string };
+  return startService('tally', 'services/embedded/src/main.ts', env, nodeArgs, 120_000);
 }
 
 /** Deletes the topics a run created (its own prefix) and its Redis keys; best effort, bounded. */

@@ -35,12 +35,7 @@ export function pipelineEnv(env: Record<string, string>): Record<string, string>
 
 export function startTallyProcess(env: Record<string, string>): Promise<TallyProcess> {
   const { TALLY_ENV_FILE: _f, ...inherited } = process.env;
-  return spawnTallyService(
-    'services/embedded/src/main.ts',
-    { ...inherited, ...pipelineEnv(env) },
-    /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)[^\n]*\nWarehouse:/,
-    60_000,
-  );
+  return spawnTallyService('services/embedded/src/main.ts', { ...inherited, ...pipelineEnv(env) }, 60_000);
 }
 
 /** The warehouse of a running process, through the endpoint it published in its data directory. */
