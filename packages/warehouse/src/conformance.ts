@@ -10,7 +10,6 @@ import { formatMicros, MAX_MONEY, moneyText, toMicros } from '@tally/contract';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WarehouseError } from './errors.ts';
-import type { Warehouse } from './index.ts';
 import { MIGRATIONS_DIR, MigrationChangedError, migrate, readMigrations } from './migrations.ts';
 import { monthlyRevenue, mrrReport, readMrrInputs } from './reports/monthly-revenue.ts';
 import { mrrMovements } from './reports/mrr-movements.ts';
@@ -18,6 +17,7 @@ import { backfillMrrMovements, refreshMrrMovements } from './reports/mrr-table.t
 import { searchRevenue } from './reports/revenue-search.ts';
 import { trafficReport } from './reports/traffic.ts';
 import { MRR_MONTHLY_COLUMNS, mrrMonthlyRows, WORKED_EXAMPLE_MONTHS, workedExample } from './testing.ts';
+import type { Warehouse } from './warehouse.ts';
 
 export type OpenWarehouse = (database: string) => Promise<Warehouse>;
 

@@ -3,7 +3,7 @@
 // written twice is one row (ReplacingMergeTree on the record id or the transaction id).
 import { backoffDelay } from '@tally/core/backoff';
 import { WarehouseError } from './errors.ts';
-import type { QueryParams, Warehouse } from './index.ts';
+import type { QueryParams, Warehouse } from './warehouse.ts';
 
 export interface RetryOptions {
   /** Attempts in all, the first included. */

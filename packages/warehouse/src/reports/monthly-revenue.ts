@@ -5,7 +5,7 @@
 // Sums are exact (BigInt micro-units); money is reported as exact decimal text (Money), which no JSON
 // number could hold for every total.
 import { divideRounded, formatMicros, toMicros } from '@tally/contract';
-import type { QueryParams, Warehouse } from '../index.ts';
+import type { QueryParams, Warehouse } from '../warehouse.ts';
 import { byRecordTime, type DataWarning, type MrrInput, MrrLedger } from './mrr-movements.ts';
 
 /** An amount of money as exact decimal text in the currency's major unit: "49", "-12.5", "0.000001". */

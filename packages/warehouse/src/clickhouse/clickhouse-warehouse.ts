@@ -3,7 +3,13 @@
 // missing, through a client without a database (ClickHouse refuses requests naming an unknown one).
 import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { engineError, WarehouseError, WarehouseUnavailableError } from '../errors.ts';
-import { checkDatabaseName, OUTPUT_SETTINGS, type QueryParams, type Row, type Warehouse } from '../index.ts';
+import {
+  checkDatabaseName,
+  OUTPUT_SETTINGS,
+  type QueryParams,
+  type Row,
+  type Warehouse,
+} from '../warehouse.ts';
 
 export interface ClickHouseWarehouseOptions {
   url: string;

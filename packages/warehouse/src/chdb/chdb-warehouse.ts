@@ -7,7 +7,13 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Session } from 'chdb';
 import { clickhouseCodeOf, engineError, WarehouseError, WarehouseLockedError } from '../errors.ts';
-import { checkDatabaseName, OUTPUT_SETTINGS, type QueryParams, type Row, type Warehouse } from '../index.ts';
+import {
+  checkDatabaseName,
+  OUTPUT_SETTINGS,
+  type QueryParams,
+  type Row,
+  type Warehouse,
+} from '../warehouse.ts';
 
 export interface ChdbWarehouseOptions {
   /** The chDB data directory (created if missing). */
