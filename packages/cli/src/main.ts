@@ -4,6 +4,7 @@
 // (kafkajs, lmdb), nor `tally tokens` the warehouse's.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
+import { findBaseDir } from './base-dir.ts';
 
 const USAGE = `Usage: tally <command>
 
@@ -13,10 +14,12 @@ Commands:
   tokens revoke <token|id>                            Revoke a token; running gateways drop it within seconds
   sql "<statement>"                                   Run SQL on the warehouse; rows are printed as JSON lines
   migrate                                             Apply the warehouse's schema migrations
-  report traffic --project <id> --from YYYY-MM-DD --to YYYY-MM-DD [--json]
-                                                      Pageviews, visitors, sessions, events, top pages and sources
-  report mrr --project <id> --from YYYY-MM --to YYYY-MM [--currency USD] [--json]
-                                                      MRR, movements, churn rates, ARPA and cash revenue per month
+  report traffic --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]
+                                                      Pageviews, visitors, sessions, events, top pages, sources,
+                                                      campaigns and events (default: the last 30 days)
+  report mrr --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--json]
+                                                      MRR, movements, churn rates, ARPA and cash revenue per
+                                                      month (default: the last 12 months)
   revenue search --project <id> --metadata key=value [...] [--json]
                                                       Revenue records whose metadata has these keys and values
   log groups [--json]                                 Consumer groups of the embedded record log: position, lag
@@ -29,7 +32,8 @@ Commands:
                                                       Tally's ClickHouse HTTP interface
 
 Configuration comes from the environment, as for the server (TALLY_DATA_DIR, REDIS_URL, CLICKHOUSE_URL,
-TALLY_ENV_FILE). While \`npm start\` runs, the warehouse commands go through the query endpoint it publishes.`;
+TALLY_ENV_FILE), relative to the nearest directory up from here with a .tally directory or a .env file.
+While \`npm start\` runs, the warehouse commands go through the query endpoint it publishes.`;
 
 export class UsageError extends Error {}
 
@@ -38,6 +42,11 @@ async function main(argv: string[]): Promise<number> {
   if (!command || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return command ? 0 : 2;
+  }
+  // Settings relative to the directory Tally runs from: found from a subdirectory too, unless given.
+  if (!process.env.TALLY_DATA_DIR && !process.env.TALLY_ENV_FILE) {
+    const base = findBaseDir(process.cwd());
+    if (base) process.chdir(base);
   }
   const config = loadConfig();
   switch (command) {

@@ -149,6 +149,24 @@ export function describeWarehouseConformance(name: string, open: OpenWarehouse):
       expect(await w.query('SELECT s FROM t')).toEqual([{ s: tricky }]);
     });
 
+    it('returns a query in the format it names, as the engine writes it', async () => {
+      const w = await fresh(false);
+      expect(await w.queryText("SELECT 1 AS a, 'x,y' AS b FORMAT CSV")).toBe('1,"x,y"\n');
+      expect(await w.queryText('SELECT number AS n FROM numbers(2) FORMAT JSONEachRow')).toBe(
+        '{"n":0}\n{"n":1}\n',
+      );
+    });
+
+    it("keeps the engine's text of an error out of its message (logs get the message)", async () => {
+      const w = await fresh(false);
+      const error = await w.query("SELECT throwIf(1, 'secret value 42')").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WarehouseError);
+      expect((error as WarehouseError).message).toMatch(/^ClickHouse error 395\b/);
+      expect((error as WarehouseError).message).not.toContain('secret value');
+      expect((error as WarehouseError).detail).toContain('secret value 42');
+      expect(JSON.stringify(error)).not.toContain('secret value');
+    });
+
     it('raises WarehouseError with the ClickHouse code, not retryable, for bad SQL', async () => {
       const w = await fresh(false);
       const unknownTable = await w.query('SELECT * FROM no_such_table').catch((e: unknown) => e);

@@ -16,6 +16,11 @@ export interface Warehouse {
   readonly database: string;
   /** Runs one SELECT (without a FORMAT clause) and returns its rows. */
   query<T = Row>(sql: string, params?: QueryParams): Promise<T[]>;
+  /**
+   * Runs one query in the output format it names (`… FORMAT CSV`, `FORMAT Pretty`, …) and returns the
+   * engine's output as text, as `clickhouse-client` would print it.
+   */
+  queryText(sql: string): Promise<string>;
   /** Runs one statement whose result is not needed (DDL, INSERT … SELECT, OPTIMIZE). */
   command(sql: string, params?: QueryParams): Promise<void>;
   /** Inserts rows (as JSONEachRow) into a table of the database; resolves once the engine has them. */

@@ -72,6 +72,16 @@ class ClickHouseWarehouse implements Warehouse {
     });
   }
 
+  queryText(sql: string): Promise<string> {
+    return call(async () => {
+      // exec sends the statement as it is (its FORMAT clause included) and streams the raw answer.
+      const { stream } = await this.#client.exec({ query: sql });
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
+      return Buffer.concat(chunks).toString('utf8');
+    });
+  }
+
   command(sql: string, params?: QueryParams): Promise<void> {
     return call(async () => {
       await this.#client.command({ query: sql, query_params: params });

@@ -60,7 +60,8 @@ export function monthsBetween(from: string, to: string): string[] {
 
 /**
  * The report over months `from`…`to` (YYYY-MM, inclusive) for every currency in `records`, or for
- * `currencies` when given (a currency without records still gets its months, all zero).
+ * `currencies` when given (a currency without records still gets its months, all zero), or in USD when
+ * there are no records.
  */
 export function monthlyRevenue(
   records: readonly MrrInput[],
@@ -69,7 +70,9 @@ export function monthlyRevenue(
   currencies?: readonly string[],
 ): MonthlyRevenue[] {
   const months = monthsBetween(from, to);
-  const wanted = currencies ?? [...new Set(records.map((r) => r.currency))].sort();
+  // Every month is reported: in the contract's default currency when there are no records at all.
+  const found = [...new Set(records.map((r) => r.currency))].sort();
+  const wanted = currencies ?? (found.length > 0 ? found : ['USD']);
   const report: MonthlyRevenue[] = [];
   for (const currency of wanted) {
     const ordered = records.filter((r) => r.currency === currency).sort(byRecordTime);
