@@ -11,10 +11,11 @@ import { openEmbeddedLog, openRecordLog, topicName } from '@tally/log';
 import { FileTokenStore } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
 import kafkajs from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
 import {
   BROWSER,
+  pipelineBackends,
   pipelineEnv,
   publishedWarehouse,
   send,
@@ -27,18 +28,7 @@ const MARKER = 'PAYLOAD-MARKER-7f3a';
 const PROJECT = 'hostile';
 const DAY = Date.UTC(2026, 4, 4, 12);
 
-const backends = [
-  ['the embedded log', () => ({})],
-  [
-    'Kafka',
-    () => ({
-      KAFKA_BROKERS: inject('kafkaBrokers'),
-      SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'),
-      KAFKA_TOPIC_PREFIX: `test-${randomUUID().slice(0, 8)}.`,
-      KAFKA_PARTITIONS: '1',
-    }),
-  ],
-] as const;
+const backends = pipelineBackends({ partitions: 1 });
 
 /** A record as a gateway appends it, with whatever values an older gateway let through. */
 function logRecord(

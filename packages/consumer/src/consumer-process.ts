@@ -6,21 +6,24 @@
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { buildAdmin, runService } from '@tally/service';
 import { migrate, openWarehouse, type Warehouse, withRetry } from '@tally/warehouse';
-import type { Logger } from 'pino';
 import type { BatchOptions, RunningBatchLoop } from './batch-loop.ts';
+import type { ConsumerLogger } from './logger.ts';
 import { ConsumerMetrics } from './metrics.ts';
 
-export interface ConsumerDeps {
+/** What a consumer's start function takes (startAnalyticsConsumer, startRevenueConsumer). */
+export interface ConsumerOptions {
   log: RecordLog;
   warehouse: Warehouse;
   batch: BatchOptions;
-  logger: Logger;
-  metrics: ConsumerMetrics;
+  logger?: ConsumerLogger | undefined;
+  metrics?: ConsumerMetrics | undefined;
+  /** The consumer group (default: the consumer's own). */
+  group?: string;
 }
 
 export function runConsumerProcess(
   service: string,
-  start: (deps: ConsumerDeps) => RunningBatchLoop,
+  start: (options: ConsumerOptions) => RunningBatchLoop,
 ): Promise<void> {
   return runService({
     name: service,
