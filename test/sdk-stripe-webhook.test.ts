@@ -17,6 +17,7 @@ import { type FaultProxy, startFaultProxy } from './support/fault-proxy.ts';
 import {
   type GatewayProcess,
   ROOT,
+  SOURCE_NODE_ARGS,
   spawnTallyService,
   startGatewayProcess,
   tempDataDir,
@@ -122,8 +123,7 @@ it('runs as the README says: on STRIPE_EXAMPLE_PORT, not PORT, with a fixture si
   const { stdout } = await promisify(execFile)(
     process.execPath,
     [
-      '--import',
-      'tsx',
+      ...SOURCE_NODE_ARGS,
       'examples/stripe-webhook/send-fixture.ts',
       fixturePath('invoice.paid.manual'),
       example.url,

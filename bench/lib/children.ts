@@ -138,7 +138,10 @@ export function killChildrenOnExit(): void {
   });
 }
 
-/** Node running a TypeScript entry point, as `npm start` does (node --import tsx). */
+/**
+ * Node running a TypeScript entry point from the sources (tsx, and the export condition that resolves the
+ * workspace packages to their src/), as in development.
+ */
 export function startNode(
   name: string,
   entry: string,
@@ -148,7 +151,7 @@ export function startNode(
   return startChild(
     name,
     process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', entry, ...args],
+    [...(options.nodeArgs ?? []), '--conditions=@tally/source', '--import', 'tsx', entry, ...args],
     options,
   );
 }

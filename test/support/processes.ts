@@ -8,6 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Node's arguments to run a TypeScript entry point from the sources: tsx, and the export condition that
+ * resolves the workspace packages to their src/ instead of their compiled dist/.
+ */
+export const SOURCE_NODE_ARGS = ['--conditions=@tally/source', '--import', 'tsx'];
 const runFile = promisify(execFile);
 
 export interface GatewayProcess {
@@ -35,10 +41,16 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...rest, LOG_LEVEL: 'warn', ...env };
 }
 
-/** Starts the gateway process as `node --import tsx services/gateway/src/main.ts` does, on free ports. */
-export function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
+/**
+ * Starts the gateway process on free ports: from its sources (services/gateway/src/main.ts) unless `entry`
+ * names the compiled one (services/gateway/dist/main.js, the image's command).
+ */
+export function startGatewayProcess(
+  env: Record<string, string>,
+  entry = 'services/gateway/src/main.ts',
+): Promise<GatewayProcess> {
   return spawnTallyService(
-    'services/gateway/src/main.ts',
+    entry,
     childEnv({ PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ...env }),
     /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/,
     30_000,
@@ -46,7 +58,8 @@ export function startGatewayProcess(env: Record<string, string>): Promise<Gatewa
 }
 
 /**
- * Spawns one of Tally's processes from its TypeScript entry point and waits until its output matches
+ * Spawns one of Tally's processes from its TypeScript entry point (with tsx, resolving the workspace
+ * packages to their sources), or from a compiled `.js` one with plain Node, and waits until its output matches
  * `ready` (whose groups 1 and 2 are the public and admin URLs); rejects with the output if it exits first.
  */
 export async function spawnTallyService(
@@ -55,7 +68,8 @@ export async function spawnTallyService(
   ready: RegExp,
   timeoutMs: number,
 ): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const args = script.endsWith('.ts') ? [...SOURCE_NODE_ARGS, script] : [script];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -33,10 +33,17 @@ export function pipelineEnv(env: Record<string, string>): Record<string, string>
   };
 }
 
-export function startTallyProcess(env: Record<string, string>): Promise<TallyProcess> {
+/**
+ * Starts the all-in-one process: from its sources unless `entry` names the compiled one
+ * (services/embedded/dist/main.js, what `npm start` runs).
+ */
+export function startTallyProcess(
+  env: Record<string, string>,
+  entry = 'services/embedded/src/main.ts',
+): Promise<TallyProcess> {
   const { TALLY_ENV_FILE: _f, ...inherited } = process.env;
   return spawnTallyService(
-    'services/embedded/src/main.ts',
+    entry,
     { ...inherited, ...pipelineEnv(env) },
     /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)[^\n]*\nWarehouse:/,
     60_000,
