@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The Dockerfile's runtime stage, rehearsed without a Docker engine: in an empty directory, what the
+# `manifests` stage copies (the manifests and the CLI's bin/), `npm ci --omit=dev` on the image's Node.js
+# (infra/node), the compiled dist/ of every workspace and schemas/, and nothing else (no sources, no dev
+# dependencies). Then the CLI creates a token, the image's command (the gateway) answers a pageview with 202,
+# and the consumers' commands start. It finds what only the image would show: a production module importing
+# a dev dependency (tsx, esbuild, vitest), a workspace the image does not link, a file read at run time
+# that is not there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+. infra/versions.env
+node_bin=$(bash infra/node/install.sh "$NODE_IMAGE_MAJOR" | tail -n 1)
+export PATH="$node_bin:$PATH"
+app=$(mktemp -d /tmp/tally-image-XXXXXX)
+data=$(mktemp -d /tmp/tally-image-data-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$app" "$data"
+}
+trap cleanup EXIT
+
+npm run build >/dev/null
+# The manifests stage's COPY lines (sources, then the destination), as the Dockerfile lists them.
+awk '/^FROM .* AS manifests/{on=1; next} /^FROM /{on=0} on && /^COPY /{$1=""; print}' Dockerfile |
+  while read -r -a args; do
+    to=${args[-1]}
+    if [[ $to == */ ]]; then mkdir -p "$app/$to"; else mkdir -p "$app/$(dirname "$to")"; fi
+    for from in "${args[@]:0:${#args[@]}-1}"; do cp -r "$from" "$app/$to"; done
+  done
+(cd "$app" && NODE_ENV=production npm ci --omit=dev --ignore-scripts=false --no-audit --no-fund --loglevel=error)
+for dir in packages/* services/*; do
+  mkdir -p "$app/$dir" && cp -r "$dir/dist" "$app/$dir/"
+done
+find "$app/packages" "$app/services" \( -name '*.d.ts' -o -name '.tsbuildinfo' \) -delete
+cp -r schemas "$app/"
+[ -z "$(find "$app/packages" "$app/services" -path '*/src/*' -print -quit)" ] || { echo "sources in the image" >&2; exit 1; }
+
+cd "$app"
+export NODE_ENV=production TALLY_DATA_DIR="$data" TALLY_ENV_FILE=/dev/null
+token=$(npx --no-install tally tokens create --project image --kind public | tail -n 1)
+# The image's command, from the Dockerfile's CMD.
+mapfile -t command < <(node -e "console.log(JSON.parse(process.argv[1]).join('\n'))" \
+  "$(sed -n 's/^CMD //p' "$repo/Dockerfile")")
+PORT=0 ADMIN_PORT=0 HOST=127.0.0.1 "${command[@]}" >"$data/gateway.log" 2>&1 &
+pids+=($!)
+url=""
+for _ in $(seq 150); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*/api/ingest' "$data/gateway.log" | head -n 1 || true)
+  [ -n "$url" ] && break
+  kill -0 "${pids[0]}" 2>/dev/null || break
+  sleep 0.2
+done
+[ -n "$url" ] || { echo "image rehearsal: the gateway did not start:" >&2; cat "$data/gateway.log" >&2; exit 1; }
+status=$(curl -s -o /dev/null -w '%{http_code}' "$url" -H 'content-type: application/json' \
+  -H "x-api-token: $token" -d '{"type":"pageview","data":{"session_id":"s_image"}}')
+[ "$status" = 202 ] || { echo "image rehearsal: the gateway answered $status" >&2; exit 1; }
+kill -TERM "${pids[0]}" && wait "${pids[0]}" || { echo "image rehearsal: the gateway did not exit cleanly" >&2; exit 1; }
+pids=()
+
+# The consumers' commands (docker-compose.yml), on the embedded log and chDB: they start and stop cleanly.
+for consumer in analytics-consumer revenue-consumer; do
+  ADMIN_PORT=0 TALLY_DATA_DIR="$data/$consumer" node "services/$consumer/dist/main.js" >"$data/$consumer.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 150); do
+    grep -q "$consumer started" "$data/$consumer.log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  grep -q "$consumer started" "$data/$consumer.log" ||
+    { echo "image rehearsal: $consumer did not start:" >&2; cat "$data/$consumer.log" >&2; exit 1; }
+  kill -TERM "$pid" && wait "$pid" || { echo "image rehearsal: $consumer did not exit cleanly" >&2; exit 1; }
+done
+echo "image rehearsal: Node $(node --version), production dependencies only: the CLI, the gateway (202) and both consumers ran"
