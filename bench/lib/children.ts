@@ -30,6 +30,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Echo the child's stderr to ours as it comes (for long runs that someone watches). */
   echoStderr?: boolean;
+  /** Start it in a process group of its own (to signal a tree of processes, such as npm's). */
+  detached?: boolean;
 }
 
 export function startChild(name: string, command: string, args: string[], options: StartOptions = {}): Child {
@@ -37,6 +39,7 @@ export function startChild(name: string, command: string, args: string[], option
     cwd: ROOT,
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   if (child.pid === undefined) throw new Error(`could not start ${name} (${command})`);
   let output = '';
@@ -154,6 +157,16 @@ export function startNode(
     [...(options.nodeArgs ?? []), '--conditions=@tally/source', '--import', 'tsx', entry, ...args],
     options,
   );
+}
+
+/** Node running compiled JavaScript (a dist/ entry point), as production does: no tsx, no export condition. */
+export function startCompiled(
+  name: string,
+  entry: string,
+  args: string[] = [],
+  options: StartOptions & { nodeArgs?: string[] } = {},
+): Child {
+  return startChild(name, process.execPath, [...(options.nodeArgs ?? []), entry, ...args], options);
 }
 
 export interface ProcessUsage {

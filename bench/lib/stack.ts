@@ -1,5 +1,6 @@
-// What the benchmarks run against: the gateway process (services/gateway/src/main.ts, as the Dockerfile
-// runs it) and `npm start`'s all-in-one process (services/embedded/src/main.ts), each on free ports of
+// What the benchmarks run against: the gateway process (services/gateway/dist/main.js, as the Dockerfile
+// runs it) and `npm start`'s all-in-one process (services/embedded/dist/main.js), compiled as production
+// runs them (or from the TypeScript sources, to compare), each on free ports of
 // 127.0.0.1 with its own data directory; the tokens they accept; and, for the Kafka runs, Redis, Kafka and
 // the schema registry (from the environment, else started natively through infra/ and stopped again at the
 // end if the benchmark started them). Each run uses its own topic and key prefixes and removes them after.
@@ -12,7 +13,16 @@ import { promisify } from 'node:util';
 import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
 import { Redis } from 'ioredis';
 import kafkajs from 'kafkajs';
-import { type Child, killChildrenOnExit, onInterrupt, ROOT, startNode, stopAll } from './children.ts';
+import { buildIfStale } from '../../scripts/build.mjs';
+import {
+  type Child,
+  killChildrenOnExit,
+  onInterrupt,
+  ROOT,
+  startCompiled,
+  startNode,
+  stopAll,
+} from './children.ts';
 import type { ProjectTokens } from './workload.ts';
 
 const run = promisify(execFile);
@@ -163,12 +173,32 @@ export interface ServerProcess {
 
 const LISTENING = /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/;
 
-/** The gateway alone, as `node --import tsx services/gateway/src/main.ts` (the Dockerfile's command). */
+/**
+ * How a service runs: `compiled`, its dist/main.js with plain Node, as production (the image, npm start)
+ * runs it; `sources`, its src/main.ts through tsx, as in development.
+ */
+export type Runtime = 'compiled' | 'sources';
+
+/** Starts a service's main, compiling first when its dist/ is missing or stale (as npm start does). */
+function startService(
+  name: string,
+  service: string,
+  runtime: Runtime,
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[],
+) {
+  if (runtime === 'sources') return startNode(name, `services/${service}/src/main.ts`, [], { env, nodeArgs });
+  buildIfStale(ROOT);
+  return startCompiled(name, `services/${service}/dist/main.js`, [], { env, nodeArgs });
+}
+
+/** The gateway alone, as the Dockerfile's command runs it (`node services/gateway/dist/main.js`). */
 export async function startGatewayServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  runtime: Runtime = 'compiled',
 ): Promise<ServerProcess> {
-  const child = startNode('gateway', 'services/gateway/src/main.ts', [], { env: serverEnv(env), nodeArgs });
+  const child = startService('gateway', 'gateway', runtime, serverEnv(env), nodeArgs);
   const match = await child.waitFor(LISTENING, 60_000).catch(async (error: unknown) => {
     await child.stop();
     throw error;
@@ -180,8 +210,9 @@ export async function startGatewayServer(
 export async function startTallyServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  runtime: Runtime = 'compiled',
 ): Promise<ServerProcess> {
-  const child = startNode('tally', 'services/embedded/src/main.ts', [], { env: serverEnv(env), nodeArgs });
+  const child = startService('tally', 'embedded', runtime, serverEnv(env), nodeArgs);
   const match = await child
     .waitFor(new RegExp(`${LISTENING.source}[^\\n]*\\nWarehouse:`), 120_000)
     .catch(async (error: unknown) => {
