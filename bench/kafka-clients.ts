@@ -5,6 +5,7 @@
 //   gateway   `--concurrency` appenders, each appending one message and waiting for its acknowledgement,
 //             through the Kafka log's own LingerBatcher (2 ms linger), which may have several produce
 //             requests in flight: the gateway's pattern, with its latency per append.
+// A warm-up run per client comes first, not counted.
 // Every run writes to a topic of its own (6 partitions), and counts what the topic holds afterwards: a
 // client that loses or duplicates messages is reported, not only timed. CPU is the benchmark process's
 // (the client runs in it), per message: steadier than messages per second on a shared machine.
@@ -194,7 +195,23 @@ await admin.connect();
 const runId = randomUUID().slice(0, 8);
 const created: string[] = [];
 const results: Record<string, unknown>[] = [];
+
+async function topicOfItsOwn(): Promise<string> {
+  const topic = `bench-clients-${runId}-${created.length}`;
+  await admin.createTopics({ topics: [{ topic, numPartitions: options.partitions }], waitForLeaders: true });
+  created.push(topic);
+  return topic;
+}
+
 try {
+  // Warm-up, not counted: each client's code compiled by V8 and its connections made once.
+  for (const make of [kafkajsClient, platformaticClient]) {
+    const client = await make('none');
+    if (client) {
+      await run(client, await topicOfItsOwn(), 'batches');
+      await client.close();
+    }
+  }
   for (const codec of options.codecs.split(',') as Codec[]) {
     for (const workload of ['batches', 'gateway'] as const) {
       const runs: Record<string, RunResult[]> = {};
@@ -204,13 +221,7 @@ try {
           const client = await make(codec);
           if (!client) continue;
           versions[client.name] = client.version;
-          const topic = `bench-clients-${runId}-${created.length}`;
-          await admin.createTopics({
-            topics: [{ topic, numPartitions: options.partitions }],
-            waitForLeaders: true,
-          });
-          created.push(topic);
-          const result = await run(client, topic, workload);
+          const result = await run(client, await topicOfItsOwn(), workload);
           await client.close();
           runs[client.name] = [...(runs[client.name] ?? []), result];
           log(`${codec} ${workload} ${client.name}: ${JSON.stringify(result)}`);
