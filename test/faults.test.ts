@@ -98,7 +98,7 @@ async function projectToken(dataDir: string, project: string, kind: 'public' | '
 
 describe('the Kafka broker stopped for ten seconds mid-load', () => {
   it('answers 503 (never 202) while it is down and lands every acknowledged record exactly once after', async () => {
-    const broker = await ownBroker(19292);
+    const broker = await ownBroker();
     cleanups.push(() => broker.remove());
     const dataDir = tempDataDir();
     const token = await projectToken(dataDir, 'broker-outage');
