@@ -2,14 +2,24 @@
 // test/ and get their service endpoints from test/setup/services.ts. Tests run the TypeScript sources: the
 // `@tally/source` export condition resolves the workspace packages to their src/ (the compiled dist/ is
 // what `npm start` and the image run).
-import { defaultClientConditions, defaultServerConditions } from 'vite';
+import { defaultClientConditions, defaultServerConditions, type Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
 
-const SOURCE = '@tally/source';
+/**
+ * Adds the condition to every Vite environment: the one that runs the tests, and vitest's own, which loads
+ * the global setup (top-level `resolve.conditions` reaches only the browser-side environment).
+ */
+const sourceCondition: Plugin = {
+  name: 'tally-source-condition',
+  configEnvironment(name, config) {
+    const defaults = name === 'client' ? defaultClientConditions : defaultServerConditions;
+    config.resolve ??= {};
+    config.resolve.conditions = ['@tally/source', ...(config.resolve.conditions ?? defaults)];
+  },
+};
 
 export default defineConfig({
-  resolve: { conditions: [SOURCE, ...defaultClientConditions] },
-  ssr: { resolve: { conditions: [SOURCE, ...defaultServerConditions] } },
+  plugins: [sourceCondition],
   test: {
     projects: [
       {

@@ -40,36 +40,46 @@ cp -r schemas "$app/"
 cd "$app"
 export NODE_ENV=production TALLY_DATA_DIR="$data" TALLY_ENV_FILE=/dev/null
 token=$(npx --no-install tally tokens create --project image --kind public | tail -n 1)
+# ready SERVICE PID FILE: waits until the process PID has written its readiness file (TALLY_READY_FILE);
+# prints the file's JSON.
+ready() {
+  local name=$1 pid=$2 file=$3
+  for _ in $(seq 300); do
+    if [ -s "$file" ]; then cat "$file"; return 0; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  echo "image rehearsal: $name did not become ready:" >&2
+  cat "$data/$name.log" >&2
+  return 1
+}
+# stopped NAME PID: SIGTERM, and the process exits 0.
+stopped() {
+  kill -TERM "$2"
+  wait "$2" || { echo "image rehearsal: $1 did not exit cleanly:" >&2; cat "$data/$1.log" >&2; return 1; }
+}
+
 # The image's command, from the Dockerfile's CMD.
 mapfile -t command < <(node -e "console.log(JSON.parse(process.argv[1]).join('\n'))" \
   "$(sed -n 's/^CMD //p' "$repo/Dockerfile")")
-PORT=0 ADMIN_PORT=0 HOST=127.0.0.1 "${command[@]}" >"$data/gateway.log" 2>&1 &
-pids+=($!)
-url=""
-for _ in $(seq 150); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*/api/ingest' "$data/gateway.log" | head -n 1 || true)
-  [ -n "$url" ] && break
-  kill -0 "${pids[0]}" 2>/dev/null || break
-  sleep 0.2
-done
-[ -n "$url" ] || { echo "image rehearsal: the gateway did not start:" >&2; cat "$data/gateway.log" >&2; exit 1; }
-status=$(curl -s -o /dev/null -w '%{http_code}' "$url" -H 'content-type: application/json' \
+PORT=0 ADMIN_PORT=0 HOST=127.0.0.1 TALLY_READY_FILE="$data/gateway.ready" "${command[@]}" >"$data/gateway.log" 2>&1 &
+pid=$!
+pids+=("$pid")
+url=$(ready gateway "$pid" "$data/gateway.ready" | node -e "console.log(JSON.parse(require('fs').readFileSync(0, 'utf8')).endpoints.url)")
+status=$(curl -s -o /dev/null -w '%{http_code}' "$url/api/ingest" -H 'content-type: application/json' \
   -H "x-api-token: $token" -d '{"type":"pageview","data":{"session_id":"s_image"}}')
 [ "$status" = 202 ] || { echo "image rehearsal: the gateway answered $status" >&2; exit 1; }
-kill -TERM "${pids[0]}" && wait "${pids[0]}" || { echo "image rehearsal: the gateway did not exit cleanly" >&2; exit 1; }
+stopped gateway "$pid"
 pids=()
 
 # The consumers' commands (docker-compose.yml), on the embedded log and chDB: they start and stop cleanly.
 for consumer in analytics-consumer revenue-consumer; do
-  ADMIN_PORT=0 TALLY_DATA_DIR="$data/$consumer" node "services/$consumer/dist/main.js" >"$data/$consumer.log" 2>&1 &
+  ADMIN_PORT=0 TALLY_DATA_DIR="$data/$consumer" TALLY_READY_FILE="$data/$consumer.ready" \
+    node "services/$consumer/dist/main.js" >"$data/$consumer.log" 2>&1 &
   pid=$!
-  for _ in $(seq 150); do
-    grep -q "$consumer started" "$data/$consumer.log" && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  grep -q "$consumer started" "$data/$consumer.log" ||
-    { echo "image rehearsal: $consumer did not start:" >&2; cat "$data/$consumer.log" >&2; exit 1; }
-  kill -TERM "$pid" && wait "$pid" || { echo "image rehearsal: $consumer did not exit cleanly" >&2; exit 1; }
+  pids+=("$pid")
+  ready "$consumer" "$pid" "$data/$consumer.ready" >/dev/null
+  stopped "$consumer" "$pid"
+  pids=()
 done
 echo "image rehearsal: Node $(node --version), production dependencies only: the CLI, the gateway (202) and both consumers ran"

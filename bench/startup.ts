@@ -1,17 +1,19 @@
 // Start-up and memory benchmark (`npm run bench:startup`): the gateway alone (the image's command) and
 // `npm start`'s all-in-one process, each run compiled (dist/ with plain Node, as production runs them) and
 // from the sources (tsx, as before the build step), alternating, `--repeat` times, on the embedded defaults:
-//   start-up   from the spawn to the line saying where it listens (the gateway) or where its warehouse
-//              is served (npm start's process: migrations done, consumers started);
+//   start-up   from the spawn to its readiness file (TALLY_READY_FILE: for npm start's process, once the
+//              migrations ran, the consumers started and the warehouse is served);
 //   idle       VmRSS (and its anonymous and file-backed parts) `--idle-seconds` after start-up;
 //   loaded     the highest VmRSS during `--load-seconds` of the benchmark's traffic at full speed
 //              (autocannon, `--connections`, a separate process), and the 202s per second it got.
-// With `--npm-start`, also the time `npm start` itself takes to the same line: npm, the build check
+// With `--npm-start`, also the time `npm start` itself takes to the same point: npm, the build check
 // (nothing to compile) and the compiled process. Prints one JSON object on stdout; progress on stderr.
 //
 //   node --conditions=@tally/source --import tsx bench/startup.ts [--repeat 5] [--idle-seconds 5]
 //     [--load-seconds 10] [--connections 64] [--processes gateway,tally] [--npm-start]
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { readReadiness } from '@tally/service';
 import { buildIfStale } from '../scripts/build.mjs';
 import { type Child, killChildrenOnExit, Monitor, ROOT, sleep, startChild, stopAll } from './lib/children.ts';
 import { startLoad } from './lib/load.ts';
@@ -41,8 +43,6 @@ const options = parseArgs(
   process.argv.slice(2),
 );
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const LISTENING = /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/;
-const WAREHOUSE = new RegExp(`${LISTENING.source}[^\\n]*\\nWarehouse:`);
 
 interface Run {
   startupMs: number;
@@ -91,17 +91,24 @@ async function measure(kind: 'gateway' | 'tally', runtime: Runtime): Promise<Run
   }
 }
 
-/** `npm start` from the spawn to its warehouse line: npm, the build check, then the compiled process. */
+/** `npm start` from the spawn to its readiness: npm, the build check, then the compiled process. */
 async function npmStart(): Promise<number> {
   const dataDir = tempDir('startup-npm');
+  const readyFile = join(dataDir, 'ready.json');
   const started = performance.now();
   // npm runs prestart and start in shells of their own: stop the whole process group afterwards.
   const child: Child = startChild('npm start', 'npm', ['start'], {
-    env: serverEnv({ TALLY_DATA_DIR: dataDir, WAREHOUSE_HTTP_PORT: '0' }),
+    env: serverEnv({ TALLY_DATA_DIR: dataDir, WAREHOUSE_HTTP_PORT: '0', TALLY_READY_FILE: readyFile }),
     detached: true,
   });
   try {
-    await child.waitFor(WAREHOUSE, 120_000);
+    // The file names the node process's pid, not npm's: any readiness in this run's own file counts.
+    while (!readReadiness(readyFile)) {
+      if (child.process.exitCode !== null) throw new Error(`npm start exited:\n${child.output()}`);
+      if (performance.now() - started > 120_000)
+        throw new Error(`npm start was not ready:\n${child.output()}`);
+      await sleep(20);
+    }
     return Math.round(performance.now() - started);
   } finally {
     process.kill(-child.pid, 'SIGTERM');

@@ -4,22 +4,18 @@
 // on the same data directory, and find every acknowledged record exactly once in the warehouse.
 import { randomUUID } from 'node:crypto';
 import { FileTokenStore } from '@tally/tokens';
-import { expect, inject, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
-import { pipelineEnv, publishedWarehouse, send, startTallyProcess } from './support/tally-process.ts';
+import {
+  pipelineBackends,
+  pipelineEnv,
+  publishedWarehouse,
+  send,
+  startTallyProcess,
+} from './support/tally-process.ts';
 
 // On the embedded log, and on Kafka (where the restarted consumer resumes from the group's committed offsets).
-const backends = [
-  ['the embedded log', () => ({})],
-  [
-    'Kafka',
-    () => ({
-      KAFKA_BROKERS: inject('kafkaBrokers'),
-      SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'),
-      KAFKA_TOPIC_PREFIX: `test-${randomUUID().slice(0, 8)}.`,
-    }),
-  ],
-] as const;
+const backends = pipelineBackends();
 
 it.each(
   backends,

@@ -12,9 +12,10 @@ import {
   WORKED_EXAMPLE_MONTHS,
   workedExample,
 } from '@tally/warehouse/testing';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
 import {
+  pipelineBackends,
   pipelineEnv,
   publishedWarehouse,
   send,
@@ -24,20 +25,8 @@ import {
 
 const PROJECTS = ['mrr-in-order', 'mrr-reversed', 'mrr-twice', 'revenue-metadata', 'sentinel'] as const;
 
-// On the embedded log, and on Kafka (one partition per topic, so that the sentinel below is consumed after
-// everything sent before it, as on the embedded log).
-const backends = [
-  ['the embedded log', () => ({})],
-  [
-    'Kafka',
-    () => ({
-      KAFKA_BROKERS: inject('kafkaBrokers'),
-      SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'),
-      KAFKA_TOPIC_PREFIX: `test-${randomUUID().slice(0, 8)}.`,
-      KAFKA_PARTITIONS: '1',
-    }),
-  ],
-] as const;
+// On the embedded log, and on Kafka (one partition per topic: the sentinel below is consumed last).
+const backends = pipelineBackends({ partitions: 1 });
 
 describe.each(backends)('revenue through the whole pipeline (npm start) on %s', (_name, backendEnv) => {
   let dataDir: string;

@@ -16,9 +16,11 @@ import { revenueClientForWebhooks, startWebhookServer } from '../examples/stripe
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.ts';
 import {
   type GatewayProcess,
+  outputMatching,
   ROOT,
   SOURCE_NODE_ARGS,
-  spawnTallyService,
+  type SpawnedProcess,
+  spawnWithOutput,
   startGatewayProcess,
   tempDataDir,
 } from './support/processes.ts';
@@ -34,7 +36,7 @@ let records: RecordReader;
 let secret: string;
 const servers: Server[] = [];
 const proxies: FaultProxy[] = [];
-const processes: GatewayProcess[] = [];
+const processes: SpawnedProcess[] = [];
 
 beforeAll(async () => {
   const dataDir = tempDataDir();
@@ -103,22 +105,20 @@ it('answers 200 only once the record is durable in Tally, dated when the invoice
 
 it('runs as the README says: on STRIPE_EXAMPLE_PORT, not PORT, with a fixture signed by send-fixture.ts', async () => {
   // PORT is the gateway's own (taken): an example that listened on PORT could not start.
-  const example = await spawnTallyService(
-    'examples/stripe-webhook/server.ts',
-    {
-      ...process.env,
-      PORT: new URL(gateway.url).port,
-      STRIPE_EXAMPLE_PORT: '0',
-      STRIPE_EXAMPLE_HOST: '127.0.0.1',
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      TALLY_ENDPOINT: gateway.url,
-      TALLY_SECRET_TOKEN: secret,
-    },
-    /listening on (http:\/\/\S+\/stripe\/webhook)/,
-    30_000,
-  );
+  const example = spawnWithOutput('examples/stripe-webhook/server.ts', {
+    ...process.env,
+    PORT: new URL(gateway.url).port,
+    STRIPE_EXAMPLE_PORT: '0',
+    STRIPE_EXAMPLE_HOST: '127.0.0.1',
+    STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    TALLY_ENDPOINT: gateway.url,
+    TALLY_SECRET_TOKEN: secret,
+  });
   processes.push(example);
-  expect(new URL(example.url).port).not.toBe(new URL(gateway.url).port);
+  const exampleUrl = (
+    await outputMatching(example, /listening on (http:\/\/\S+\/stripe\/webhook)/, 30_000)
+  )[1] as string;
+  expect(new URL(exampleUrl).port).not.toBe(new URL(gateway.url).port);
 
   const { stdout } = await promisify(execFile)(
     process.execPath,
@@ -126,7 +126,7 @@ it('runs as the README says: on STRIPE_EXAMPLE_PORT, not PORT, with a fixture si
       ...SOURCE_NODE_ARGS,
       'examples/stripe-webhook/send-fixture.ts',
       fixturePath('invoice.paid.manual'),
-      example.url,
+      exampleUrl,
     ],
     { cwd: ROOT, env: { ...process.env, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET }, timeout: 30_000 },
   );

@@ -313,8 +313,7 @@ describe('@clickhouse/client', () => {
     await writer.insert({ table: 'guarded', values: [{ a: 1 }], format: 'JSONEachRow' });
     const reader = analyst({ database });
     expect(await rows(reader, 'SELECT a FROM guarded')).toEqual([{ a: 1 }]);
-    // Each request is made when it is checked: a refusal arriving before its check would be an unhandled
-    // rejection.
+    // One at a time: a request started early and refused before its turn would be an unhandled rejection.
     const refusals = [
       () => reader.insert({ table: 'guarded', values: [{ a: 2 }], format: 'JSONEachRow' }),
       () => reader.command({ query: 'ALTER TABLE guarded DELETE WHERE 1' }),

@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { waitForReadiness } from '@tally/service';
 import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
 import { Redis } from 'ioredis';
 import kafkajs from 'kafkajs';
@@ -171,55 +172,54 @@ export interface ServerProcess {
   adminUrl: string;
 }
 
-const LISTENING = /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/;
-
 /**
  * How a service runs: `compiled`, its dist/main.js with plain Node, as production (the image, npm start)
- * runs it; `sources`, its src/main.ts through tsx, as in development.
+ * runs it, compiled first when dist/ is missing or stale (as npm start does); `sources`, its src/main.ts
+ * through tsx, as in development.
  */
 export type Runtime = 'compiled' | 'sources';
 
-/** Starts a service's main, compiling first when its dist/ is missing or stale (as npm start does). */
-function startService(
+/** Starts a Tally service (`services/<service>`) and waits for its readiness file (TALLY_READY_FILE). */
+async function startService(
   name: string,
   service: string,
   runtime: Runtime,
-  env: NodeJS.ProcessEnv,
+  env: Record<string, string>,
   nodeArgs: string[],
+  timeoutMs: number,
 ) {
-  if (runtime === 'sources') return startNode(name, `services/${service}/src/main.ts`, [], { env, nodeArgs });
-  buildIfStale(ROOT);
-  return startCompiled(name, `services/${service}/dist/main.js`, [], { env, nodeArgs });
+  const readyFile = join(mkdtempSync(join(tmpdir(), 'tally-bench-ready-')), 'ready.json');
+  const options = { env: serverEnv({ ...env, TALLY_READY_FILE: readyFile }), nodeArgs };
+  if (runtime === 'compiled') buildIfStale(ROOT);
+  const child =
+    runtime === 'compiled'
+      ? startCompiled(name, `services/${service}/dist/main.js`, [], options)
+      : startNode(name, `services/${service}/src/main.ts`, [], options);
+  try {
+    const { endpoints } = await waitForReadiness(readyFile, child.pid, timeoutMs, child.exited);
+    return { child, url: endpoints.url ?? '', adminUrl: endpoints.adminUrl ?? '' };
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
 }
 
 /** The gateway alone, as the Dockerfile's command runs it (`node services/gateway/dist/main.js`). */
-export async function startGatewayServer(
+export function startGatewayServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
   runtime: Runtime = 'compiled',
 ): Promise<ServerProcess> {
-  const child = startService('gateway', 'gateway', runtime, serverEnv(env), nodeArgs);
-  const match = await child.waitFor(LISTENING, 60_000).catch(async (error: unknown) => {
-    await child.stop();
-    throw error;
-  });
-  return { child, url: match[1] as string, adminUrl: match[2] as string };
+  return startService('gateway', 'gateway', runtime, env, nodeArgs, 60_000);
 }
 
 /** `npm start`'s process: gateway, record log, both consumers and the embedded chDB warehouse. */
-export async function startTallyServer(
+export function startTallyServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
   runtime: Runtime = 'compiled',
 ): Promise<ServerProcess> {
-  const child = startService('tally', 'embedded', runtime, serverEnv(env), nodeArgs);
-  const match = await child
-    .waitFor(new RegExp(`${LISTENING.source}[^\\n]*\\nWarehouse:`), 120_000)
-    .catch(async (error: unknown) => {
-      await child.stop();
-      throw error;
-    });
-  return { child, url: match[1] as string, adminUrl: match[2] as string };
+  return startService('tally', 'embedded', runtime, env, nodeArgs, 120_000);
 }
 
 /** Deletes the topics a run created (its own prefix) and its Redis keys; best effort, bounded. */

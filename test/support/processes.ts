@@ -6,23 +6,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { waitForReadiness } from '@tally/service';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const runFile = promisify(execFile);
 
 /**
  * Node's arguments to run a TypeScript entry point from the sources: tsx, and the export condition that
  * resolves the workspace packages to their src/ instead of their compiled dist/.
  */
 export const SOURCE_NODE_ARGS = ['--conditions=@tally/source', '--import', 'tsx'];
-const runFile = promisify(execFile);
 
-export interface GatewayProcess {
-  process: ChildProcess;
+export interface GatewayProcess extends SpawnedProcess {
   url: string;
   adminUrl: string;
-  output(): string;
-  /** Sends the signal (SIGTERM by default) and waits for the exit; resolves with the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Every address the process's readiness file names (warehouseUrl, …). */
+  endpoints: Record<string, string | null>;
 }
 
 export const tempDataDir = () => mkdtempSync(join(tmpdir(), 'tally-e2e-'));
@@ -52,22 +51,54 @@ export function startGatewayProcess(
   return spawnTallyService(
     entry,
     childEnv({ PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ...env }),
-    /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)/,
     30_000,
   );
 }
 
 /**
- * Spawns one of Tally's processes from its TypeScript entry point (with tsx, resolving the workspace
- * packages to their sources), or from a compiled `.js` one with plain Node, and waits until its output matches
- * `ready` (whose groups 1 and 2 are the public and admin URLs); rejects with the output if it exits first.
+ * Spawns one of Tally's processes from its entry point (spawnWithOutput) and waits until it is ready: until it
+ * has written its readiness file (TALLY_READY_FILE, a file of the test's own), which names the addresses
+ * it serves; rejects with the process's output if it exits first.
  */
 export async function spawnTallyService(
   script: string,
   env: NodeJS.ProcessEnv,
-  ready: RegExp,
   timeoutMs: number,
 ): Promise<GatewayProcess> {
+  const readyFile = join(mkdtempSync(join(tmpdir(), 'tally-ready-')), 'ready.json');
+  const child = spawnWithOutput(script, { ...env, TALLY_READY_FILE: readyFile });
+  try {
+    const { endpoints } = await waitForReadiness(
+      readyFile,
+      child.process.pid as number,
+      timeoutMs,
+      child.exited,
+    );
+    return {
+      ...child,
+      url: endpoints.url ?? '',
+      adminUrl: endpoints.adminUrl ?? '',
+      endpoints,
+    };
+  } catch (error) {
+    await child.stop('SIGKILL');
+    throw new Error(`${script}: ${(error as Error).message}:\n${child.output()}`);
+  }
+}
+
+export interface SpawnedProcess {
+  process: ChildProcess;
+  exited: Promise<number | null>;
+  output(): string;
+  /** Sends the signal (SIGTERM by default) and waits for the exit; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Spawns an entry point, keeping its stdout and stderr: a TypeScript one with tsx, resolving the workspace
+ * packages to their sources; a compiled `.js` one with plain Node, as production runs it.
+ */
+export function spawnWithOutput(script: string, env: NodeJS.ProcessEnv): SpawnedProcess {
   const args = script.endsWith('.ts') ? [...SOURCE_NODE_ARGS, script] : [script];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -75,37 +106,45 @@ export async function spawnTallyService(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const started = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${script} did not start in ${timeoutMs} ms:\n${output}`)),
-      timeoutMs,
-    );
-    const onData = (d: Buffer) => {
-      output += d;
-      const m = output.match(ready);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${script} exited with ${code}:\n${output}`));
-    });
+  child.stdout.on('data', (d: Buffer) => {
+    output += d;
   });
+  child.stderr.on('data', (d: Buffer) => {
+    output += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     process: child,
-    url: started[1] as string,
-    adminUrl: started[2] as string,
+    exited,
     output: () => output,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
   };
+}
+
+/** Waits until a process's output matches `pattern` (for programs that are not Tally's services). */
+export async function outputMatching(
+  spawned: SpawnedProcess,
+  pattern: RegExp,
+  timeoutMs: number,
+): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void spawned.exited.then(() => {
+    exited = true;
+  });
+  for (;;) {
+    const match = spawned.output().match(pattern);
+    if (match) return match;
+    if (exited || Date.now() > deadline) {
+      throw new Error(
+        `no output matching ${pattern} (${exited ? 'exited' : 'timed out'}):\n${spawned.output()}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** Runs `tally …` as a user would (the bin that `npx tally` runs) and returns its stdout. */

@@ -1,12 +1,15 @@
 // Starts `npm start`'s all-in-one process (services/embedded: gateway, record log, both consumers and
 // the embedded chDB warehouse) for end-to-end tests, on free ports of 127.0.0.1, and reads its
 // warehouse through the query endpoint it publishes, as the tally CLI does.
+
+import { randomUUID } from 'node:crypto';
 import {
   endpointUrl,
   openClickHouseWarehouse,
   readPublishedEndpoint,
   type Warehouse,
 } from '@tally/warehouse';
+import { inject } from 'vitest';
 import { type GatewayProcess, spawnTallyService } from './processes.ts';
 
 /** The all-in-one process: the same handle as the gateway's. */
@@ -34,6 +37,26 @@ export function pipelineEnv(env: Record<string, string>): Record<string, string>
 }
 
 /**
+ * The record logs a pipeline test runs on: the embedded log, and Kafka on topics of the test's own (with
+ * `partitions: 1`, one partition per topic, so that a sentinel sent last is consumed after everything sent
+ * before it, as on the embedded log). Each entry: a name for the test title, and the settings to start with.
+ */
+export function pipelineBackends(options: { partitions?: number } = {}) {
+  return [
+    ['the embedded log', () => ({})],
+    [
+      'Kafka',
+      () => ({
+        KAFKA_BROKERS: inject('kafkaBrokers'),
+        SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'),
+        KAFKA_TOPIC_PREFIX: `test-${randomUUID().slice(0, 8)}.`,
+        ...(options.partitions && { KAFKA_PARTITIONS: String(options.partitions) }),
+      }),
+    ],
+  ] as const;
+}
+
+/**
  * Starts the all-in-one process: from its sources unless `entry` names the compiled one
  * (services/embedded/dist/main.js, what `npm start` runs).
  */
@@ -42,12 +65,7 @@ export function startTallyProcess(
   entry = 'services/embedded/src/main.ts',
 ): Promise<TallyProcess> {
   const { TALLY_ENV_FILE: _f, ...inherited } = process.env;
-  return spawnTallyService(
-    entry,
-    { ...inherited, ...pipelineEnv(env) },
-    /listening on (http:\/\/\S+)\/api\/ingest \(admin: (http:\/\/[^)]+)\)[^\n]*\nWarehouse:/,
-    60_000,
-  );
+  return spawnTallyService(entry, { ...inherited, ...pipelineEnv(env) }, 60_000);
 }
 
 /** The warehouse of a running process, through the endpoint it published in its data directory. */

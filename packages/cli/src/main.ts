@@ -1,12 +1,10 @@
 // The tally command line. It reads the same configuration as the server (TALLY_DATA_DIR, REDIS_URL, …)
 // so it works on the same tokens, from the repository root as `npx tally …`.
+// Each command's module is loaded only when it runs: `tally sql` does not load the record log's libraries
+// (kafkajs, lmdb), nor `tally tokens` the warehouse's.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
-import { runLog } from './log.ts';
-import { runReport, runRevenue } from './reports.ts';
-import { runMigrate, runSql } from './sql.ts';
-import { runTokens } from './tokens.ts';
-import { runWarehouse } from './warehouse-credentials.ts';
+import { findBaseDir } from './base-dir.ts';
 
 const USAGE = `Usage: tally <command>
 
@@ -16,19 +14,26 @@ Commands:
   tokens revoke <token|id>                            Revoke a token; running gateways drop it within seconds
   sql "<statement>"                                   Run SQL on the warehouse; rows are printed as JSON lines
   migrate                                             Apply the warehouse's schema migrations
-  report traffic --project <id> --from YYYY-MM-DD --to YYYY-MM-DD [--json]
-                                                      Pageviews, visitors, sessions, events, top pages and sources
-  report mrr --project <id> --from YYYY-MM --to YYYY-MM [--currency USD] [--json]
-                                                      MRR, movements, churn rates, ARPA and cash revenue per month
+  report traffic --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]
+                                                      Pageviews, visitors, sessions, events, top pages, sources,
+                                                      campaigns and events (default: the last 30 days)
+  report mrr --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--json]
+                                                      MRR, movements, churn rates, ARPA and cash revenue per
+                                                      month (default: the last 12 months)
   revenue search --project <id> --metadata key=value [...] [--json]
                                                       Revenue records whose metadata has these keys and values
   log groups [--json]                                 Consumer groups of the embedded record log: position, lag
   log forget-group <group>                            Drop a group no consumer uses, so retention stops waiting for it
+  dead-letters list [--json]                          Records the consumers set aside as undeliverable, and why
+  dead-letters show <id>                              One of them, with its record
+  dead-letters replay <id>... | --all                 Put them back on their topics, to be landed again
+  dead-letters discard <id>... | --all                Delete them for good
   warehouse credentials [--json]                      URL and users (read-only analyst, writer) of the running
                                                       Tally's ClickHouse HTTP interface
 
 Configuration comes from the environment, as for the server (TALLY_DATA_DIR, REDIS_URL, CLICKHOUSE_URL,
-TALLY_ENV_FILE). While \`npm start\` runs, the warehouse commands go through the query endpoint it publishes.`;
+TALLY_ENV_FILE), relative to the nearest directory up from here with a .tally directory or a .env file.
+While \`npm start\` runs, the warehouse commands go through the query endpoint it publishes.`;
 
 export class UsageError extends Error {}
 
@@ -38,22 +43,29 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command ? 0 : 2;
   }
+  // Settings relative to the directory Tally runs from: found from a subdirectory too, unless given.
+  if (!process.env.TALLY_DATA_DIR && !process.env.TALLY_ENV_FILE) {
+    const base = findBaseDir(process.cwd());
+    if (base) process.chdir(base);
+  }
   const config = loadConfig();
   switch (command) {
     case 'tokens':
-      return runTokens(config, rest, parseArgs);
+      return (await import('./tokens.ts')).runTokens(config, rest, parseArgs);
     case 'sql':
-      return runSql(config, rest, parseArgs);
+      return (await import('./sql.ts')).runSql(config, rest, parseArgs);
     case 'migrate':
-      return runMigrate(config);
+      return (await import('./sql.ts')).runMigrate(config);
     case 'report':
-      return runReport(config, rest, parseArgs);
+      return (await import('./reports.ts')).runReport(config, rest, parseArgs);
     case 'revenue':
-      return runRevenue(config, rest, parseArgs);
+      return (await import('./reports.ts')).runRevenue(config, rest, parseArgs);
     case 'log':
-      return runLog(config, rest, parseArgs);
+      return (await import('./log.ts')).runLog(config, rest, parseArgs);
+    case 'dead-letters':
+      return (await import('./dead-letters.ts')).runDeadLetters(config, rest, parseArgs);
     case 'warehouse':
-      return runWarehouse(config, rest, parseArgs);
+      return (await import('./warehouse-credentials.ts')).runWarehouse(config, rest, parseArgs);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -64,6 +76,8 @@ try {
 } catch (error) {
   const usage =
     error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
-  process.stderr.write(`tally: ${(error as Error).message}\n${usage ? `\n${USAGE}\n` : ''}`);
+  // A warehouse error's own text (the engine's message) is what a person at the command line needs.
+  const message = (error as { detail?: string }).detail ?? (error as Error).message;
+  process.stderr.write(`tally: ${message}\n${usage ? `\n${USAGE}\n` : ''}`);
   process.exitCode = usage ? 2 : 1;
 }

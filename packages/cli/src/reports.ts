@@ -1,15 +1,61 @@
 // `tally report traffic|mrr` and `tally revenue search`: the warehouse's reports for one project, as
 // JSON (--json) or as text for a terminal.
+import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { divideRounded, toMicros } from '@tally/contract';
-import { type MonthlyRevenue, mrrReport, searchRevenue, trafficReport } from '@tally/warehouse';
+import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
+import {
+  type MonthlyRevenue,
+  mrrReport,
+  searchRevenue,
+  type TrafficReport,
+  trafficReport,
+  type Warehouse,
+} from '@tally/warehouse';
+import { Redis } from 'ioredis';
 import { withWarehouse } from './warehouse.ts';
 
 const required = (value: string | undefined, what: string): string => {
   if (!value) throw new Error(`${what} is required`);
   return value;
 };
+
+/** Today (UTC) as YYYY-MM-DD, `offset` days later. */
+const day = (offset = 0) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+/** This month (UTC) as YYYY-MM, `offset` months later. */
+function month(offset = 0): string {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + offset, 1)).toISOString().slice(0, 7);
+}
+
+/** A project is known when it has a token or records; a report of an unknown one is refused, not empty. */
+async function checkProject(
+  config: TallyConfig,
+  warehouse: Warehouse,
+  project: string,
+): Promise<'records' | 'token'> {
+  const [row] = await warehouse.query<{ n: number }>(
+    'SELECT count() AS n FROM (SELECT 1 FROM record_ids WHERE project_id = {project:String} LIMIT 1)',
+    { project },
+  );
+  if ((row?.n ?? 0) > 0) return 'records';
+  const redis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    : null;
+  const tokens = redis
+    ? new RedisTokenStore(redis, config.REDIS_KEY_PREFIX)
+    : new FileTokenStore(resolve(config.TALLY_DATA_DIR));
+  try {
+    if ((await tokens.list()).some((t) => t.project_id === project)) return 'token';
+  } finally {
+    await tokens.close();
+    redis?.disconnect();
+  }
+  throw new Error(
+    `unknown project "${project}": it has no token and no records (npx tally tokens list shows the projects)`,
+  );
+}
 
 export async function runReport(
   config: TallyConfig,
@@ -29,40 +75,80 @@ export async function runReport(
     },
   });
   const [kind] = positionals;
+  if (kind !== 'traffic' && kind !== 'mrr')
+    throw new Error(`unknown report "${kind ?? ''}" (traffic or mrr)`);
   const project = required(values.project, '--project <id>');
-  if (kind === 'traffic') {
-    const report = await withWarehouse(config, (warehouse) =>
-      trafficReport(warehouse, {
-        project,
-        from: required(values.from, '--from YYYY-MM-DD'),
-        to: required(values.to, '--to YYYY-MM-DD'),
-        limit: values.limit ? Number(values.limit) : undefined,
-      }),
-    );
-    if (values.json) {
-      process.stdout.write(`${JSON.stringify(report)}\n`);
-    } else {
-      process.stdout.write(
-        `${project} ${report.from} … ${report.to}: ${report.pageviews} pageviews, ${report.visitors} visitors, ` +
-          `${report.sessions} sessions, ${report.events} events, ${report.customers} identified customers\n`,
-      );
-      for (const p of report.paths) process.stdout.write(`  ${String(p.pageviews).padStart(8)}  ${p.path}\n`);
+  // Sensible ranges: the last 30 days (today included) of traffic, the last 12 months of revenue.
+  const from = values.from ?? (kind === 'traffic' ? day(-29) : month(-11));
+  const to = values.to ?? (kind === 'traffic' ? day() : month());
+  if (from > to) throw new Error(`--from ${from} is after --to ${to}`);
+  return withWarehouse(config, async (warehouse) => {
+    const known = await checkProject(config, warehouse, project);
+    if (kind === 'traffic') {
+      const limit = values.limit ? Number(values.limit) : undefined;
+      const report = await trafficReport(warehouse, { project, from, to, limit });
+      if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+      else process.stdout.write(trafficText(report));
+      if (!values.json && report.pageviews + report.events === 0) {
+        process.stderr.write(
+          known === 'token'
+            ? `no records for ${project} yet\n`
+            : `no traffic for ${project} from ${from} to ${to}\n`,
+        );
+      }
+      return 0;
     }
-    return 0;
-  }
-  if (kind === 'mrr') {
-    const report = await withWarehouse(config, (warehouse) =>
-      mrrReport(warehouse, {
-        project,
-        from: required(values.from, '--from YYYY-MM'),
-        to: required(values.to, '--to YYYY-MM'),
-        currency: values.currency,
-      }),
-    );
+    const report = await mrrReport(warehouse, { project, from, to, currency: values.currency });
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : mrrTable(report));
+    const any = report.some((m) => m.mrr_end !== '0' || m.cash_revenue !== '0' || m.mrr_start !== '0');
+    if (!values.json && !any) process.stderr.write(`no revenue for ${project} from ${from} to ${to}\n`);
     return 0;
-  }
-  throw new Error(`unknown report "${kind ?? ''}" (traffic or mrr)`);
+  });
+}
+
+/** A plain table: a header line, then rows; numbers right-aligned, text left-aligned. */
+function table(title: string, header: string[], rows: Array<Array<string | number>>): string {
+  if (rows.length === 0) return `${title}: none\n`;
+  const cells = rows.map((row) => row.map(String));
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const numeric = header.map((_, i) => rows.every((r) => typeof r[i] === 'number'));
+  const line = (row: string[]) =>
+    `  ${row
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number)))
+      .join('  ')
+      .trimEnd()}\n`;
+  return `${title}\n${line(header)}${cells.map(line).join('')}`;
+}
+
+function trafficText(report: TrafficReport): string {
+  return [
+    `${report.project}, ${report.from} to ${report.to} (UTC)\n`,
+    table(
+      'Totals',
+      ['pageviews', 'visitors', 'sessions', 'events', 'identified customers'],
+      [[report.pageviews, report.visitors, report.sessions, report.events, report.customers]],
+    ),
+    table(
+      'Pages',
+      ['pageviews', 'visitors', 'path'],
+      report.paths.map((p) => [p.pageviews, p.visitors, p.path || '(none)']),
+    ),
+    table(
+      'Sources',
+      ['pageviews', 'visitors', 'source'],
+      report.referrer_sources.map((r) => [r.pageviews, r.visitors, r.referrer_source || 'Direct / None']),
+    ),
+    table(
+      'Campaigns',
+      ['pageviews', 'visitors', 'utm_source', 'utm_medium', 'utm_campaign'],
+      report.campaigns.map((c) => [c.pageviews, c.visitors, c.utm_source, c.utm_medium, c.utm_campaign]),
+    ),
+    table(
+      'Events',
+      ['events', 'visitors', 'name'],
+      report.event_names.map((e) => [e.events, e.visitors, e.event_name]),
+    ),
+  ].join('\n');
 }
 
 const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(2)}%`);

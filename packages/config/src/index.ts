@@ -18,7 +18,7 @@ export const ConfigSchema = Type.Object({
     default: 8081,
     minimum: 0,
     maximum: 65535,
-    description: 'Port of the admin server (/healthz, /readyz, /metrics).',
+    description: 'Port of the admin server (`/healthz`, `/readyz`, `/metrics`).',
   }),
   ADMIN_HOST: Type.String({
     default: '127.0.0.1',
@@ -27,13 +27,12 @@ export const ConfigSchema = Type.Object({
   TALLY_DATA_DIR: Type.String({
     default: './.tally',
     description:
-      'Directory of the embedded record log, the token file and the visitor-id salts. One gateway per directory.',
+      'Directory of the embedded record log, the token file and the visitor-id salts. One gateway (or `npm start`) per directory: a second one on the same directory refuses to start.',
   }),
   REDIS_URL: Type.Optional(
     Type.String({
       description:
-        'Redis URL (redis://host:port/db). When set, rate-limit counters, tokens and visitor-id salts are ' +
-        'shared through Redis by every gateway replica; otherwise they are kept in memory and in TALLY_DATA_DIR.',
+        'Redis URL (`redis://host:port/db`). When set, rate-limit counters, tokens and visitor-id salts are shared through Redis by every gateway replica; otherwise they are kept in memory and in `TALLY_DATA_DIR`.',
     }),
   ),
   REDIS_KEY_PREFIX: Type.String({
@@ -44,18 +43,19 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.String({
     default: '',
     description:
-      'Comma-separated addresses or CIDRs of trusted reverse proxies. X-Forwarded-For is honoured only ' +
-      'from these; none by default.',
+      'Comma-separated addresses or CIDRs of trusted reverse proxies. `X-Forwarded-For` is honoured only from these.',
   }),
   RATE_LIMIT_PER_HOUR: Type.Integer({
     default: 2000,
     minimum: 1,
-    description: 'Requests per client IP per hour on POST /api/ingest; over it: 429 with Retry-After.',
+    description:
+      'Requests per client IP per hour on `POST /api/ingest` (a fixed one-hour window); over it: 429 with `Retry-After`.',
   }),
   BODY_LIMIT: Type.Integer({
     default: 65536,
     minimum: 1024,
-    description: 'Largest accepted request body in bytes; larger bodies get 413.',
+    description:
+      'Largest accepted request body in bytes, after decoding a gzip body (and before); larger bodies get 413.',
   }),
   // Slow clients (slowloris) must not hold connections for long: Node's own defaults would let a request
   // take 5 minutes, and Fastify disables even that. These bound each phase of a connection.
@@ -63,33 +63,33 @@ export const ConfigSchema = Type.Object({
     default: 10_000,
     minimum: 1,
     description:
-      'Longest a client may take to send the request headers; then it gets 408 and the connection is closed.',
+      'Longest a client may take to send the request headers; then it gets 408 and the connection is closed (slow clients cannot hold connections).',
   }),
   REQUEST_TIMEOUT_MS: Type.Integer({
     default: 30_000,
     minimum: 1,
     description:
-      'Longest a client may take to send a whole request (headers and body); then it gets 408 and the ' +
-      'connection is closed. It also bounds HEADERS_TIMEOUT_MS.',
+      'Longest a client may take to send a whole request, headers and body; then 408 and the connection is closed. It also bounds `HEADERS_TIMEOUT_MS`.',
   }),
   CONNECTION_TIMEOUT_MS: Type.Integer({
     default: 30_000,
     minimum: 1,
     description:
-      'A connection on which nothing is received or sent for this long (other than between keep-alive ' +
-      'requests) is closed: a client that connects and sends nothing, stops sending, or stops reading the ' +
-      'response. Keep it above APPEND_TIMEOUT_MS.',
+      'A connection on which nothing is received or sent for this long (other than between keep-alive requests) is closed: a client that connects and sends nothing, stops sending, or stops reading the response. Keep it above `APPEND_TIMEOUT_MS`.',
   }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({
     default: 72_000,
     minimum: 1,
     description:
-      "How long an idle keep-alive connection is kept open between requests (Fastify's default, longer than " +
-      'the 60 s idle timeout of common load balancers, so the gateway does not close a connection they reuse).',
+      'How long an idle keep-alive connection stays open between requests (longer than the 60 s idle timeout of common load balancers, so the gateway does not close a connection they are about to reuse).',
   }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-    { default: 'info', description: 'Log level of the JSON logs.' },
+    {
+      default: 'info',
+      description:
+        'Level of the JSON logs (`fatal` … `trace`, `silent`). Logs never hold a token, a raw IP or a payload.',
+    },
   ),
   APPEND_TIMEOUT_MS: Type.Integer({
     default: 5000,
@@ -100,54 +100,53 @@ export const ConfigSchema = Type.Object({
     default: 3_600_000,
     minimum: 0,
     description:
-      'A client timestamp further than this in the future is replaced by received_at and flagged (timestamp_clamped).',
+      'A client timestamp further than this in the future is replaced by `received_at` and flagged.',
   }),
   TOKEN_REFRESH_MS: Type.Integer({
     default: 1000,
     minimum: 50,
     description:
-      'How often a running gateway reloads tokens, so a revoked token is refused (an unknown token triggers a check at once).',
+      'How often a running gateway checks for created or revoked tokens. A token it does not know yet makes it check at once (at most every 250 ms), so a new token works from its first request; a revoked one is refused within this interval.',
   }),
   LOG_RETENTION_HOURS: Type.Integer({
     default: 168,
     minimum: 1, // on Kafka, retention.ms is not tied to consumers: 0 would delete records before they are read
     description:
-      'How long the record log keeps a record. Embedded log: a record is deleted once it is this old and ' +
-      'every consumer group reading its topic has committed past it. Kafka: retention.ms of the topics Tally creates.',
+      "How long the record log keeps a record, so that the warehouse can be rebuilt from it. Embedded log: a record is deleted once it is this old *and* every consumer group reading its type has committed past it (a type no group has read yet keeps everything; the log's file does not shrink, its space is reused). Kafka: `retention.ms` of the topics Tally creates.",
   }),
   KAFKA_BROKERS: Type.Optional(
     Type.String({
       description:
-        'Comma-separated Kafka bootstrap brokers (host:port). With SCHEMA_REGISTRY_URL, selects the Kafka ' +
-        'record log (Avro records on per-type topics); without both, the embedded log in TALLY_DATA_DIR.',
+        'Comma-separated Kafka bootstrap brokers (`host:port`). With `SCHEMA_REGISTRY_URL`, selects the Kafka record log (Avro records on per-type topics); with neither, the embedded log in `TALLY_DATA_DIR`.',
     }),
   ),
   SCHEMA_REGISTRY_URL: Type.Optional(
     Type.String({
       description:
-        'Base URL of a Confluent-compatible schema registry (the Avro schemas are registered at start-up).',
+        'Base URL of a Confluent-compatible schema registry (for Apicurio: `http://host:8080/apis/ccompat/v7`). The Avro schemas are registered at start-up.',
     }),
   ),
   KAFKA_TOPIC_PREFIX: Type.String({
     default: 'tally.',
     pattern: '^[A-Za-z0-9._-]*$',
     description:
-      'Topics are <prefix><type> (tally.pageview, tally.event, tally.identify, tally.revenue); consumer groups share the prefix.',
+      'Topics are `<prefix><type>` (`tally.pageview`, `tally.event`, `tally.identify`, `tally.revenue`); consumer groups share the prefix.',
   }),
   KAFKA_PARTITIONS: Type.Integer({
     default: 6,
     minimum: 1,
-    description: 'Partitions of each topic, when Tally creates the topics at start-up.',
+    description: 'Partitions of each topic, when Tally creates the missing topics at start-up.',
   }),
   KAFKA_REPLICATION_FACTOR: Type.Integer({
     default: 1,
     minimum: 1,
-    description: 'Replication factor of each topic, when Tally creates it (use 3 on a production cluster).',
+    description:
+      'Replication factor of each topic Tally creates (3 on a production cluster; `min.insync.replicas` is set to min(2, factor)).',
   }),
   KAFKA_COMPRESSION: Type.Union([Type.Literal('none'), Type.Literal('gzip'), Type.Literal('snappy')], {
     default: 'snappy',
     description:
-      'Compression of produce requests (snappy measured fastest of those the client supports; ARCHITECTURE.md).',
+      'Compression of produce requests: `none`, `gzip` or `snappy` (measured fastest; see ARCHITECTURE.md).',
   }),
   KAFKA_LINGER_MS: Type.Integer({
     default: 2,
@@ -166,14 +165,13 @@ export const ConfigSchema = Type.Object({
     ].map((c) => Type.Literal(c)),
     {
       default: 'BACKWARD',
-      description: "Compatibility level set on each topic's -value subject in the schema registry.",
+      description: "Compatibility level set on each topic's `-value` subject in the schema registry.",
     },
   ),
   CLICKHOUSE_URL: Type.Optional(
     Type.String({
       description:
-        'ClickHouse server HTTP URL, credentials included (http://user:password@host:8123). When set, the ' +
-        'consumers and the CLI use it; otherwise the embedded chDB warehouse under TALLY_DATA_DIR/warehouse.',
+        'ClickHouse server HTTP URL, credentials included (`http://user:password@host:8123`). When set, the consumers and the CLI use it; otherwise the embedded chDB warehouse under `TALLY_DATA_DIR/warehouse`.',
     }),
   ),
   CLICKHOUSE_DATABASE: Type.String({
@@ -190,27 +188,31 @@ export const ConfigSchema = Type.Object({
     default: 1000,
     minimum: 1,
     description:
-      'Longest a record waits in a consumer batch before the batch is inserted (the batch is also inserted when full).',
+      'Longest a record waits in a consumer batch before the batch is inserted (a full batch is inserted at once).',
   }),
   WAREHOUSE_HTTP_HOST: Type.String({
     default: '127.0.0.1',
     description:
-      'Address the ClickHouse-compatible HTTP interface of the embedded warehouse binds to: loopback by ' +
-      'default; 0.0.0.0 (or one interface address) to let a BI tool on another host reach it deliberately.',
+      "Address the ClickHouse-compatible HTTP interface of the embedded warehouse binds to: only this machine by default; `0.0.0.0` (or one interface's address) to let a BI tool on another host reach it, deliberately (plain HTTP: put TLS in front of it on an untrusted network).",
   }),
   WAREHOUSE_HTTP_PORT: Type.Integer({
     default: 0,
     minimum: 0,
     maximum: 65535,
     description:
-      'Port of the ClickHouse-compatible HTTP interface that npm start serves over its embedded warehouse ' +
-      '(0: any free port). The tally CLI finds it and its credentials in TALLY_DATA_DIR.',
+      'Port of the ClickHouse-compatible HTTP interface `npm start` serves over its embedded warehouse (`0`: any free port); `npx tally warehouse credentials` prints where, and the users.',
   }),
-  TALLY_ENV_FILE: Type.Optional(
+  TALLY_READY_FILE: Type.Optional(
     Type.String({
       description:
-        'An env file (KEY=value lines) to read settings from; the environment wins over it. Default: ' +
-        '.env in the working directory, if it exists.',
+        'A file a process writes, as one JSON object, once it is ready: its name, pid and the addresses it ' +
+        'serves ({"service":"tally","pid":…,"endpoints":{"url":…,"adminUrl":…}}); removed when it stops. ' +
+        'For supervisors, tests and benchmarks, which read it instead of the lines printed for people.',
+    }),
+  ),
+  TALLY_ENV_FILE: Type.Optional(
+    Type.String({
+      description: 'An env file (`KEY=value` lines) to read settings from; the environment wins over it.',
     }),
   ),
 });

@@ -8,6 +8,7 @@ import {
   type DeadLetter,
   deadLetterId,
   type LogMessage,
+  LogUnavailableError,
   type PolledMessage,
   type RecordLog,
 } from './record-log.ts';
@@ -201,6 +202,13 @@ export function describeRecordLogConformance(name: string, open: () => Promise<L
       const again = await drain(log, 'dl', 1);
       expect(again.map((m) => m.record)).toEqual([bad]);
       expect(again[0]?.offset).toBeGreaterThan(badMessage.offset);
+    });
+
+    it('refuses appends once closed with LogUnavailableError (the gateway answers 503)', async () => {
+      const { log } = await fixture();
+      await log.close();
+      await expect(log.append([testRecord('pageview')])).rejects.toBeInstanceOf(LogUnavailableError);
+      expect(await log.health()).toMatchObject({ ok: false });
     });
 
     it('reports health', async () => {

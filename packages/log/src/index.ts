@@ -7,7 +7,7 @@ export {
   type EmbeddedRecordLog,
   type GroupPosition,
   openEmbeddedLog,
-} from './embedded/index.ts';
+} from './embedded/embedded-log.ts';
 export { EmbeddedLogLockedError } from './embedded/writer-lock.ts';
 export {
   avroSchemas,

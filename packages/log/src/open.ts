@@ -2,7 +2,7 @@
 // the embedded LMDB log under TALLY_DATA_DIR otherwise.
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
-import { openEmbeddedLog } from './embedded/index.ts';
+import { openEmbeddedLog } from './embedded/embedded-log.ts';
 import { openKafkaLog } from './kafka/index.ts';
 import type { RecordLog } from './record-log.ts';
 

@@ -10,7 +10,7 @@ import {
   type TokenInfo,
   type TokenKind,
   type TokenStore,
-} from './index.ts';
+} from './token.ts';
 
 export class FileTokenStore implements TokenStore {
   readonly path: string;

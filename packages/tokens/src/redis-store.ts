@@ -9,7 +9,7 @@ import {
   type TokenInfo,
   type TokenKind,
   type TokenStore,
-} from './index.ts';
+} from './token.ts';
 
 export class RedisTokenStore implements TokenStore {
   readonly #redis: Redis;

@@ -10,7 +10,6 @@ import { formatMicros, MAX_MONEY, moneyText, toMicros } from '@tally/contract';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WarehouseError } from './errors.ts';
-import type { Warehouse } from './index.ts';
 import { MIGRATIONS_DIR, MigrationChangedError, migrate, readMigrations } from './migrations.ts';
 import { monthlyRevenue, mrrReport, readMrrInputs } from './reports/monthly-revenue.ts';
 import { mrrMovements } from './reports/mrr-movements.ts';
@@ -18,6 +17,7 @@ import { backfillMrrMovements, refreshMrrMovements } from './reports/mrr-table.t
 import { searchRevenue } from './reports/revenue-search.ts';
 import { trafficReport } from './reports/traffic.ts';
 import { MRR_MONTHLY_COLUMNS, mrrMonthlyRows, WORKED_EXAMPLE_MONTHS, workedExample } from './testing.ts';
+import type { Warehouse } from './warehouse.ts';
 
 export type OpenWarehouse = (database: string) => Promise<Warehouse>;
 
@@ -147,6 +147,24 @@ export function describeWarehouseConformance(name: string, open: OpenWarehouse):
       await w.command('CREATE TABLE t (s String) ENGINE = MergeTree ORDER BY s');
       await w.command('INSERT INTO t SELECT {s:String}', { s: tricky });
       expect(await w.query('SELECT s FROM t')).toEqual([{ s: tricky }]);
+    });
+
+    it('returns a query in the format it names, as the engine writes it', async () => {
+      const w = await fresh(false);
+      expect(await w.queryText("SELECT 1 AS a, 'x,y' AS b FORMAT CSV")).toBe('1,"x,y"\n');
+      expect(await w.queryText('SELECT number AS n FROM numbers(2) FORMAT JSONEachRow')).toBe(
+        '{"n":0}\n{"n":1}\n',
+      );
+    });
+
+    it("keeps the engine's text of an error out of its message (logs get the message)", async () => {
+      const w = await fresh(false);
+      const error = await w.query("SELECT throwIf(1, 'secret value 42')").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WarehouseError);
+      expect((error as WarehouseError).message).toMatch(/^ClickHouse error 395\b/);
+      expect((error as WarehouseError).message).not.toContain('secret value');
+      expect((error as WarehouseError).detail).toContain('secret value 42');
+      expect(JSON.stringify(error)).not.toContain('secret value');
     });
 
     it('raises WarehouseError with the ClickHouse code, not retryable, for bad SQL', async () => {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { WarehouseError } from './errors.ts';
-import { splitStatements, type Warehouse } from './index.ts';
+import { splitStatements, type Warehouse } from './warehouse.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../schemas/clickhouse/', import.meta.url));
 

@@ -1,6 +1,6 @@
 // Record ids already stored per project (the record_ids table, schemas/clickhouse/006_record_ids.sql):
 // what the consumers look up so that a project keeps the first copy of every record id.
-import type { Row, Warehouse } from './index.ts';
+import type { Row, Warehouse } from './warehouse.ts';
 
 /** Ids looked up per query, so that the IN list stays bounded. */
 const IDS_PER_QUERY = 1000;

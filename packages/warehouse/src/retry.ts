@@ -3,7 +3,7 @@
 // written twice is one row (ReplacingMergeTree on the record id or the transaction id).
 import { backoffDelay } from '@tally/core/backoff';
 import { WarehouseError } from './errors.ts';
-import type { QueryParams, Warehouse } from './index.ts';
+import type { QueryParams, Warehouse } from './warehouse.ts';
 
 export interface RetryOptions {
   /** Attempts in all, the first included. */
@@ -32,6 +32,7 @@ export function withRetry(warehouse: Warehouse, options: RetryOptions = {}): War
     kind: warehouse.kind,
     database: warehouse.database,
     query: <T>(sql: string, params?: QueryParams) => retrying(() => warehouse.query<T>(sql, params)),
+    queryText: (sql) => retrying(() => warehouse.queryText(sql)),
     command: (sql, params) => retrying(() => warehouse.command(sql, params)),
     insert: (table, rows) => retrying(() => warehouse.insert(table, rows)),
     ping: () => warehouse.ping(),

@@ -5,9 +5,7 @@
 // values the warehouse refuses, is set aside as a dead letter and the others land.
 
 import {
-  type BatchOptions,
-  type ConsumerLogger,
-  type ConsumerMetrics,
+  type ConsumerOptions,
   consumeInBatches,
   firstCopies,
   type Lander,
@@ -15,21 +13,13 @@ import {
   type RunningBatchLoop,
 } from '@tally/consumer';
 import { type RecordType, validateRecord } from '@tally/contract';
-import type { RecordLog } from '@tally/log';
 import { type Row, recordIdRow, type Warehouse } from '@tally/warehouse';
 import { eventRow, identityRow } from './rows.ts';
 
 export const ANALYTICS_GROUP = 'analytics';
 export const ANALYTICS_TOPICS: readonly RecordType[] = ['pageview', 'event', 'identify'];
 
-export interface AnalyticsConsumerOptions {
-  log: RecordLog;
-  warehouse: Warehouse;
-  batch: BatchOptions;
-  logger?: ConsumerLogger | undefined;
-  metrics?: ConsumerMetrics | undefined;
-  group?: string;
-}
+export type AnalyticsConsumerOptions = ConsumerOptions;
 
 /** A record as a row of the events or the identities table. */
 export interface AnalyticsRow {

@@ -20,11 +20,21 @@ export interface GatewayThread {
 type WorkerMessage =
   | { type: 'listening'; url: string }
   | { type: 'closed' }
-  | { type: 'failed'; message: string; stack?: string }
+  | { type: 'failed'; message: string; stack?: string; code?: string; port?: number; address?: string }
   | { type: 'answer'; id: number; value: unknown };
 
-function asError(message: { message: string; stack?: string }): Error {
-  const error = new Error(message.message);
+function asError(message: {
+  message: string;
+  stack?: string;
+  code?: string;
+  port?: number;
+  address?: string;
+}): Error {
+  const error = Object.assign(new Error(message.message), {
+    ...(message.code && { code: message.code }),
+    ...(message.port !== undefined && { port: message.port }),
+    ...(message.address && { address: message.address }),
+  });
   if (message.stack) error.stack = message.stack;
   return error;
 }

@@ -33,9 +33,14 @@ try {
   });
   port.postMessage({ type: 'listening', url: gateway.url });
 } catch (error) {
+  // What the parent needs to tell a person what went wrong (a taken port: which one).
+  const e = error as NodeJS.ErrnoException & { port?: number; address?: string };
   port.postMessage({
     type: 'failed',
-    message: (error as Error)?.message ?? String(error),
-    stack: (error as Error)?.stack,
+    message: e?.message ?? String(error),
+    stack: e?.stack,
+    code: e?.code,
+    port: e?.port,
+    address: e?.address,
   });
 }

@@ -1,45 +1,29 @@
-// The all-in-one process of `npm start`: read the configuration, start gateway, consumers and warehouse,
-// shut down cleanly on SIGTERM/SIGINT, and stop (exit 1) if a consumer fails in a way it cannot retry.
-import { loadConfig } from '@tally/config';
-import { pino } from 'pino';
+// The all-in-one process of `npm start`: the runner reads the configuration, starts gateway, consumers,
+// warehouse and admin server, tells it is ready, shuts down cleanly on SIGTERM/SIGINT, and stops (exit 1)
+// if the gateway thread or the record log fails.
+import { runService } from '@tally/service';
 import { startTally } from './runtime.ts';
 
-const config = loadConfig();
-const logger = pino({ level: config.LOG_LEVEL, base: { service: 'tally' } });
-const tally = await startTally(config, logger);
-const using = config.REDIS_URL ? 'Redis' : `${config.TALLY_DATA_DIR} (embedded)`;
-const warehouse = config.CLICKHOUSE_URL
-  ? `ClickHouse (${new URL(config.CLICKHOUSE_URL).host}, database ${config.CLICKHOUSE_DATABASE})`
-  : `chDB in ${config.TALLY_DATA_DIR}/warehouse, SQL over HTTP at ${tally.warehouseUrl} (credentials in ${config.TALLY_DATA_DIR}/warehouse-http.json)`;
-process.stdout.write(
-  `Tally gateway listening on ${tally.gateway.url}/api/ingest (admin: ${tally.adminUrl}); tokens and state: ${using}\n` +
-    `Warehouse: ${warehouse}\n` +
-    'Create a token with:  npx tally tokens create --project my-site --kind public\n' +
-    'Query with:           npx tally sql "SELECT count() FROM pageviews"\n',
-);
-
-let stopping = false;
-function shutDown(code: number) {
-  if (stopping) return;
-  stopping = true;
-  tally.close().then(
-    () => process.exit(code),
-    (error: unknown) => {
-      logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    },
-  );
-}
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    logger.info({ signal }, 'shutting down');
-    shutDown(0);
-  });
-}
-tally.failed.catch((error: unknown) => {
-  logger.fatal(
-    { err: error },
-    'a consumer or the gateway thread stopped on an error it cannot retry; shutting down',
-  );
-  shutDown(1);
+await runService({
+  name: 'tally',
+  async start(config, logger) {
+    const tally = await startTally(config, logger);
+    return {
+      endpoints: { url: tally.gateway.url, adminUrl: tally.adminUrl, warehouseUrl: tally.warehouseUrl },
+      failed: tally.failed,
+      close: () => tally.close(),
+    };
+  },
+  banner({ endpoints }, config) {
+    const using = config.REDIS_URL ? 'Redis' : `${config.TALLY_DATA_DIR} (embedded)`;
+    const warehouse = config.CLICKHOUSE_URL
+      ? `ClickHouse (${new URL(config.CLICKHOUSE_URL).host}, database ${config.CLICKHOUSE_DATABASE})`
+      : `chDB in ${config.TALLY_DATA_DIR}/warehouse, SQL over HTTP at ${endpoints.warehouseUrl} (npx tally warehouse credentials)`;
+    return (
+      `Tally gateway listening on ${endpoints.url}/api/ingest (admin: ${endpoints.adminUrl}); tokens and state: ${using}\n` +
+      `Warehouse: ${warehouse}\n` +
+      'Create a token with:  npx tally tokens create --project my-site --kind public\n' +
+      'Query with:           npx tally sql "SELECT count() FROM pageviews"\n'
+    );
+  },
 });

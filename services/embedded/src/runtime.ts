@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
 import { ConsumerMetrics } from '@tally/consumer';
-import { openRecordLog } from '@tally/log';
+import { openRecordLog, type RecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
 import {
@@ -56,11 +56,13 @@ export async function startTally(
   let adminUrl = '';
   const metrics = new ConsumerMetrics();
   // The consumers' record log. The gateway thread opens its own instance of it, as the writer.
-  const log = await openRecordLog(
-    { ...config, TALLY_DATA_DIR: dataDir },
-    { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message) },
-  );
+  let log: RecordLog | null = null;
   try {
+    log = await openRecordLog(
+      { ...config, TALLY_DATA_DIR: dataDir },
+      { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message) },
+    );
+    const consumersLog = log;
     const migrations = await migrate(warehouse);
     if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'warehouse migrated');
     if (!config.CLICKHOUSE_URL) {
@@ -82,30 +84,35 @@ export async function startTally(
     gateway = await startGatewayThread({ ...config, TALLY_DATA_DIR: dataDir });
     const thread = gateway;
     admin = buildAdmin({
-      health: () => allHealthy([() => thread.health(), () => log.health()]),
+      health: () => allHealthy([() => thread.health(), () => consumersLog.health()]),
       metrics: async () => mergedMetrics([metrics.registry], [await thread.metrics()]),
       logger,
     });
     adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
   } catch (error) {
+    // Nothing of a failed start stays behind: no published endpoint, no lock, no open port.
     await gateway?.close();
     await admin?.close();
-    await log.close();
-    await http?.close();
+    await log?.close();
+    if (http) {
+      unpublishEndpoint(dataDir);
+      await http.close();
+    }
     await warehouse.close();
     throw error;
   }
+  const consumersLog = log;
 
   const batch = { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS };
   const analytics = startAnalyticsConsumer({
-    log,
+    log: consumersLog,
     warehouse,
     batch,
     logger: logger.child({ consumer: 'analytics' }),
     metrics,
   });
   const revenue = startRevenueConsumer({
-    log,
+    log: consumersLog,
     warehouse,
     batch,
     logger: logger.child({ consumer: 'revenue' }),
@@ -129,7 +136,7 @@ export async function startTally(
         await running.close(); // no new records; in-flight appends finish
         await Promise.all([analytics.stop(), revenue.stop()]); // the batches in hand land and commit
         await adminServer.close();
-        await log.close();
+        await consumersLog.close();
         if (http) {
           unpublishEndpoint(dataDir);
           await http.close();

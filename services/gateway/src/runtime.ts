@@ -9,7 +9,7 @@ import { buildAdmin } from '@tally/service';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { buildGateway } from './gateway.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { FileSaltStore, RedisSaltStore, VisitorIds } from './visitor-id.ts';
@@ -33,19 +33,23 @@ export interface StartGatewayOptions {
   log?: RecordLog;
   /** Serve the admin port (default true); false when the caller serves it with the gateway's metrics. */
   admin?: boolean;
+  /** The process's logger (by default one of the gateway's own, at LOG_LEVEL). */
+  logger?: Logger;
 }
+
+// Never log a token, a raw IP or a payload body.
+const REQUEST_LOGGING = {
+  serializers: { req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }) },
+  redact: ['req.headers', 'req.body', 'req.ip', 'req.remoteAddress'],
+};
 
 export async function startGateway(
   config: TallyConfig,
   options: StartGatewayOptions = {},
 ): Promise<RunningGateway> {
-  const logger = pino({
-    level: config.LOG_LEVEL,
-    base: { service: 'gateway' },
-    // Never log a token, a raw IP or a payload body.
-    serializers: { req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }) },
-    redact: ['req.headers', 'req.body', 'req.ip', 'req.remoteAddress'],
-  });
+  const logger = options.logger
+    ? options.logger.child({}, REQUEST_LOGGING)
+    : pino({ level: config.LOG_LEVEL, base: { service: 'gateway' }, ...REQUEST_LOGGING });
   const dataDir = resolve(config.TALLY_DATA_DIR);
   const prefix = config.REDIS_KEY_PREFIX;
   const redis = config.REDIS_URL
@@ -65,33 +69,50 @@ export async function startGateway(
     refreshMs: config.TOKEN_REFRESH_MS,
     onError: (error) => logger.warn({ err: error }, 'token refresh failed; keeping the tokens loaded before'),
   });
-  await tokens.start();
   const visitorIds = new VisitorIds(redis ? new RedisSaltStore(redis, prefix) : new FileSaltStore(dataDir));
   const ownsLog = !options.log;
-  const log: RecordLog =
-    options.log ??
-    (await openRecordLog(
+  const metrics = new GatewayMetrics();
+  let log: RecordLog | null = options.log ?? null;
+  let app: FastifyInstance | null = null;
+  let admin: FastifyInstance | null = null;
+  /** Closes what is open, in order: also when the start fails half-way, so nothing is left behind. */
+  const closeAll = async () => {
+    await app?.close(); // stops accepting, waits for in-flight requests (their appends) to finish
+    await admin?.close();
+    tokens.stop();
+    if (ownsLog) await log?.close(); // releases the embedded log's writer lock
+    await tokenStore.close();
+    redis?.disconnect();
+  };
+  let url: string;
+  let adminUrl: string | null = null;
+  try {
+    await tokens.start();
+    log ??= await openRecordLog(
       { ...config, TALLY_DATA_DIR: dataDir },
       { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message), writer: true },
-    ));
-  const metrics = new GatewayMetrics();
-
-  const app = await buildGateway({
-    config,
-    log,
-    tokens,
-    visitorIds,
-    redis,
-    redisPrefix: prefix,
-    metrics,
-    logger,
-  });
-  const admin =
-    options.admin === false
-      ? null
-      : buildAdmin({ health: () => log.health(), metrics: () => metrics.registry.metrics(), logger });
-  const url = await app.listen({ port: config.PORT, host: config.HOST });
-  const adminUrl = (await admin?.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST })) ?? null;
+    );
+    const appLog = log;
+    app = await buildGateway({
+      config,
+      log: appLog,
+      tokens,
+      visitorIds,
+      redis,
+      redisPrefix: prefix,
+      metrics,
+      logger,
+    });
+    admin =
+      options.admin === false
+        ? null
+        : buildAdmin({ health: () => appLog.health(), metrics: () => metrics.registry.metrics(), logger });
+    url = await app.listen({ port: config.PORT, host: config.HOST });
+    adminUrl = (await admin?.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST })) ?? null;
+  } catch (error) {
+    await closeAll().catch(() => {});
+    throw error;
+  }
 
   let closing: Promise<void> | null = null;
   return {
@@ -102,14 +123,7 @@ export async function startGateway(
     log,
     metrics,
     close() {
-      closing ??= (async () => {
-        await app.close(); // stops accepting, waits for in-flight requests (their appends) to finish
-        await admin?.close();
-        tokens.stop();
-        if (ownsLog) await log.close();
-        await tokenStore.close();
-        redis?.disconnect();
-      })();
+      closing ??= closeAll();
       return closing;
     },
   };

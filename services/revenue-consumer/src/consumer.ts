@@ -8,9 +8,7 @@
 // repaired by the redelivery). `tally report mrr` recomputes from the records itself.
 
 import {
-  type BatchOptions,
-  type ConsumerLogger,
-  type ConsumerMetrics,
+  type ConsumerOptions,
   consumeInBatches,
   firstCopies,
   type Lander,
@@ -18,7 +16,6 @@ import {
   type RunningBatchLoop,
 } from '@tally/consumer';
 import { type IngestRecordOf, validateRecord } from '@tally/contract';
-import type { RecordLog } from '@tally/log';
 import {
   backfillMrrMovements,
   type Row,
@@ -30,14 +27,7 @@ import { revenueRow } from './rows.ts';
 
 export const REVENUE_GROUP = 'revenue';
 
-export interface RevenueConsumerOptions {
-  log: RecordLog;
-  warehouse: Warehouse;
-  batch: BatchOptions;
-  logger?: ConsumerLogger | undefined;
-  metrics?: ConsumerMetrics | undefined;
-  group?: string;
-}
+export type RevenueConsumerOptions = ConsumerOptions;
 
 /** Transaction ids of `project` among `ids` that the warehouse already holds. */
 async function storedTransactions(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { describeRecordLogConformance } from '../conformance.ts';
-import { openEmbeddedLog } from './index.ts';
+import { openEmbeddedLog } from './embedded-log.ts';
 
 const dirs: string[] = [];
 afterAll(() => {

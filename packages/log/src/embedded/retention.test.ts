@@ -7,7 +7,7 @@ import type { RecordType } from '@tally/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testRecord } from '../conformance.ts';
 import type { LogMessage } from '../index.ts';
-import { type EmbeddedRecordLog, openEmbeddedLog } from './index.ts';
+import { type EmbeddedRecordLog, openEmbeddedLog } from './embedded-log.ts';
 
 const HOUR = 3_600_000;
 const dirs: string[] = [];

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { testRecord } from '../conformance.ts';
-import { type EmbeddedRecordLog, openEmbeddedLog } from './index.ts';
+import { type EmbeddedRecordLog, openEmbeddedLog } from './embedded-log.ts';
 import { EmbeddedLogLockedError } from './writer-lock.ts';
 
 const dirs: string[] = [];

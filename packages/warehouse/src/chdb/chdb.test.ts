@@ -9,10 +9,10 @@ import { Session } from 'chdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeWarehouseConformance } from '../conformance.ts';
 import type { Warehouse } from '../index.ts';
+import { openChdbWarehouse } from './chdb-warehouse.ts';
 import { CODES } from './http/errors.ts';
 import { STREAMABLE_FORMATS } from './http/executor.ts';
 import { type ClickHouseHttpInterface, serveClickHouseHttp } from './http-interface.ts';
-import { openChdbWarehouse } from './index.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tally-chdb-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -5,7 +5,7 @@
 // Sums are exact (BigInt micro-units); money is reported as exact decimal text (Money), which no JSON
 // number could hold for every total.
 import { divideRounded, formatMicros, toMicros } from '@tally/contract';
-import type { QueryParams, Warehouse } from '../index.ts';
+import type { QueryParams, Warehouse } from '../warehouse.ts';
 import { byRecordTime, type DataWarning, type MrrInput, MrrLedger } from './mrr-movements.ts';
 
 /** An amount of money as exact decimal text in the currency's major unit: "49", "-12.5", "0.000001". */
@@ -60,7 +60,8 @@ export function monthsBetween(from: string, to: string): string[] {
 
 /**
  * The report over months `from`…`to` (YYYY-MM, inclusive) for every currency in `records`, or for
- * `currencies` when given (a currency without records still gets its months, all zero).
+ * `currencies` when given (a currency without records still gets its months, all zero), or in USD when
+ * there are no records.
  */
 export function monthlyRevenue(
   records: readonly MrrInput[],
@@ -69,7 +70,9 @@ export function monthlyRevenue(
   currencies?: readonly string[],
 ): MonthlyRevenue[] {
   const months = monthsBetween(from, to);
-  const wanted = currencies ?? [...new Set(records.map((r) => r.currency))].sort();
+  // Every month is reported: in the contract's default currency when there are no records at all.
+  const found = [...new Set(records.map((r) => r.currency))].sort();
+  const wanted = currencies ?? (found.length > 0 ? found : ['USD']);
   const report: MonthlyRevenue[] = [];
   for (const currency of wanted) {
     const ordered = records.filter((r) => r.currency === currency).sort(byRecordTime);

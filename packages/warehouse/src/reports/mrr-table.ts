@@ -4,7 +4,7 @@
 // over every record would. Rows are written with a new version; movements that no longer exist (a late
 // record re-classified them) are written as deleted. Idempotent: running it again writes the same state.
 import { formatMicros } from '@tally/contract';
-import type { Row, Warehouse } from '../index.ts';
+import type { Row, Warehouse } from '../warehouse.ts';
 import { readMrrInputs } from './monthly-revenue.ts';
 import { mrrMovements } from './mrr-movements.ts';
 

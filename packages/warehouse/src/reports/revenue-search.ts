@@ -1,7 +1,7 @@
 // Revenue records of a project whose metadata has every given key with the given value
 // (`tally revenue search --metadata plan=pro`). Values compare as text: metadata is stored as
 // Map(String, String), non-string values as their JSON. The answer carries every field as received.
-import type { QueryParams, Warehouse } from '../index.ts';
+import type { QueryParams, Warehouse } from '../warehouse.ts';
 
 export interface StoredRevenueRecord {
   id: string;

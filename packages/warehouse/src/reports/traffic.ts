@@ -1,7 +1,7 @@
 // The traffic report of one project over a range of days (UTC, both ends included): pageviews, unique
 // visitors, sessions, custom events and identified customers, with the top paths, referrer sources,
 // campaigns and event names. Read from the views (FINAL: no redelivered duplicate counts; no bots).
-import type { Warehouse } from '../index.ts';
+import type { Warehouse } from '../warehouse.ts';
 
 export interface TrafficReport {
   project: string;

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Session } from 'chdb';
-import { openSession } from '../index.ts';
+import { openSession } from '../chdb-warehouse.ts';
 import {
   chooseResponseCoding,
   decodeContent,

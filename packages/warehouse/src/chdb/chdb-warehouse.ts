@@ -7,7 +7,13 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Session } from 'chdb';
 import { clickhouseCodeOf, engineError, WarehouseError, WarehouseLockedError } from '../errors.ts';
-import { checkDatabaseName, OUTPUT_SETTINGS, type QueryParams, type Row, type Warehouse } from '../index.ts';
+import {
+  checkDatabaseName,
+  OUTPUT_SETTINGS,
+  type QueryParams,
+  type Row,
+  type Warehouse,
+} from '../warehouse.ts';
 
 export interface ChdbWarehouseOptions {
   /** The chDB data directory (created if missing). */
@@ -33,6 +39,9 @@ export async function openChdbWarehouse(options: ChdbWarehouseOptions): Promise<
 /** Opens a chDB session, turning "another process holds this directory" into WarehouseLockedError. */
 export function openSession(dataDir: string): Session {
   mkdirSync(dataDir, { recursive: true });
+  // Asked first: the engine, refused the lock, prints its own error line to stderr before it throws.
+  const holder = lockHolder(dataDir);
+  if (holder !== null) throw new WarehouseLockedError(dataDir, { pid: holder });
   try {
     return new Session(dataDir);
   } catch (error) {
@@ -113,6 +122,11 @@ class ChdbWarehouse implements Warehouse {
       for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
       return rows;
     });
+  }
+
+  queryText(sql: string): Promise<string> {
+    // The statement's own FORMAT clause decides the output; the option is only chDB's default.
+    return this.#run(async () => (await this.#session.queryAsync(sql, { format: 'TabSeparated' })).text());
   }
 
   command(sql: string, params?: QueryParams): Promise<void> {

@@ -3,7 +3,13 @@
 // missing, through a client without a database (ClickHouse refuses requests naming an unknown one).
 import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { engineError, WarehouseError, WarehouseUnavailableError } from '../errors.ts';
-import { checkDatabaseName, OUTPUT_SETTINGS, type QueryParams, type Row, type Warehouse } from '../index.ts';
+import {
+  checkDatabaseName,
+  OUTPUT_SETTINGS,
+  type QueryParams,
+  type Row,
+  type Warehouse,
+} from '../warehouse.ts';
 
 export interface ClickHouseWarehouseOptions {
   url: string;
@@ -63,6 +69,16 @@ class ClickHouseWarehouse implements Warehouse {
     return call(async () => {
       const result = await this.#client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
       return result.json<T>();
+    });
+  }
+
+  queryText(sql: string): Promise<string> {
+    return call(async () => {
+      // exec sends the statement as it is (its FORMAT clause included) and streams the raw answer.
+      const { stream } = await this.#client.exec({ query: sql });
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
+      return Buffer.concat(chunks).toString('utf8');
     });
   }
 

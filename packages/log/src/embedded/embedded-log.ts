@@ -19,6 +19,7 @@ import {
   type LogHealth,
   type LogMessage,
   type LogPosition,
+  LogUnavailableError,
   type RecordLog,
   type ReplayResult,
   topicOf,
@@ -135,7 +136,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
   }
 
   async append(records: readonly IngestRecord[]): Promise<void> {
-    if (this.#closed) throw new Error('record log is closed');
+    if (this.#closed) throw new LogUnavailableError('record log is closed');
     if (!this.#releaseWriterLock) this.#becomeWriter();
     // Offsets are assigned and writes queued in the same synchronous block, so they commit in offset order.
     const writes = records.map((record) => {
@@ -185,7 +186,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
   // --- used by EmbeddedDeadLetters ---
 
   async putDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
-    if (this.#closed) throw new Error('record log is closed');
+    if (this.#closed) throw new LogUnavailableError('record log is closed');
     await Promise.all(letters.map((letter) => this.#deadLetters.put(letter.id, letter)));
     await this.#root.flushed;
   }

@@ -1,0 +1,78 @@
+// An API token: its format (`pub_`/`sec_` followed by 32 random base62 characters), its hash (only a
+// SHA-256 hash of a token is stored: tokens are long random strings, so a fast hash is enough), what is
+// stored of it, and the store interface its backends implement (file-store.ts, redis-store.ts).
+import { hash, randomBytes } from 'node:crypto';
+
+export type TokenKind = 'public' | 'secret';
+export const TOKEN_PREFIX: Record<TokenKind, string> = { public: 'pub_', secret: 'sec_' };
+
+/** What is stored of a token: never the token itself. */
+export interface TokenInfo {
+  /** Short id (start of the hash): lets `tally tokens revoke` take it instead of the token. */
+  id: string;
+  hash: string;
+  project_id: string;
+  kind: TokenKind;
+  /** The token's first characters, to recognise it in a listing. */
+  hint: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface TokenStore {
+  /** Stores a new token for `projectId` and returns it: the only time the token itself is seen. */
+  create(projectId: string, kind: TokenKind): Promise<{ token: string; info: TokenInfo }>;
+  list(): Promise<TokenInfo[]>;
+  /** Revokes by token or by id; false when no such token exists. */
+  revoke(tokenOrId: string): Promise<boolean>;
+  /** A value that changes whenever the tokens change; cheap to read. */
+  version(): Promise<string>;
+  close(): Promise<void>;
+}
+
+const TOKEN_PATTERN = /^(pub|sec)_[0-9A-Za-z]{32,96}$/;
+const PROJECT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export const isWellFormedToken = (token: string): boolean => TOKEN_PATTERN.test(token);
+// crypto.hash is the one-shot form (no Hash object per call): every request hashes its token.
+export const hashToken = (token: string): string => hash('sha256', token, 'hex');
+export const tokenKindOf = (token: string): TokenKind | null =>
+  token.startsWith('pub_') ? 'public' : token.startsWith('sec_') ? 'secret' : null;
+
+export function assertProjectId(projectId: string): void {
+  if (!PROJECT_PATTERN.test(projectId)) {
+    throw new Error(
+      'project id must be 1-64 characters of letters, digits, "_", "-" or ".", starting alphanumeric',
+    );
+  }
+}
+
+/** A new token: the kind's prefix and 32 base62 characters drawn without modulo bias (~190 bits). */
+export function generateToken(kind: TokenKind): string {
+  let body = '';
+  while (body.length < 32) {
+    for (const byte of randomBytes(48)) {
+      if (byte < 248 && body.length < 32) body += BASE62[byte % 62]; // 248 = 4 × 62
+    }
+  }
+  return TOKEN_PREFIX[kind] + body;
+}
+
+export function newTokenInfo(token: string, projectId: string, kind: TokenKind): TokenInfo {
+  const hash = hashToken(token);
+  return {
+    id: hash.slice(0, 12),
+    hash,
+    project_id: projectId,
+    kind,
+    hint: `${token.slice(0, 8)}…`,
+    created_at: new Date().toISOString(),
+    revoked_at: null,
+  };
+}
+
+/** Finds the token a `revoke` argument names: a full token (by its hash) or an id. */
+export function matchesToken(info: TokenInfo, tokenOrId: string): boolean {
+  return tokenKindOf(tokenOrId) ? info.hash === hashToken(tokenOrId) : info.id === tokenOrId;
+}

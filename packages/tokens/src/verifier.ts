@@ -1,0 +1,85 @@
+// TokenVerifier: checks tokens against an in-memory copy of a store, refreshed when the store changes,
+// so that checking a token on the hot path costs no I/O.
+import { hashToken, isWellFormedToken, type TokenInfo } from './token.ts';
+
+export interface TokenSource {
+  version(): Promise<string>;
+  list(): Promise<TokenInfo[]>;
+}
+
+/**
+ * Verifies tokens against an in-memory copy of a store, reloaded whenever the store's version changes
+ * (checked every `refreshMs`), so a created or revoked token takes effect on every replica without a restart.
+ * A well-formed token it does not know makes it check the store at once (at most every `missRefreshMs`),
+ * so a token works from the first request after it was created.
+ */
+export class TokenVerifier {
+  readonly #store: TokenSource;
+  readonly #refreshMs: number;
+  #byHash = new Map<string, TokenInfo>();
+  #version: string | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #onError: (error: unknown) => void;
+  readonly #missRefreshMs: number;
+  #lastMissRefresh = Number.NEGATIVE_INFINITY;
+  #missRefresh: Promise<void> | null = null;
+
+  constructor(
+    store: TokenSource,
+    options: { refreshMs: number; missRefreshMs?: number; onError?: (error: unknown) => void },
+  ) {
+    this.#store = store;
+    this.#refreshMs = options.refreshMs;
+    this.#missRefreshMs = options.missRefreshMs ?? 250;
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  /** Loads the tokens once and starts refreshing them. */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.#timer = setInterval(() => {
+      this.refresh().catch(this.#onError);
+    }, this.#refreshMs);
+    this.#timer.unref();
+  }
+
+  async refresh(): Promise<void> {
+    const version = await this.#store.version();
+    if (version === this.#version) return;
+    const tokens = await this.#store.list();
+    this.#byHash = new Map(tokens.filter((t) => !t.revoked_at).map((t) => [t.hash, t]));
+    this.#version = version;
+  }
+
+  /** The active token's info, or null for a malformed, unknown or revoked token. */
+  verify(token: string): TokenInfo | null {
+    if (!isWellFormedToken(token)) return null;
+    return this.#byHash.get(hashToken(token)) ?? null;
+  }
+
+  /**
+   * As verify, but a well-formed token it does not know is checked again after reloading the store if it
+   * changed (one check at a time, at most every `missRefreshMs`: unknown tokens cannot make it hammer the
+   * store). A failed reload answers from what is loaded.
+   */
+  async verifyFresh(token: string): Promise<TokenInfo | null> {
+    const known = this.verify(token);
+    if (known || !isWellFormedToken(token)) return known;
+    if (!this.#missRefresh) {
+      if (performance.now() - this.#lastMissRefresh < this.#missRefreshMs) return null;
+      this.#lastMissRefresh = performance.now();
+      this.#missRefresh = this.refresh()
+        .catch(this.#onError)
+        .finally(() => {
+          this.#missRefresh = null;
+        });
+    }
+    await this.#missRefresh;
+    return this.verify(token);
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}
