@@ -1,28 +1,52 @@
-# The Tally image: the gateway (and, as they arrive, the consumers) run from the TypeScript sources with tsx.
-FROM node:20.19-bookworm-slim
+# The Tally image: the compiled JavaScript of every package and service on Node.js 24 (LTS). The build
+# stage installs the dev dependencies and compiles (npm run build: src/ → dist/); the runtime stage has the
+# production dependencies, the dist/ files and the schemas the code reads at run time, and no TypeScript.
+# The Node.js version is infra/versions.env's NODE_24_VERSION (test/compose.test.ts checks it), the release
+# CI runs the whole suite on.
+FROM node:24.21.0-bookworm-slim AS manifests
 WORKDIR /app
-ENV NODE_ENV=production TALLY_DATA_DIR=/data
 COPY package.json package-lock.json ./
-COPY packages/contract/package.json packages/contract/
-COPY packages/config/package.json packages/config/
-COPY packages/log/package.json packages/log/
-COPY packages/tokens/package.json packages/tokens/
+# Every workspace's manifest, so that npm ci links them all (test/compose.test.ts checks the list).
 COPY packages/cli/package.json packages/cli/
-COPY packages/warehouse/package.json packages/warehouse/
+COPY packages/config/package.json packages/config/
+COPY packages/consumer/package.json packages/consumer/
+COPY packages/contract/package.json packages/contract/
 COPY packages/core/package.json packages/core/
+COPY packages/log/package.json packages/log/
 COPY packages/react/package.json packages/react/
 COPY packages/revenue/package.json packages/revenue/
-COPY services/gateway/package.json services/gateway/
+COPY packages/service/package.json packages/service/
+COPY packages/tokens/package.json packages/tokens/
+COPY packages/warehouse/package.json packages/warehouse/
 COPY services/analytics-consumer/package.json services/analytics-consumer/
-COPY services/revenue-consumer/package.json services/revenue-consumer/
 COPY services/embedded/package.json services/embedded/
-RUN npm ci --omit=dev --ignore-scripts=false && npm cache clean --force
+COPY services/gateway/package.json services/gateway/
+COPY services/revenue-consumer/package.json services/revenue-consumer/
+# The CLI's bin/ too: npm ci links `tally` into node_modules/.bin only if its file is there.
+COPY packages/cli/bin packages/cli/bin
+
+FROM manifests AS build
+# Compiling needs the packages' types, not their native binaries: no install scripts here.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.base.json tsconfig.package.json tsconfig.build.json ./
+COPY scripts scripts
 COPY packages packages
 COPY services services
+RUN npm run build
+# What the runtime needs of each workspace: its compiled modules (without declarations).
+RUN for dir in packages/* services/*; do \
+      mkdir -p "/out/$dir" && cp -r "$dir/dist" "/out/$dir/"; \
+    done && \
+    find /out -name '*.d.ts' -delete && find /out -name '.tsbuildinfo' -delete
+
+FROM manifests AS runtime
+ENV NODE_ENV=production TALLY_DATA_DIR=/data
+RUN npm ci --omit=dev --ignore-scripts=false --no-audit --no-fund && npm cache clean --force
+COPY --from=build /out/ ./
 COPY schemas schemas
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
 EXPOSE 8080 8081
 # The gateway by default; the consumers run from the same image with another command (docker-compose.yml).
-CMD ["node", "--import", "tsx", "services/gateway/src/main.ts"]
+CMD ["node", "services/gateway/dist/main.js"]

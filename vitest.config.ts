@@ -1,17 +1,36 @@
 // Test layout: unit tests sit beside the code; tests that start real services (Redis, processes) live in
-// test/ and get their service endpoints from test/setup/services.ts.
+// test/ and get their service endpoints from test/setup/services.ts. Tests run the TypeScript sources: the
+// `@tally/source` export condition resolves the workspace packages to their src/ (the compiled dist/ is
+// what `npm start` and the image run).
+import { defaultClientConditions, defaultServerConditions, type Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Adds the condition to every Vite environment: the one that runs the tests, and vitest's own, which loads
+ * the global setup (top-level `resolve.conditions` reaches only the browser-side environment).
+ */
+const sourceCondition: Plugin = {
+  name: 'tally-source-condition',
+  configEnvironment(name, config) {
+    const defaults = name === 'client' ? defaultClientConditions : defaultServerConditions;
+    config.resolve ??= {};
+    config.resolve.conditions = ['@tally/source', ...(config.resolve.conditions ?? defaults)];
+  },
+};
+
 export default defineConfig({
+  plugins: [sourceCondition],
   test: {
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts'],
+          include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'scripts/**/*.test.ts'],
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],

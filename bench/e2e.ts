@@ -11,7 +11,7 @@
 //      warehouse is polled every `--poll-ms` for them. Freshness = first seen − 202 received.
 // Prints one JSON object on stdout; progress on stderr.
 //
-//   node --import tsx bench/e2e.ts [--backends embedded,kafka] [--duration 20] [--connections 256]
+//   node --conditions=@tally/source --import tsx bench/e2e.ts [--backends embedded,kafka] [--duration 20] [--connections 256]
 //     [--freshness-duration 15] [--freshness-load 50] [--marker-rate 20] [--poll-ms 100]
 //     [--drain-timeout 120] [--cpu-prof <dir>]
 import { randomBytes } from 'node:crypto';

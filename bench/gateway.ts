@@ -9,7 +9,7 @@
 //   3. the gateway's peak RSS over the whole run (VmRSS sampled every 100 ms, and the kernel's VmHWM).
 // The load generator is always a separate process. Prints one JSON object on stdout; progress on stderr.
 //
-//   node --import tsx bench/gateway.ts [--backends embedded,kafka] [--duration 15] [--warmup 3]
+//   node --conditions=@tally/source --import tsx bench/gateway.ts [--backends embedded,kafka] [--duration 15] [--warmup 3]
 //     [--connections 256] [--repeat 3] [--fixed-duration 10] [--client-ips 1000] [--projects 8]
 //     [--skip-ceiling] [--skip-fixed]   (when profiling: the gateway at full speed only)
 //     [--cpu-prof <dir>]   (writes the gateway's V8 CPU profiles to <dir>/gateway-<backend>/ when it

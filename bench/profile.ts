@@ -2,7 +2,7 @@
 // time went, by function (self time) and by package, plus the inclusive time of the functions named with
 // --focus, and who calls the functions named with --callers. Prints one JSON object.
 //
-//   node --import tsx bench/profile.ts <file.cpuprofile> [--top 30] [--focus name1,name2] [--callers name]
+//   node --conditions=@tally/source --import tsx bench/profile.ts <file.cpuprofile> [--top 30] [--focus name1,name2] [--callers name]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from './lib/report.ts';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { FileTokenStore } from '@tally/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, tempDataDir } from './support/processes.ts';
+import { ROOT, SOURCE_NODE_ARGS, tempDataDir } from './support/processes.ts';
 import { pipelineEnv, send, startTallyProcess, type TallyProcess } from './support/tally-process.ts';
 
 const run = promisify(execFile);
@@ -142,7 +142,7 @@ describe('the CLI', () => {
 describe('a failed start', () => {
   /** Starts npm start's process and resolves with its exit code and output once it exits. */
   function startExpectingFailure(env: Record<string, string>) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'services/embedded/src/main.ts'], {
+    const child = spawn(process.execPath, [...SOURCE_NODE_ARGS, 'services/embedded/src/main.ts'], {
       cwd: ROOT,
       env: { ...process.env, ...pipelineEnv(env) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
 // docker-compose.yml cannot run here (no Docker engine), so this checks what can be checked: it parses,
 // its versions and settings match infra/ (what the tests run against) and the testcontainers setup, and
 // every Tally service's environment, ports and health check agree with the code's configuration.
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { ConfigSchema, loadConfig } from '@tally/config';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -26,10 +26,12 @@ const service = (name: string) => compose.services[name] as ComposeService;
 const versions = Object.fromEntries(
   read('infra/versions.env')
     .split('\n')
-    .filter((l) => /^[A-Z_]+=/.test(l))
+    .filter((l) => /^[A-Z0-9_]+=/.test(l))
     .map((l) => l.split('=') as [string, string]),
 );
 const testSetup = read('test/setup/services.ts');
+/** The TypeScript source a compiled dist/ file comes from. */
+const sourceOf = (compiled: string) => compiled.replace('/dist/', '/src/').replace(/\.js$/, '.ts');
 /** The server.properties that infra/kafka/start.sh writes (its first here-document). */
 const serverProperties = () => /<<PROPS\n([\s\S]*?)\nPROPS/.exec(read('infra/kafka/start.sh'))?.[1] ?? '';
 
@@ -93,8 +95,9 @@ describe('docker-compose.yml', () => {
       }
     }
     for (const name of ['analytics-consumer', 'revenue-consumer']) {
-      const main = service(name).command?.at(-1) as string;
-      expect(read(main)).toContain('runConsumerProcess'); // which opens the log the config names:
+      const command = service(name).command ?? [];
+      expect(command, name).toEqual(['node', `services/${name}/dist/main.js`]); // compiled, as the image's
+      expect(read(sourceOf(command[1] as string))).toContain('runConsumerProcess'); // which opens the log the config names:
       expect(read('packages/consumer/src/consumer-process.ts')).toContain('openRecordLog(config');
       expect(service(name).image).toBe(service('gateway').image);
     }
@@ -121,5 +124,41 @@ describe('docker-compose.yml', () => {
       expect(volume, name).toBeDefined();
       expect(compose.volumes).toHaveProperty(volume?.split(':')[0] as string);
     }
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = read('Dockerfile');
+  const workspaces = ['packages', 'services'].flatMap((dir) =>
+    readdirSync(`${ROOT}${dir}`, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `${dir}/${entry.name}`),
+  );
+  const stage = (name: string) =>
+    new RegExp(`^FROM [^\\n]* AS ${name}\\n([\\s\\S]*?)(?=^FROM |(?![\\s\\S]))`, 'm').exec(dockerfile)?.[1] ??
+    '';
+
+  it('runs on the Node.js LTS release that CI runs the whole suite on (infra/versions.env)', () => {
+    const major = versions.NODE_IMAGE_MAJOR as string;
+    expect(['22', '24', '26']).toContain(major);
+    const froms = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(froms[0]).toBe(`node:${versions[`NODE_${major}_VERSION`]}-bookworm-slim`);
+    expect(froms.slice(1).every((from) => from === 'manifests')).toBe(true);
+  });
+
+  it("copies every workspace's manifest and the CLI's bin/ before npm ci, so that all of them are linked", () => {
+    const copied = [...stage('manifests').matchAll(/^COPY (\S+)\/package\.json \1\/$/gm)].map((m) => m[1]);
+    expect(copied.sort()).toEqual(workspaces.sort());
+    expect(stage('manifests')).toContain('COPY packages/cli/bin packages/cli/bin');
+    expect(stage('runtime')).toMatch(/RUN npm ci --omit=dev /);
+  });
+
+  it('runs the compiled gateway, with only compiled code and the schemas from the build', () => {
+    const cmd = JSON.parse(/^CMD (.*)$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
+    expect(cmd).toEqual(['node', 'services/gateway/dist/main.js']);
+    expect(existsSync(`${ROOT}${sourceOf(cmd[1] as string)}`)).toBe(true);
+    const copies = [...stage('runtime').matchAll(/^COPY (.*)$/gm)].map((m) => m[1]);
+    expect(copies).toEqual(['--from=build /out/ ./', 'schemas schemas']);
+    expect(stage('build')).toMatch(/^RUN npm run build$/m);
   });
 });

@@ -168,14 +168,13 @@ describe('gateway on Kafka', () => {
 });
 
 describe('gateway on Kafka when the broker stops', () => {
-  const port = 19192;
   let broker: Awaited<ReturnType<typeof ownBroker>> | undefined;
   afterAll(async () => {
     await broker?.remove();
   });
 
   it('answers 503 (never 202) while the broker is down, 202 again after it restarts, and loses nothing it acknowledged', async () => {
-    broker = await ownBroker(port);
+    broker = await ownBroker();
     const own = broker;
     await withKafkaGateway(
       { APPEND_TIMEOUT_MS: '1500' },

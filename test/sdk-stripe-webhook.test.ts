@@ -18,6 +18,7 @@ import {
   type GatewayProcess,
   outputMatching,
   ROOT,
+  SOURCE_NODE_ARGS,
   type SpawnedProcess,
   spawnWithOutput,
   startGatewayProcess,
@@ -122,8 +123,7 @@ it('runs as the README says: on STRIPE_EXAMPLE_PORT, not PORT, with a fixture si
   const { stdout } = await promisify(execFile)(
     process.execPath,
     [
-      '--import',
-      'tsx',
+      ...SOURCE_NODE_ARGS,
       'examples/stripe-webhook/send-fixture.ts',
       fixturePath('invoice.paid.manual'),
       exampleUrl,

@@ -30,6 +30,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Echo the child's stderr to ours as it comes (for long runs that someone watches). */
   echoStderr?: boolean;
+  /** Start it in a process group of its own (to signal a tree of processes, such as npm's). */
+  detached?: boolean;
 }
 
 export function startChild(name: string, command: string, args: string[], options: StartOptions = {}): Child {
@@ -37,6 +39,7 @@ export function startChild(name: string, command: string, args: string[], option
     cwd: ROOT,
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   if (child.pid === undefined) throw new Error(`could not start ${name} (${command})`);
   let output = '';
@@ -138,7 +141,10 @@ export function killChildrenOnExit(): void {
   });
 }
 
-/** Node running a TypeScript entry point, as `npm start` does (node --import tsx). */
+/**
+ * Node running a TypeScript entry point from the sources (tsx, and the export condition that resolves the
+ * workspace packages to their src/), as in development.
+ */
 export function startNode(
   name: string,
   entry: string,
@@ -148,9 +154,19 @@ export function startNode(
   return startChild(
     name,
     process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', entry, ...args],
+    [...(options.nodeArgs ?? []), '--conditions=@tally/source', '--import', 'tsx', entry, ...args],
     options,
   );
+}
+
+/** Node running compiled JavaScript (a dist/ entry point), as production does: no tsx, no export condition. */
+export function startCompiled(
+  name: string,
+  entry: string,
+  args: string[] = [],
+  options: StartOptions & { nodeArgs?: string[] } = {},
+): Child {
+  return startChild(name, process.execPath, [...(options.nodeArgs ?? []), entry, ...args], options);
 }
 
 export interface ProcessUsage {

@@ -1,5 +1,5 @@
 // The load generator, run as its own process so that it never shares an event loop with the server it
-// measures: `node --import tsx bench/lib/load-generator.ts <job.json>` prints one JSON object (its
+// measures: `node --conditions=@tally/source --import tsx bench/lib/load-generator.ts <job.json>` prints one JSON object (its
 // result) on stdout. Two modes:
 //   max    closed loop with autocannon: `connections` clients, each sending its next request as soon as
 //          the previous one is answered, for the highest throughput the server sustains.

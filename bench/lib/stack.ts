@@ -1,5 +1,6 @@
-// What the benchmarks run against: the gateway process (services/gateway/src/main.ts, as the Dockerfile
-// runs it) and `npm start`'s all-in-one process (services/embedded/src/main.ts), each on free ports of
+// What the benchmarks run against: the gateway process (services/gateway/dist/main.js, as the Dockerfile
+// runs it) and `npm start`'s all-in-one process (services/embedded/dist/main.js), compiled as production
+// runs them (or from the TypeScript sources, to compare), each on free ports of
 // 127.0.0.1 with its own data directory; the tokens they accept; and, for the Kafka runs, Redis, Kafka and
 // the schema registry (from the environment, else started natively through infra/ and stopped again at the
 // end if the benchmark started them). Each run uses its own topic and key prefixes and removes them after.
@@ -13,7 +14,16 @@ import { waitForReadiness } from '@tally/service';
 import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
 import { Redis } from 'ioredis';
 import kafkajs from 'kafkajs';
-import { type Child, killChildrenOnExit, onInterrupt, ROOT, startNode, stopAll } from './children.ts';
+import { buildIfStale } from '../../scripts/build.mjs';
+import {
+  type Child,
+  killChildrenOnExit,
+  onInterrupt,
+  ROOT,
+  startCompiled,
+  startNode,
+  stopAll,
+} from './children.ts';
 import type { ProjectTokens } from './workload.ts';
 
 const run = promisify(execFile);
@@ -162,19 +172,29 @@ export interface ServerProcess {
   adminUrl: string;
 }
 
-/** Starts a Tally service from its entry point and waits for its readiness file (TALLY_READY_FILE). */
+/**
+ * How a service runs: `compiled`, its dist/main.js with plain Node, as production (the image, npm start)
+ * runs it, compiled first when dist/ is missing or stale (as npm start does); `sources`, its src/main.ts
+ * through tsx, as in development.
+ */
+export type Runtime = 'compiled' | 'sources';
+
+/** Starts a Tally service (`services/<service>`) and waits for its readiness file (TALLY_READY_FILE). */
 async function startService(
   name: string,
-  script: string,
+  service: string,
+  runtime: Runtime,
   env: Record<string, string>,
   nodeArgs: string[],
   timeoutMs: number,
 ) {
   const readyFile = join(mkdtempSync(join(tmpdir(), 'tally-bench-ready-')), 'ready.json');
-  const child = startNode(name, script, [], {
-    env: serverEnv({ ...env, TALLY_READY_FILE: readyFile }),
-    nodeArgs,
-  });
+  const options = { env: serverEnv({ ...env, TALLY_READY_FILE: readyFile }), nodeArgs };
+  if (runtime === 'compiled') buildIfStale(ROOT);
+  const child =
+    runtime === 'compiled'
+      ? startCompiled(name, `services/${service}/dist/main.js`, [], options)
+      : startNode(name, `services/${service}/src/main.ts`, [], options);
   try {
     const { endpoints } = await waitForReadiness(readyFile, child.pid, timeoutMs, child.exited);
     return { child, url: endpoints.url ?? '', adminUrl: endpoints.adminUrl ?? '' };
@@ -184,20 +204,22 @@ async function startService(
   }
 }
 
-/** The gateway alone, as `node --import tsx services/gateway/src/main.ts` (the Dockerfile's command). */
+/** The gateway alone, as the Dockerfile's command runs it (`node services/gateway/dist/main.js`). */
 export function startGatewayServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  runtime: Runtime = 'compiled',
 ): Promise<ServerProcess> {
-  return startService('gateway', 'services/gateway/src/main.ts', env, nodeArgs, 60_000);
+  return startService('gateway', 'gateway', runtime, env, nodeArgs, 60_000);
 }
 
 /** `npm start`'s process: gateway, record log, both consumers and the embedded chDB warehouse. */
 export function startTallyServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  runtime: Runtime = 'compiled',
 ): Promise<ServerProcess> {
-  return startService('tally', 'services/embedded/src/main.ts', env, nodeArgs, 120_000);
+  return startService('tally', 'embedded', runtime, env, nodeArgs, 120_000);
 }
 
 /** Deletes the topics a run created (its own prefix) and its Redis keys; best effort, bounded. */

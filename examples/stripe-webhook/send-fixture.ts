@@ -2,7 +2,7 @@
 // Stripe account and no `stripe listen`, only a signing secret of your own shared with the server. The
 // signature comes from the `stripe` package's own test helper (`webhooks.generateTestHeaderString`); the
 // end-to-end test delivers its events with deliverSigned too.
-//   STRIPE_WEBHOOK_SECRET=whsec_… node --import tsx examples/stripe-webhook/send-fixture.ts \
+//   STRIPE_WEBHOOK_SECRET=whsec_… node --conditions=@tally/source --import tsx examples/stripe-webhook/send-fixture.ts \
 //     packages/revenue/src/fixtures/stripe/invoice.paid.subscription_create.json [webhook URL]
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';

@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -69,8 +70,33 @@ export interface OwnBroker {
   remove(): Promise<void>;
 }
 
-/** A broker of this test's own on `port`, sharing the installed jars, with its own data. */
-export async function ownBroker(port: number): Promise<OwnBroker> {
+/**
+ * `count` ports that no one listens on now, picked at random below Linux's ephemeral range (32768 and up),
+ * so that no client connection takes one while the broker is stopped and it can restart on the same port.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!ports.includes(port) && (await canListen(port))) ports.push(port);
+  }
+  return ports;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A broker of this test's own on free ports (not fixed ones: another suite on the same machine may run the
+ * same test at the same time), sharing the installed jars, with its own data.
+ */
+export async function ownBroker(): Promise<OwnBroker> {
+  const [port, controllerPort] = (await freePorts(2)) as [number, number];
   const shared = process.env.TALLY_INFRA_HOME ?? join(homedir(), '.cache', 'tally-infra');
   await run('bash', [join(ROOT, 'infra/kafka/install.sh')]);
   const home = mkdtempSync(join(tmpdir(), 'tally-kafka-own-'));
@@ -80,7 +106,7 @@ export async function ownBroker(port: number): Promise<OwnBroker> {
     ...process.env,
     TALLY_INFRA_HOME: home,
     KAFKA_PORT: String(port),
-    KAFKA_CONTROLLER_PORT: String(port + 1),
+    KAFKA_CONTROLLER_PORT: String(controllerPort),
   };
   const script = (name: string) =>
     run('bash', [join(ROOT, `infra/kafka/${name}.sh`)], { env, timeout: 180_000 });

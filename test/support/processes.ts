@@ -11,6 +11,12 @@ import { waitForReadiness } from '@tally/service';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const runFile = promisify(execFile);
 
+/**
+ * Node's arguments to run a TypeScript entry point from the sources: tsx, and the export condition that
+ * resolves the workspace packages to their src/ instead of their compiled dist/.
+ */
+export const SOURCE_NODE_ARGS = ['--conditions=@tally/source', '--import', 'tsx'];
+
 export interface GatewayProcess extends SpawnedProcess {
   url: string;
   adminUrl: string;
@@ -34,17 +40,23 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...rest, LOG_LEVEL: 'warn', ...env };
 }
 
-/** Starts the gateway process as `node --import tsx services/gateway/src/main.ts` does, on free ports. */
-export function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
+/**
+ * Starts the gateway process on free ports: from its sources (services/gateway/src/main.ts) unless `entry`
+ * names the compiled one (services/gateway/dist/main.js, the image's command).
+ */
+export function startGatewayProcess(
+  env: Record<string, string>,
+  entry = 'services/gateway/src/main.ts',
+): Promise<GatewayProcess> {
   return spawnTallyService(
-    'services/gateway/src/main.ts',
+    entry,
     childEnv({ PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ...env }),
     30_000,
   );
 }
 
 /**
- * Spawns one of Tally's processes from its TypeScript entry point and waits until it is ready: until it
+ * Spawns one of Tally's processes from its entry point (spawnWithOutput) and waits until it is ready: until it
  * has written its readiness file (TALLY_READY_FILE, a file of the test's own), which names the addresses
  * it serves; rejects with the process's output if it exits first.
  */
@@ -82,9 +94,13 @@ export interface SpawnedProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns a TypeScript entry point with tsx, keeping its stdout and stderr. */
+/**
+ * Spawns an entry point, keeping its stdout and stderr: a TypeScript one with tsx, resolving the workspace
+ * packages to their sources; a compiled `.js` one with plain Node, as production runs it.
+ */
 export function spawnWithOutput(script: string, env: NodeJS.ProcessEnv): SpawnedProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const args = script.endsWith('.ts') ? [...SOURCE_NODE_ARGS, script] : [script];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -56,9 +56,16 @@ export function pipelineBackends(options: { partitions?: number } = {}) {
   ] as const;
 }
 
-export function startTallyProcess(env: Record<string, string>): Promise<TallyProcess> {
+/**
+ * Starts the all-in-one process: from its sources unless `entry` names the compiled one
+ * (services/embedded/dist/main.js, what `npm start` runs).
+ */
+export function startTallyProcess(
+  env: Record<string, string>,
+  entry = 'services/embedded/src/main.ts',
+): Promise<TallyProcess> {
   const { TALLY_ENV_FILE: _f, ...inherited } = process.env;
-  return spawnTallyService('services/embedded/src/main.ts', { ...inherited, ...pipelineEnv(env) }, 60_000);
+  return spawnTallyService(entry, { ...inherited, ...pipelineEnv(env) }, 60_000);
 }
 
 /** The warehouse of a running process, through the endpoint it published in its data directory. */

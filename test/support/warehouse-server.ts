@@ -2,7 +2,7 @@
 // as a process of its own on 127.0.0.1: what @clickhouse/client is tested against when no ClickHouse
 // server is given, and what a fault test kills to make the warehouse unreachable.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { ROOT } from './processes.ts';
+import { ROOT, SOURCE_NODE_ARGS } from './processes.ts';
 
 /**
  * Starts the server on `port` (0: any free port) and resolves with its URL once it listens. Users:
@@ -14,8 +14,7 @@ export async function startWarehouseServer(
   options: { analystPassword?: string } = {},
 ): Promise<{ url: string; process: ChildProcess }> {
   const args = [
-    '--import',
-    'tsx',
+    ...SOURCE_NODE_ARGS,
     'packages/warehouse/scripts/serve-clickhouse-http.ts',
     dataDir,
     String(port),

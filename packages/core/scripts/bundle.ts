@@ -17,6 +17,8 @@ export async function buildScriptBundle(): Promise<string> {
     platform: 'browser',
     write: false,
     legalComments: 'none',
+    // The workspace packages' TypeScript sources, not their compiled dist/ (see ARCHITECTURE.md).
+    conditions: ['@tally/source'],
   });
   const [file] = result.outputFiles;
   if (!file) throw new Error('esbuild produced no output');

@@ -39,6 +39,8 @@ export function reactBuildOptions(version: ReactVersion) {
     alias: version.alias,
     absWorkingDir: PACKAGE_DIR,
     metafile: true,
+    // The workspace packages' TypeScript sources, not their compiled dist/ (see ARCHITECTURE.md).
+    conditions: ['@tally/source'],
   } as const satisfies BuildOptions;
 }
 

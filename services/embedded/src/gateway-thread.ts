@@ -1,4 +1,4 @@
-// Runs gateway-worker.ts in a worker thread and gives the parent what it needs of it: its URL, its
+// Runs gateway-worker in a worker thread and gives the parent what it needs of it: its URL, its
 // metrics and health (for the admin server the parent serves), a close that drains it, and a promise that
 // rejects if the thread fails or ends on its own.
 import { Worker } from 'node:worker_threads';
@@ -39,8 +39,24 @@ function asError(message: {
   return error;
 }
 
+/**
+ * The thread, from the compiled dist/ (npm start, the image) or from the TypeScript sources (tests, tsx).
+ * Compiled, it runs gateway-worker.js as it is. From the sources, gateway-worker.mjs registers tsx in the
+ * thread first (Node 20 does not give a worker the parent's `--import` hooks), and the thread gets the export
+ * condition that resolves the workspace packages to their sources, as the parent process does.
+ */
+function workerOf(config: TallyConfig): Worker {
+  if (!import.meta.url.endsWith('.ts')) {
+    return new Worker(new URL('./gateway-worker.js', import.meta.url), { workerData: config });
+  }
+  return new Worker(new URL('./gateway-worker.mjs', import.meta.url), {
+    workerData: config,
+    execArgv: [...process.execArgv, '--conditions=@tally/source'],
+  });
+}
+
 export async function startGatewayThread(config: TallyConfig): Promise<GatewayThread> {
-  const worker = new Worker(new URL('./gateway-worker.mjs', import.meta.url), { workerData: config });
+  const worker = workerOf(config);
   let closing = false;
   let fail: (error: Error) => void = () => {};
   const failed = new Promise<never>((_, reject) => {

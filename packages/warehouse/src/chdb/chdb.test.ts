@@ -29,7 +29,7 @@ it('refuses a second process on the same data directory with WarehouseLockedErro
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,
-        ['--import', 'tsx', '--input-type=module', '-e', script],
+        ['--conditions=@tally/source', '--import', 'tsx', '--input-type=module', '-e', script],
         { timeout: 30_000 },
         (error, out) => (error ? reject(error) : resolve(out)),
       ),
