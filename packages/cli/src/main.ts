@@ -8,7 +8,9 @@ import { loadConfig } from '@tally/config';
 const USAGE = `Usage: tally <command>
 
 Commands:
-  tokens create --project <id> --kind public|secret   Create a token; it is printed alone on the last line
+  tokens create --project <id> --kind public|secret|read
+                                                      Create a token (read: a read key for the dashboard's
+                                                      API); it is printed alone on the last line
   tokens list [--json]                                List tokens (never the tokens themselves)
   tokens revoke <token|id>                            Revoke a token; running gateways drop it within seconds
   sql "<statement>"                                   Run SQL on the warehouse; rows are printed as JSON lines
