@@ -32,5 +32,6 @@ export * from './reports/mrr-movements.ts';
 export * from './reports/mrr-table.ts';
 export * from './reports/revenue-search.ts';
 export * from './reports/traffic.ts';
+export * from './reports/traffic-dimensions.ts';
 export * from './retry.ts';
 export * from './warehouse.ts';
