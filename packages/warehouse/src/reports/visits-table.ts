@@ -27,7 +27,8 @@ export interface TouchedVisitor {
   last: number;
 }
 
-/** The columns of events the fold reads, as VisitRecord fields. */
+/** The columns of events the fold reads, as VisitRecord fields (select them from a subquery: the alias
+ * `timestamp` would hide the column from a WHERE beside it). */
 export const VISIT_RECORD_COLUMNS = `id, type, toUnixTimestamp64Milli(timestamp) AS timestamp, visitor_id, path,
   hostname, referrer, referrer_source, referrer_medium, utm_source, utm_medium, utm_campaign, utm_term,
   utm_content, country, browser, os, device_type, screen_width, event_name, event_data`;
@@ -98,11 +99,12 @@ async function refreshChunk(
   const from = Math.min(...[...spans.values()].map((s) => s.from));
   const to = Math.max(...[...spans.values()].map((s) => s.to));
   const records = await warehouse.query<VisitRecord>(
-    `SELECT ${VISIT_RECORD_COLUMNS} FROM events FINAL
-     WHERE project_id = {project:String}
-       AND timestamp >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
-       AND timestamp <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
-       AND type IN ('pageview', 'event') AND NOT is_bot AND visitor_id IN {visitors:Array(String)}`,
+    `SELECT ${VISIT_RECORD_COLUMNS} FROM (
+       SELECT * FROM events FINAL
+       WHERE project_id = {project:String}
+         AND timestamp >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+         AND timestamp <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+         AND type IN ('pageview', 'event') AND NOT is_bot AND visitor_id IN {visitors:Array(String)})`,
     { project, from, to, visitors },
   );
   const inSpan = records.filter((r) => {
@@ -145,9 +147,10 @@ export async function backfillVisits(warehouse: Warehouse, slices = 16): Promise
   for (const { project_id: project } of projects) {
     for (let slice = 0; slice < slices; slice++) {
       const records = await warehouse.query<VisitRecord>(
-        `SELECT ${VISIT_RECORD_COLUMNS} FROM events FINAL
-         WHERE project_id = {project:String} AND type IN ('pageview', 'event') AND NOT is_bot
-           AND cityHash64(visitor_id) % {slices:UInt32} = {slice:UInt32}`,
+        `SELECT ${VISIT_RECORD_COLUMNS} FROM (
+           SELECT * FROM events FINAL
+           WHERE project_id = {project:String} AND type IN ('pageview', 'event') AND NOT is_bot
+             AND cityHash64(visitor_id) % {slices:UInt32} = {slice:UInt32})`,
         { project, slices, slice },
       );
       const version = nextVersion();
