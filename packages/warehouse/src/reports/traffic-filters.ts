@@ -51,7 +51,7 @@ function splitEscaped(text: string, separator: string): string[] {
   parts.push(current);
   return parts;
 }
-const unescape = (text: string) => text.replace(/\\(.)/g, '$1');
+const unescaped = (text: string) => text.replace(/\\(.)/g, '$1');
 
 /** Parses the `filters` parameter; throws FilterSyntaxError naming what is wrong (never quoting it). */
 export function parseFilters(text: string | undefined): TrafficFilter[] {
@@ -64,14 +64,14 @@ export function parseFilters(text: string | undefined): TrafficFilter[] {
       throw new FilterSyntaxError('a filter must be <dimension><operator><values>, operators ==, !=, ~=, !~');
     const [, rawDimension, operator, rest] = match as unknown as [string, string, FilterOperator, string];
     const dimension = rawDimension.startsWith('prop:')
-      ? `prop:${unescape(rawDimension.slice(5))}`
+      ? `prop:${unescaped(rawDimension.slice(5))}`
       : rawDimension;
     if (!dimension.startsWith('prop:') && !(FILTER_DIMENSIONS as readonly string[]).includes(dimension)) {
       throw new FilterSyntaxError(
         `unknown filter dimension (one of ${FILTER_DIMENSIONS.join(', ')}, prop:<key>)`,
       );
     }
-    const values = splitEscaped(rest, '|').map(unescape);
+    const values = splitEscaped(rest, '|').map(unescaped);
     if (values.length > MAX_VALUES) throw new FilterSyntaxError(`a filter has at most ${MAX_VALUES} values`);
     filters.push({ dimension, operator: OPERATORS.includes(operator) ? operator : '==', values });
   }

@@ -104,7 +104,7 @@ export async function trafficTimeseries(
     date: string;
     visits: number;
     bounces: number;
-    duration_ms: number;
+    total_ms: number;
   }>(
     `${scope.with}
      SELECT ${BUCKET[interval]('start')} AS date, count() AS visits, countIf(is_bounce) AS bounces,
