@@ -1,6 +1,6 @@
 // The read API's response bodies as the web app reads them (schemas/openapi-dashboard.yaml). Written out
 // here because the app's type check has the DOM library and not Node's, so it cannot load the service's
-// TypeBox schemas; test/dashboard-web-types.test.ts checks that each type here is the service's own.
+// TypeBox schemas; types.test.ts checks that each type here is the service's own (at type-check time).
 
 export type Compare = 'previous' | 'year' | 'none';
 export type Interval = 'hour' | 'day' | 'week' | 'month';
