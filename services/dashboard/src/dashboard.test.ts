@@ -79,7 +79,7 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     .replace(':share', 's1')
     .replace(':token', 'shr_x');
   const query = op.url.includes('/revenue/') ? '?from=2026-01&to=2026-02' : '?from=2026-05-01&to=2026-05-07';
-  const bodies: Record<string, unknown> = {
+  const bodies: Record<string, Record<string, unknown>> = {
     updateProject: { time_zone: 'Europe/Berlin' },
     createGoal: { name: 'Signup', event_name: 'signup' },
     createFunnel: { name: 'F', steps: [{ path: '/' }, { event_name: 'signup' }] },
