@@ -124,9 +124,9 @@ describe('every operation of the API', () => {
       const res = await app.inject({ ...beta, headers: { ...sameOrigin, ...headers } });
       expect(res.statusCode, JSON.stringify(headers)).toBe(403);
     }
-    expect((await app.inject({ ...alpha, headers: { ...sameOrigin, ...cookie(sessionB) } })).statusCode).toBe(
-      403,
-    );
+    for (const headers of [cookie(sessionB), bearer(keyB)]) {
+      expect((await app.inject({ ...alpha, headers: { ...sameOrigin, ...headers } })).statusCode).toBe(403);
+    }
   });
 
   it.each(
