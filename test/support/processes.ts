@@ -38,7 +38,14 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 export function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
   return spawnTallyService(
     'services/gateway/src/main.ts',
-    childEnv({ PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ...env }),
+    childEnv({
+      PORT: '0',
+      ADMIN_PORT: '0',
+      DASHBOARD_PORT: '0',
+      HOST: '127.0.0.1',
+      DASHBOARD_HOST: '127.0.0.1',
+      ...env,
+    }),
     30_000,
   );
 }

@@ -185,8 +185,8 @@ describe('redelivery and order (property)', () => {
       fc.asyncProperty(
         fc.array(
           fc.record({
-            visitor: fc.integer({ min: 0, max: 3 }),
-            minute: fc.integer({ min: 0, max: 48 * 60 }),
+            visitor: fc.integer({ min: 0, max: 2 }),
+            minute: fc.integer({ min: 0, max: 4 * 60 }),
             type: fc.constantFrom('pageview' as const, 'event' as const),
             path: fc.integer({ min: 0, max: 3 }),
           }),

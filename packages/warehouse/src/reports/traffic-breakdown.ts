@@ -113,15 +113,14 @@ export async function trafficBreakdown(
   }
   const rows = await warehouse.query<BreakdownRow & { total: number }>(sql, params);
   const total = rows[0]?.total ?? 0;
-  const main = COLUMNS[kind][0];
+  const main = COLUMNS[kind][0] as string;
+  // Columns in a fixed order (the CSV's): the value, the dimension's figures (main one first), the share.
   const result: BreakdownRow[] = rows.map((row) => {
-    const out: BreakdownRow = { value: row.value, visitors: row.visitors, share: 0 };
-    for (const column of COLUMNS[kind])
-      (out as unknown as Record<string, unknown>)[column] = (row as unknown as Record<string, unknown>)[
-        column
-      ];
-    out.share = ratio(Number((row as unknown as Record<string, number>)[main]), total) ?? 0;
-    return out;
+    const source = row as unknown as Record<string, number>;
+    const out: Record<string, unknown> = { value: row.value };
+    for (const column of COLUMNS[kind]) out[column] = source[column];
+    out.share = ratio(Number(source[main]), total) ?? 0;
+    return out as unknown as BreakdownRow;
   });
   if (kind === 'exits') await addExitRates(warehouse, scope, result);
   return { rows: result, total };

@@ -65,16 +65,19 @@ async function refreshChunk(
   const lowest = Math.min(...touched.map((t) => t.first)) - VISIT_GAP_MS;
   const highest = Math.max(...touched.map((t) => t.last)) + VISIT_GAP_MS;
   // The stored visits near the batch's records: they widen each visitor's span.
-  const stored = await warehouse.query<{ visitor_id: string; start: number; end: number }>(
-    `SELECT visitor_id, toUnixTimestamp64Milli(start) AS start, toUnixTimestamp64Milli(end) AS end
-     FROM visits FINAL
-     WHERE project_id = {project:String} AND visitor_id IN {visitors:Array(String)}
-       AND start <= fromUnixTimestamp64Milli({highest:Int64}, 'UTC')
-       AND start >= fromUnixTimestamp64Milli({lowest:Int64}, 'UTC') - toIntervalMillisecond(
-             (SELECT max(duration_ms) FROM visits WHERE project_id = {project:String}))
-       AND end >= fromUnixTimestamp64Milli({lowest:Int64}, 'UTC')`,
+  const found = await warehouse.query<{ visitor_id: string; start_ms: number; end_ms: number }>(
+    // In ms, from a subquery: an alias `start` beside the WHERE would hide the column from it.
+    `SELECT visitor_id, toUnixTimestamp64Milli(start) AS start_ms, toUnixTimestamp64Milli(end) AS end_ms
+     FROM (
+       SELECT visitor_id, start, end FROM visits FINAL
+       WHERE project_id = {project:String} AND visitor_id IN {visitors:Array(String)}
+         AND start <= fromUnixTimestamp64Milli({highest:Int64}, 'UTC')
+         AND start >= fromUnixTimestamp64Milli({lowest:Int64}, 'UTC') - toIntervalMillisecond(
+               (SELECT max(duration_ms) FROM visits WHERE project_id = {project:String}))
+         AND end >= fromUnixTimestamp64Milli({lowest:Int64}, 'UTC'))`,
     { project, visitors, highest, lowest },
   );
+  const stored = found.map((v) => ({ visitor_id: v.visitor_id, start: v.start_ms, end: v.end_ms }));
   const spans = new Map<string, { from: number; to: number; old: { start: number; end: number }[] }>();
   for (const t of touched) {
     const span = spans.get(t.visitor_id) ?? { from: t.first, to: t.last, old: [] };
