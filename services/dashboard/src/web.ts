@@ -56,7 +56,7 @@ export async function webRoutes(app: FastifyInstance, deps: DashboardDeps): Prom
 
   if (built) {
     await app.register(fastifyStatic, {
-      root,
+      root: join(root, 'assets'),
       prefix: '/assets/',
       decorateReply: false,
       index: false,

@@ -112,6 +112,7 @@ export function BreakdownList(props: {
                 <button
                   type="button"
                   class="row-filter"
+                  aria-label={`Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`}
                   title={`Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`}
                   onClick={() => addFilter(filterDimension, row.value)}
                 >

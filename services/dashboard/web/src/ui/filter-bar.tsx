@@ -106,7 +106,9 @@ function AddFilterForm({ onAdd }: { onAdd(filter: Filter): void }) {
         </select>
       </label>
       <label>
-        Values <span class="muted">(one per line: any of them matches)</span>
+        <span>
+          Values <span class="muted">(one per line: any of them matches)</span>
+        </span>
         <textarea name="values" rows={3} placeholder={dimension.endsWith('page') ? '/blog/*' : ''} />
       </label>
       <p class="hint">In pages, * matches any characters: /blog/* is every page under /blog/.</p>

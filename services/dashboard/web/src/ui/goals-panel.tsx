@@ -160,7 +160,9 @@ function GoalForm({ onSaved }: { onSaved(goal: Goal): void }) {
     >
       <TargetFields prefix="" />
       <label>
-        Name <span class="muted">(optional)</span>
+        <span>
+          Name <span class="muted">(optional)</span>
+        </span>
         <input name="name" maxLength={200} />
       </label>
       {error && (

@@ -16,17 +16,21 @@ export function InstallGuide(props: { api: Api; project: Project; install: Insta
   const [error, setError] = useState<string | null>(null);
   useInterval(() => props.onCheck?.(), 10_000);
   const newest = props.install.public_tokens.at(-1);
-  const token = created?.token ?? (newest ? `${newest.hint}…` : 'pub_…');
+  const token = created?.token ?? newest?.hint ?? 'pub_…';
   const endpoint = guessIngestOrigin();
   const scriptTag = `<script defer src="${endpoint}/tally.js" data-token="${token}" data-endpoint="${endpoint}"></script>`;
   const npm = `import { init } from '@tally/core';\n\ninit({ token: '${token}', endpoint: '${endpoint}' });`;
   return (
     <section class="card install" aria-labelledby="install-title">
       <h2 id="install-title">Install the tracker on {props.project.id}</h2>
-      <p>
-        No pageview or event has reached this project yet. Add the tracker to your site; the figures appear
-        here as soon as the first pageview lands.
-      </p>
+      {props.install.has_data ? (
+        <p>Add the tracker to every page you want counted.</p>
+      ) : (
+        <p>
+          No pageview or event has reached this project yet. Add the tracker to your site; the figures appear
+          here as soon as the first pageview lands.
+        </p>
+      )}
       <h3>1. A public token</h3>
       {created ? (
         <p>
@@ -37,8 +41,8 @@ export function InstallGuide(props: { api: Api; project: Project; install: Insta
           {props.install.public_tokens.length > 0 ? (
             <p>
               This project has {props.install.public_tokens.length === 1 ? 'a public token' : 'public tokens'}{' '}
-              starting <code>{props.install.public_tokens.map((t) => `${t.hint}…`).join(', ')}</code> (Tally
-              keeps only a hash of it, so the whole token cannot be shown again). Use it, or make a new one.
+              starting <code>{props.install.public_tokens.map((t) => t.hint).join(', ')}</code> (Tally keeps
+              only a hash of it, so the whole token cannot be shown again). Use it, or make a new one.
             </p>
           ) : (
             <p>This project has no public token yet.</p>
@@ -81,7 +85,7 @@ export function InstallGuide(props: { api: Api; project: Project; install: Insta
       <Snippet text={scriptTag} label="Script tag" />
       <p>Or from a bundled application:</p>
       <Snippet text={npm} label="@tally/core" />
-      <output class="hint">Waiting for the first pageview…</output>
+      {!props.install.has_data && <output class="hint">Waiting for the first pageview…</output>}
     </section>
   );
 }

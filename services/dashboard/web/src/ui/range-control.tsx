@@ -35,8 +35,10 @@ export function RangeControl(props: {
   };
   return (
     <div class="range-control">
-      <label class="field">
-        <span class="field-label">Range</span>
+      <div class="field">
+        <label class="field-label" for="range-period">
+          Range
+        </label>
         <select
           id="range-period"
           value={state.period}
@@ -48,7 +50,7 @@ export function RangeControl(props: {
             </option>
           ))}
         </select>
-      </label>
+      </div>
       {state.period === 'custom' && (
         <form
           class="custom-range"
@@ -58,9 +60,12 @@ export function RangeControl(props: {
               props.onChange({ custom: { from: custom.from, to: custom.to }, interval: undefined });
           }}
         >
-          <label class="field">
-            <span class="field-label">From</span>
+          <div class="field">
+            <label class="field-label" for="range-from">
+              From
+            </label>
             <input
+              id="range-from"
               type="date"
               name="from"
               value={custom.from}
@@ -68,10 +73,13 @@ export function RangeControl(props: {
               required
               onInput={(e) => setCustom({ ...custom, from: (e.currentTarget as HTMLInputElement).value })}
             />
-          </label>
-          <label class="field">
-            <span class="field-label">To</span>
+          </div>
+          <div class="field">
+            <label class="field-label" for="range-to">
+              To
+            </label>
             <input
+              id="range-to"
               type="date"
               name="to"
               value={custom.to}
@@ -79,13 +87,16 @@ export function RangeControl(props: {
               required
               onInput={(e) => setCustom({ ...custom, to: (e.currentTarget as HTMLInputElement).value })}
             />
-          </label>
+          </div>
           <button type="submit">Apply</button>
         </form>
       )}
-      <label class="field">
-        <span class="field-label">By</span>
+      <div class="field">
+        <label class="field-label" for="range-interval">
+          By
+        </label>
         <select
+          id="range-interval"
           value={props.interval}
           onChange={(e) =>
             props.onChange({ interval: (e.currentTarget as HTMLSelectElement).value as Interval })
@@ -97,10 +108,13 @@ export function RangeControl(props: {
             </option>
           ))}
         </select>
-      </label>
-      <label class="field">
-        <span class="field-label">Compare with</span>
+      </div>
+      <div class="field">
+        <label class="field-label" for="range-compare">
+          Compare with
+        </label>
         <select
+          id="range-compare"
           value={state.compare}
           onChange={(e) =>
             props.onChange({ compare: (e.currentTarget as HTMLSelectElement).value as Compare })
@@ -112,7 +126,7 @@ export function RangeControl(props: {
             </option>
           ))}
         </select>
-      </label>
+      </div>
       <p class="range-label" id="range-label">
         {formatRange(range)} <span class="muted">· {props.timeZone}</span>
       </p>

@@ -24,6 +24,12 @@ const METRIC_LABELS: Record<Metric, string> = {
   events: 'Custom events',
 };
 const INTERVAL_NAMES: Record<Interval, string> = { hour: 'hour', day: 'day', week: 'week', month: 'month' };
+/** Whole-number steps for the y axis of counts (a count of 1.5 visitors is no tick). */
+const COUNT_STEPS = [
+  1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8,
+];
+const isCount = (metric: Metric) =>
+  metric === 'visitors' || metric === 'visits' || metric === 'pageviews' || metric === 'events';
 
 export function metricValue(point: TimeseriesPoint, metric: Metric): number | null {
   if (metric === 'views_per_visit') return point.visits > 0 ? point.pageviews / point.visits : null;
@@ -94,11 +100,15 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
           {
             ...axis,
             size: 56,
+            ...(isCount(metric) ? { incrs: COUNT_STEPS } : {}),
             values: (_u, splits) => splits.map((v) => formatMetric(metric, v)),
           },
         ],
         series: [
-          { label: INTERVAL_NAMES[data.interval], value: (_u, i) => (i === null ? '' : (labels[i] ?? '')) },
+          {
+            label: data.interval === 'hour' ? 'Time' : 'Date',
+            value: (_u, i) => (i === null ? '' : (labels[i] ?? '')),
+          },
           {
             label,
             stroke: accent,

@@ -105,7 +105,7 @@ function ShareLinks({ api, base }: { api: ViewProps['api']; base: string }) {
               <tr key={s.id}>
                 <td>{s.name || '—'}</td>
                 <td>
-                  <code>{s.hint}…</code>
+                  <code>{s.hint}</code>
                 </td>
                 <td>{s.password_protected ? 'yes' : 'no'}</td>
                 <td>{s.include_revenue ? 'shown' : 'hidden'}</td>
@@ -165,19 +165,25 @@ function ShareLinks({ api, base }: { api: ViewProps['api']; base: string }) {
       >
         <h3>New share link</h3>
         <label>
-          Name <span class="muted">(optional)</span>
+          <span>
+            Name <span class="muted">(optional)</span>
+          </span>
           <input name="name" maxLength={200} />
         </label>
         <label>
-          Password <span class="muted">(optional)</span>
+          <span>
+            Password <span class="muted">(optional)</span>
+          </span>
           <input name="password" type="password" autocomplete="new-password" maxLength={1024} />
         </label>
         <label class="check">
           <input name="revenue" type="checkbox" /> Include revenue figures
         </label>
         <label>
-          May be embedded (iframe) on{' '}
-          <span class="muted">(origins such as https://blog.example, optional)</span>
+          <span>
+            May be embedded (iframe) on{' '}
+            <span class="muted">(origins such as https://blog.example, optional)</span>
+          </span>
           <textarea name="origins" rows={2} />
         </label>
         {error && (

@@ -1,4 +1,4 @@
-// The page of a sign-in link (`tally users add` prints `<dashboard>/welcome#token=link_…`): the new user sets
+// The page of a sign-in link (`tally users add` prints `<dashboard>/set-password#token=link_…`): the new user sets
 // a password and is signed in. The token travels in the fragment, which browsers never send to a server, so
 // it stays out of access logs and Referer headers; it is removed from the address bar once read.
 
@@ -17,11 +17,11 @@ function readToken(): string | null {
   return fromHash ?? fromQuery;
 }
 
-export function WelcomePage() {
+export function SetPasswordPage() {
   const { route } = useLocation();
   const [token] = useState(() => {
     const found = readToken();
-    if (found) history.replaceState(null, '', '/welcome');
+    if (found) history.replaceState(null, '', '/set-password');
     return found;
   });
   const [error, setError] = useState<string | null>(null);
