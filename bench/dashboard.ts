@@ -191,7 +191,7 @@ const PANELS: Panel[] = [
     run: (q) =>
       Promise.all([
         trafficFigures(warehouse(), q),
-        trafficFigures(warehouse(), { ...q, from: '2026-03-21', to: '2026-04-19' }),
+        trafficFigures(warehouse(), { ...q, ...comparisonRange(q.from, q.to, 'previous') }),
       ]),
   },
   { name: 'current visitors', run: (q) => currentVisitors(warehouse(), q) },

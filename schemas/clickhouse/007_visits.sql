@@ -5,15 +5,16 @@ ALTER TABLE events ADD COLUMN IF NOT EXISTS country LowCardinality(String) AFTER
 ALTER TABLE events ADD COLUMN IF NOT EXISTS screen_width UInt16 AFTER country;
 
 -- Visits as dashboard.md defines them: the pageviews and custom events of one visitor in one project with
--- no gap of 30 minutes or more, bots left out. Kept by the analytics consumer: after each batch it
--- recomputes the visits of every visitor the batch touched, around the times it touched, from that
--- visitor's stored records (events FINAL), with the fold of packages/warehouse/src/reports/visits.ts
--- (reports/visits-table.ts); a visit that no longer exists (two visits joined by a late record) is written
--- again with is_deleted = 1. ReplacingMergeTree keeps the highest version per key and FINAL drops the
--- deleted ones, so a redelivered batch replaces the same visits, never adds to them. Read with FINAL.
+-- no gap of 30 minutes or more, bots left out. Kept by the analytics consumer: after each batch it folds
+-- again, with the fold of packages/warehouse/src/reports/visits.ts, the batch's records of each visitor
+-- together with that visitor's stored visits within 30 minutes of them (reports/visits-table.ts); a visit
+-- that no longer exists (two visits joined by a late record) is written again with is_deleted = 1.
+-- ReplacingMergeTree keeps the highest version per key and FINAL drops the deleted ones, so a redelivered
+-- batch replaces the same visits, never adds to them. Read with FINAL.
 -- One row per visit, with its attributes (those of its entry pageview) and, as arrays in time order, the
--- time and path of each pageview and the time, name and properties of each custom event: every panel
--- (pages included) reads this table alone, and figures by record time stay exact.
+-- record id, time and path of each pageview and the record id, time, name and properties of each custom
+-- event: every panel (pages included) reads this table alone, figures by record time stay exact, and a
+-- visit can be folded again from its row (the ids make a record count once).
 CREATE TABLE IF NOT EXISTS visits
 (
     project_id LowCardinality(String),
@@ -40,8 +41,10 @@ CREATE TABLE IF NOT EXISTS visits
     os LowCardinality(String),
     device_type LowCardinality(String),
     screen_size LowCardinality(String),
+    pageview_ids Array(String) CODEC(ZSTD(1)),
     pageview_times Array(DateTime64(3, 'UTC')),
     pageview_paths Array(String),
+    event_ids Array(String) CODEC(ZSTD(1)),
     event_times Array(DateTime64(3, 'UTC')),
     event_names Array(String),
     event_data Array(Map(String, String)),

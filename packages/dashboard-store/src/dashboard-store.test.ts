@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stateStoreConformance } from './conformance.ts';
 import { LmdbStateStore } from './lmdb-store.ts';
 import { ShareLinks } from './share-links.ts';
 import { Sessions, Users } from './users.ts';
@@ -11,6 +12,7 @@ import { Sessions, Users } from './users.ts';
 const dir = mkdtempSync(join(tmpdir(), 'tally-dash-store-'));
 const store = new LmdbStateStore(dir);
 afterAll(() => store.close());
+stateStoreConformance('LMDB', () => new LmdbStateStore(join(dir, 'conformance')), '');
 const fileText = () => readFileSync(join(dir, 'dashboard.mdb')).toString('latin1');
 
 describe('users', () => {

@@ -34,7 +34,14 @@ export class LmdbStateStore implements StateStore {
   }
 
   async delete(collection: string, key: string): Promise<boolean> {
-    return this.#db.remove(`${collection}${SEPARATOR}${key}`);
+    // lmdb-js's remove() answers true whether or not the key was there: look inside the write transaction.
+    const id = `${collection}${SEPARATOR}${key}`;
+    return this.#db.transactionSync(() => {
+      const stored = this.#db.get(id) as Stored<unknown> | undefined;
+      if (!stored) return false;
+      this.#db.removeSync(id);
+      return isLive(stored);
+    });
   }
 
   async take<T>(collection: string, key: string): Promise<T | null> {

@@ -3,9 +3,10 @@
 // warehouse: events and identities, each record once per project (the first copy of a record id wins,
 // however late a copy comes), its id in record_ids after it. A record the contract refuses, or whose
 // values the warehouse refuses, is set aside as a dead letter and the others land.
-// After each batch, the visits of every visitor with a pageview or event in it are recomputed around
-// those records' times from the visitor's stored records (visits-table.ts in @tally/warehouse; also for
-// copies already stored, so that a crash between the writes is repaired by the redelivery).
+// After each batch, the visits of every visitor with a pageview or event in it are refreshed around those
+// records' times (visits-table.ts in @tally/warehouse), with the records the batch stored and the copies
+// of stored records delivered again (same arrival: a crash between the writes is repaired by the
+// redelivery); a later copy of a stored record (another arrival) changes nothing, as in events.
 
 import {
   type BatchOptions,
@@ -14,6 +15,7 @@ import {
   consumeInBatches,
   firstCopies,
   type Lander,
+  type Prepared,
   RecordError,
   type RunningBatchLoop,
 } from '@tally/consumer';
@@ -24,7 +26,8 @@ import {
   type Row,
   recordIdRow,
   refreshVisits,
-  type TouchedVisitor,
+  storedArrivals,
+  type VisitRecord,
   type Warehouse,
 } from '@tally/warehouse';
 import { eventRow, identityRow } from './rows.ts';
@@ -71,29 +74,77 @@ export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
         'record_ids',
         fresh.map((i) => recordIdRow(i.message.record)),
       );
-      for (const [project, touched] of touchedVisitors(items))
-        await refreshVisits(warehouse, project, touched);
+      for (const [project, records] of await visitRecords(warehouse, items, fresh)) {
+        await refreshVisits(warehouse, project, records);
+      }
     },
   };
 }
 
-/** Per project, the visitors with a pageview or custom event (not a bot's) among the items, and their times. */
-function touchedVisitors(items: readonly { row: AnalyticsRow }[]): Map<string, TouchedVisitor[]> {
-  const byProject = new Map<string, Map<string, TouchedVisitor>>();
-  for (const { row } of items) {
-    if (row.table !== 'events' || row.row.is_bot) continue;
-    const project = row.row.project_id as string;
-    const visitor = row.row.visitor_id as string;
-    const time = row.row.timestamp as number;
-    const visitors = byProject.get(project) ?? new Map<string, TouchedVisitor>();
-    byProject.set(project, visitors);
-    const touched = visitors.get(visitor);
-    if (touched) {
-      touched.first = Math.min(touched.first, time);
-      touched.last = Math.max(touched.last, time);
-    } else visitors.set(visitor, { visitor_id: visitor, first: time, last: time });
+type Item = Prepared<AnalyticsRow>;
+
+/**
+ * Per project, the records of the batch that belong in visits: pageviews and custom events (not a bot's)
+ * stored by this batch, and copies of stored records delivered again (the same arrival).
+ */
+async function visitRecords(
+  warehouse: Warehouse,
+  items: readonly Item[],
+  fresh: readonly Item[],
+): Promise<Map<string, VisitRecord[]>> {
+  const inVisits = (item: Item) => item.row.table === 'events' && !item.row.row.is_bot;
+  const stored = new Set(fresh);
+  const again = items.filter((item) => inVisits(item) && !stored.has(item));
+  const kept = fresh.filter(inVisits);
+  const byProject = new Map<string, Item[]>();
+  for (const item of again) {
+    const list = byProject.get(item.message.record.project_id) ?? [];
+    list.push(item);
+    byProject.set(item.message.record.project_id, list);
   }
-  return new Map([...byProject].map(([project, visitors]) => [project, [...visitors.values()]]));
+  for (const [project, list] of byProject) {
+    const arrivals = await storedArrivals(
+      warehouse,
+      project,
+      list.map((i) => i.message.record.id),
+    );
+    kept.push(...list.filter((i) => arrivals.get(i.message.record.id) === i.message.record.received_at));
+  }
+  const out = new Map<string, VisitRecord[]>();
+  for (const item of kept) {
+    const project = item.message.record.project_id;
+    const records = out.get(project) ?? [];
+    records.push(visitRecordOf(item.row.row));
+    out.set(project, records);
+  }
+  return out;
+}
+
+/** An events row as the fold of visits reads it. */
+function visitRecordOf(row: Row): VisitRecord {
+  return {
+    id: row.id as string,
+    type: row.type as 'pageview' | 'event',
+    timestamp: row.timestamp as number,
+    visitor_id: row.visitor_id as string,
+    path: row.path as string,
+    hostname: row.hostname as string,
+    referrer: row.referrer as string,
+    referrer_source: row.referrer_source as string,
+    referrer_medium: row.referrer_medium as string,
+    utm_source: row.utm_source as string,
+    utm_medium: row.utm_medium as string,
+    utm_campaign: row.utm_campaign as string,
+    utm_term: row.utm_term as string,
+    utm_content: row.utm_content as string,
+    country: row.country as string,
+    browser: row.browser as string,
+    os: row.os as string,
+    device_type: row.device_type as string,
+    screen_width: row.screen_width as number,
+    event_name: row.event_name as string,
+    event_data: row.event_data as Record<string, string>,
+  };
 }
 
 export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): RunningBatchLoop {

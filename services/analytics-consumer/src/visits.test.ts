@@ -175,6 +175,64 @@ describe("dashboard.md's worked example through the analytics lander", () => {
   });
 });
 
+describe('copies of stored records', () => {
+  const at = (time: string) => Date.parse(`2026-05-04T${time}:00Z`);
+  const visitsOf = (p: string) =>
+    warehouse.query(
+      `SELECT visitor_id, start, end, pageviews, entry_path, pageview_ids FROM visits FINAL
+       WHERE project_id = {p:String} ORDER BY visitor_id, start`,
+      { p },
+    );
+
+  it('repairs visits lost between storing records and refreshing visits when the batch comes again', async () => {
+    const project = 'repair';
+    const batch = [
+      message(project, 'pageview', at('10:00'), {
+        visitor_fingerprint: 'v',
+        path: '/a',
+        url: 'https://s.example/a',
+      }),
+      message(project, 'pageview', at('10:20'), {
+        visitor_fingerprint: 'v',
+        path: '/b',
+        url: 'https://s.example/b',
+      }),
+    ];
+    await land(batch);
+    const before = await visitsOf(project);
+    expect(before).toHaveLength(1);
+    // As if the process had died after storing the records and before refreshing the visits.
+    await warehouse.command(
+      "ALTER TABLE visits DELETE WHERE project_id = 'repair' SETTINGS mutations_sync = 1",
+    );
+    expect(await visitsOf(project)).toEqual([]);
+    await land(batch);
+    expect(await visitsOf(project)).toEqual(before);
+  });
+
+  it('ignores a later copy of a stored record dated otherwise (another arrival), as events does', async () => {
+    const project = 'later-copy';
+    const first = message(project, 'pageview', at('10:00'), {
+      visitor_fingerprint: 'v',
+      path: '/a',
+      url: 'https://s.example/a',
+    });
+    await land([first]);
+    const before = await visitsOf(project);
+    const copy = {
+      ...first,
+      record: {
+        ...first.record,
+        timestamp: at('15:00'),
+        received_at: at('15:00'),
+        client_timestamp: at('15:00'),
+      } as IngestRecord,
+    };
+    await land([copy]);
+    expect(await visitsOf(project)).toEqual(before);
+  });
+});
+
 describe('redelivery and order (property)', () => {
   type Spec = { visitor: number; minute: number; type: 'pageview' | 'event'; path: number };
   const base = Date.parse('2026-05-04T00:00:00Z');

@@ -170,7 +170,17 @@ describe('reading', () => {
     const created = await app.inject({ ...goal, headers: { ...sameOrigin, ...cookie(sessionA) } });
     expect(created.statusCode).toBe(201);
     const listed = await app.inject({ url: '/api/v1/projects/alpha/goals', headers: bearer(keyA) });
+    const id = created.json().id as string;
+    const del = (goal: string) =>
+      app.inject({
+        method: 'DELETE',
+        url: `/api/v1/projects/alpha/goals/${goal}`,
+        headers: { ...sameOrigin, ...cookie(sessionA) },
+      });
+    expect((await del('no-such-goal')).statusCode).toBe(404);
     expect(listed.json().goals).toEqual([expect.objectContaining({ name: 'G', path: '/blog/*' })]);
+    expect((await del(id)).statusCode).toBe(204);
+    expect((await del(id)).statusCode).toBe(404);
   });
 
   it('hides revenue on a share link that does not include it', async () => {

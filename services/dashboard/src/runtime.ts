@@ -10,6 +10,7 @@ import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from 
 import {
   embeddedWarehouseDir,
   endpointUrl,
+  migrate,
   openChdbWarehouse,
   openClickHouseWarehouse,
   readPublishedEndpoint,
@@ -79,7 +80,11 @@ export async function startDashboard(
   let url: string;
   try {
     await readKeys.start();
-    warehouse ??= await openDashboardWarehouse(config);
+    if (!warehouse) {
+      warehouse = await openDashboardWarehouse(config);
+      // Alone (compose), it may start before the consumers: the tables it reads must exist (idempotent).
+      await migrate(warehouse);
+    }
     app = await buildDashboard(
       {
         config,

@@ -1,16 +1,24 @@
 // Keeps the visits table (schemas/clickhouse/007_visits.sql) equal to the fold of visits.ts over each
 // visitor's stored records. A visit is decided by its own records and by the 30-minute gaps around them, so
-// after a batch only the visits of the visitors it touched, around the times it touched, can change:
-// for each such visitor the span to recompute is the batch's records widened to every stored visit that
-// lies within 30 minutes of them (a late record may join two visits, or extend one); outside that span a
-// gap of at least 30 minutes separates the visitor's other visits, which stay as they are. The span's
-// records are read back from events (FINAL: each record once), folded, and written with a new version;
-// the visits of the span that no longer exist are written as deleted. Idempotent: running it again on
-// the same records writes the same visits, so a redelivered batch replaces, never adds.
+// a batch can only change the visits of its visitors within 30 minutes of its records: for each visitor,
+// the stored visits that reach within 30 minutes of the batch's records are read back as records
+// (recordsOfVisit: their pageviews and events with ids, their entry attributes), folded again together
+// with the batch's records, and written with a new version; a stored visit that no longer exists (two
+// visits joined) is written as deleted. Beyond a gap of 30 minutes nothing can change. No record is read
+// from events: a refresh costs a look-up of the batch's visitors in visits, whatever the traffic of the
+// day. Idempotent: the same records folded again give the same visits (a record id counts once), so a
+// redelivered batch replaces, never adds.
 import type { Row, Warehouse } from '../warehouse.ts';
-import { compareRecords, VISIT_GAP_MS, type Visit, type VisitRecord, visitsOf } from './visits.ts';
+import {
+  compareRecords,
+  recordsOfVisit,
+  VISIT_GAP_MS,
+  type Visit,
+  type VisitRecord,
+  visitsOf,
+} from './visits.ts';
 
-/** Visitors recomputed per query, so that IN lists and reads stay bounded. */
+/** Visitors refreshed per query, so that IN lists stay bounded. */
 const VISITORS_PER_QUERY = 500;
 
 let lastVersion = 0;
@@ -18,13 +26,6 @@ let lastVersion = 0;
 function nextVersion(): number {
   lastVersion = Math.max(lastVersion + 1, Date.now() * 1000);
   return lastVersion;
-}
-
-/** The times of a visitor's records that a batch brought (or brought again), in ms. */
-export interface TouchedVisitor {
-  visitor_id: string;
-  first: number;
-  last: number;
 }
 
 /** The columns of events the fold reads, as VisitRecord fields (select them from a subquery: the alias
@@ -38,19 +39,43 @@ export function visitRow(project: string, visit: Visit, version: number): Row {
   return { project_id: project, ...visit, version, is_deleted: 0 };
 }
 
+const VISIT_COLUMNS = `visitor_id, toUnixTimestamp64Milli(start) AS start_ms, toUnixTimestamp64Milli(end) AS end_ms,
+  pageviews, events, is_bounce, duration_ms, entry_path, exit_path, hostname, source, referrer, channel,
+  utm_source, utm_medium, utm_campaign, utm_term, utm_content, country, browser, os, device_type, screen_size,
+  pageview_ids, arrayMap(t -> toUnixTimestamp64Milli(t), pageview_times) AS pageview_ms, pageview_paths,
+  event_ids, arrayMap(t -> toUnixTimestamp64Milli(t), event_times) AS event_ms, event_names, event_data`;
+
+type StoredVisit = Omit<Visit, 'start' | 'end' | 'pageview_times' | 'event_times'> & {
+  start_ms: number;
+  end_ms: number;
+  pageview_ms: number[];
+  event_ms: number[];
+};
+
 /**
- * Recomputes the visits of `touched` visitors of `project` around the given times. Call it after the
- * batch's records are stored (the version is taken before reading them, so that of two refreshes of one
- * visitor the one that read more records wins).
+ * Refreshes the visits of the visitors of `records` (pageviews and custom events of `project`, bots left
+ * out) around their times. Call it once the records are stored; records already in a visit count once.
  */
 export async function refreshVisits(
   warehouse: Warehouse,
   project: string,
-  touched: readonly TouchedVisitor[],
+  records: readonly VisitRecord[],
 ): Promise<number> {
+  const byVisitor = new Map<string, VisitRecord[]>();
+  for (const record of records) {
+    const list = byVisitor.get(record.visitor_id);
+    if (list) list.push(record);
+    else byVisitor.set(record.visitor_id, [record]);
+  }
+  const visitors = [...byVisitor.keys()];
   let written = 0;
-  for (let i = 0; i < touched.length; i += VISITORS_PER_QUERY) {
-    written += await refreshChunk(warehouse, project, touched.slice(i, i + VISITORS_PER_QUERY));
+  for (let i = 0; i < visitors.length; i += VISITORS_PER_QUERY) {
+    const chunk = visitors.slice(i, i + VISITORS_PER_QUERY);
+    written += await refreshChunk(
+      warehouse,
+      project,
+      chunk.flatMap((v) => byVisitor.get(v) ?? []),
+    );
   }
   return written;
 }
@@ -58,69 +83,56 @@ export async function refreshVisits(
 async function refreshChunk(
   warehouse: Warehouse,
   project: string,
-  touched: readonly TouchedVisitor[],
+  records: readonly VisitRecord[],
 ): Promise<number> {
   const version = nextVersion();
-  const visitors = touched.map((t) => t.visitor_id);
-  const lowest = Math.min(...touched.map((t) => t.first)) - VISIT_GAP_MS;
-  const highest = Math.max(...touched.map((t) => t.last)) + VISIT_GAP_MS;
-  // The stored visits near the batch's records: they widen each visitor's span.
-  const found = await warehouse.query<{ visitor_id: string; start_ms: number; end_ms: number }>(
-    // In ms, from a subquery: an alias `start` beside the WHERE would hide the column from it.
-    `SELECT visitor_id, toUnixTimestamp64Milli(start) AS start_ms, toUnixTimestamp64Milli(end) AS end_ms
-     FROM (
-       SELECT visitor_id, start, end FROM visits FINAL
+  const visitors = [...new Set(records.map((r) => r.visitor_id))];
+  const times = records.map((r) => r.timestamp);
+  const lowest = Math.min(...times) - VISIT_GAP_MS;
+  const highest = Math.max(...times) + VISIT_GAP_MS;
+  // The stored visits that may reach a record of the batch; the project's longest visit bounds how far
+  // back one may start, which keeps the read to a few days of the table's key.
+  const found = await warehouse.query<StoredVisit>(
+    `SELECT ${VISIT_COLUMNS} FROM (
+       SELECT * FROM visits FINAL
        WHERE project_id = {project:String} AND visitor_id IN {visitors:Array(String)}
-         AND start <= fromUnixTimestamp64Milli({highest:Int64}, 'UTC')
+         AND start < fromUnixTimestamp64Milli({highest:Int64}, 'UTC')
          AND start >= fromUnixTimestamp64Milli({lowest:Int64}, 'UTC') - toIntervalMillisecond(
                (SELECT max(duration_ms) FROM visits WHERE project_id = {project:String}))
-         AND end >= fromUnixTimestamp64Milli({lowest:Int64}, 'UTC'))`,
+         AND end > fromUnixTimestamp64Milli({lowest:Int64}, 'UTC'))`,
     { project, visitors, highest, lowest },
   );
-  const stored = found.map((v) => ({ visitor_id: v.visitor_id, start: v.start_ms, end: v.end_ms }));
-  const spans = new Map<string, { from: number; to: number; old: { start: number; end: number }[] }>();
-  for (const t of touched) {
-    const span = spans.get(t.visitor_id) ?? { from: t.first, to: t.last, old: [] };
-    span.from = Math.min(span.from, t.first);
-    span.to = Math.max(span.to, t.last);
-    spans.set(t.visitor_id, span);
+  const newByVisitor = new Map<string, VisitRecord[]>();
+  for (const record of records) {
+    const list = newByVisitor.get(record.visitor_id);
+    if (list) list.push(record);
+    else newByVisitor.set(record.visitor_id, [record]);
   }
-  for (const visit of stored) {
-    const span = spans.get(visit.visitor_id);
-    // Within 30 minutes of this visitor's records (the query's bounds are the chunk's, wider).
-    if (!span || visit.end <= span.from - VISIT_GAP_MS || visit.start >= span.to + VISIT_GAP_MS) continue;
-    span.old.push(visit);
-  }
-  // The visits found are whole: a gap of 30 minutes or more lies before and after each, so widening the
-  // span to them brings no other visit within reach.
-  for (const span of spans.values()) {
-    for (const visit of span.old) {
-      span.from = Math.min(span.from, visit.start);
-      span.to = Math.max(span.to, visit.end);
-    }
-  }
-  const from = Math.min(...[...spans.values()].map((s) => s.from));
-  const to = Math.max(...[...spans.values()].map((s) => s.to));
-  const records = await warehouse.query<VisitRecord>(
-    `SELECT ${VISIT_RECORD_COLUMNS} FROM (
-       SELECT * FROM events FINAL
-       WHERE project_id = {project:String}
-         AND timestamp >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
-         AND timestamp <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
-         AND type IN ('pageview', 'event') AND NOT is_bot AND visitor_id IN {visitors:Array(String)})`,
-    { project, from, to, visitors },
-  );
-  const inSpan = records.filter((r) => {
-    const span = spans.get(r.visitor_id);
-    return span !== undefined && r.timestamp >= span.from && r.timestamp <= span.to;
-  });
-  inSpan.sort(compareRecords);
-  const visits = visitsOf(inSpan);
-  const rows: Row[] = visits.map((v) => visitRow(project, v, version));
-  const live = new Set(visits.map((v) => `${v.visitor_id}\u0000${v.start}`));
-  for (const [visitor, span] of spans) {
-    for (const old of span.old) {
-      if (live.has(`${visitor}\u0000${old.start}`)) continue;
+  const rows: Row[] = [];
+  let written = 0;
+  for (const [visitor, fresh] of newByVisitor) {
+    // Of the visitor's stored visits, those within 30 minutes of one of its new records (the query's bounds
+    // are the chunk's, wider). Joining them brings no other within reach: each has a gap of 30 minutes or
+    // more on both sides.
+    const near = found
+      .filter((v) => v.visitor_id === visitor)
+      .filter((v) =>
+        fresh.some((r) => r.timestamp > v.start_ms - VISIT_GAP_MS && r.timestamp < v.end_ms + VISIT_GAP_MS),
+      );
+    const stored: Visit[] = near.map(({ start_ms, end_ms, pageview_ms, event_ms, ...rest }) => ({
+      ...rest,
+      start: start_ms,
+      end: end_ms,
+      pageview_times: pageview_ms,
+      event_times: event_ms,
+    }));
+    // Stored records first: a record already in a visit keeps its stored copy.
+    const input = [...stored.flatMap(recordsOfVisit), ...[...fresh].sort(compareRecords)];
+    const visits = visitsOf(input);
+    for (const visit of visits) rows.push(visitRow(project, visit, version));
+    const live = new Set(visits.map((v) => v.start));
+    for (const old of stored) {
+      if (live.has(old.start)) continue;
       rows.push({
         project_id: project,
         visitor_id: visitor,
@@ -130,9 +142,10 @@ async function refreshChunk(
         is_deleted: 1,
       });
     }
+    written += visits.length;
   }
   if (rows.length > 0) await warehouse.insert('visits', rows);
-  return visits.length;
+  return written;
 }
 
 /**

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { channelOf, sourceOf, type VisitOrigin } from './channels.ts';
 import { screenSizeOf } from './traffic-dimensions.ts';
-import { type VisitRecord, visitsOf } from './visits.ts';
+import { recordsOfVisit, type VisitRecord, visitsOf } from './visits.ts';
 
 const at = (time: string) => Date.parse(`2026-05-04T${time}:00Z`);
 let ids = 0;
@@ -85,6 +85,30 @@ describe("dashboard.md's worked example", () => {
   it('measures durations from first to last record (0 for a bounce), exits on the last pageview', () => {
     expect(visits.map((v) => v.duration_ms / 60_000)).toEqual([10, 0, 0, 2]);
     expect(visits.map((v) => v.exit_path)).toEqual(['/pricing', '/signup', '/blog/a', '/pricing']);
+  });
+
+  it('folds a stored visit back to itself, and with new records as if from every raw record', () => {
+    for (const visit of visits) expect(visitsOf(recordsOfVisit(visit))).toEqual([visit]);
+    // v1's 10:00 and 10:10 stored as visits of their own, then 10:05 arrives late: one visit, entry /.
+    const [early, late, eleven] = records as [VisitRecord, VisitRecord, VisitRecord];
+    const stored = [...visitsOf([early]), ...visitsOf([late])];
+    const between = record({ visitor_id: 'v1', timestamp: at('10:05'), path: '/features' });
+    const joined = visitsOf([...stored.flatMap(recordsOfVisit), between, late]);
+    expect(joined).toEqual(visitsOf([early, late, between]));
+    expect(joined).toHaveLength(1);
+    // An earlier pageview with other attributes becomes the entry; the stored entry's attributes go.
+    const before = record({
+      visitor_id: 'v1',
+      timestamp: at('09:45'),
+      path: '/ad',
+      utm_source: 'google',
+      utm_medium: 'cpc',
+    });
+    expect(visitsOf([...visitsOf([early, late]).flatMap(recordsOfVisit), before])).toEqual(
+      visitsOf([before, early, late]),
+    );
+    expect(visitsOf([...visitsOf([early]).flatMap(recordsOfVisit), before])[0]?.channel).toBe('Paid Search');
+    expect(visitsOf([eleven, ...visitsOf([eleven]).flatMap(recordsOfVisit)])).toEqual(visitsOf([eleven]));
   });
 
   it('is the same whatever the order of the records and however many copies of each', () => {

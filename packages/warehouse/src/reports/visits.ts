@@ -2,6 +2,9 @@
 // visitor in one project with no gap of 30 minutes or more between them (computed here, never taken from
 // the client's session_id). A pure function of the records: the same records in any order, or with copies,
 // give the same visits, which is what keeps the visits table exact under redelivery (visits-table.ts).
+// A stored visit can be turned back into records (recordsOfVisit) that fold to the same visit, its entry
+// attributes carried by its first record, so that a visit can be extended or joined by new records
+// without reading the visitor's records again.
 import { channelOf, sourceOf } from './channels.ts';
 import { screenSizeOf } from './traffic-dimensions.ts';
 
@@ -32,6 +35,26 @@ export interface VisitRecord {
   screen_width: number;
   event_name: string;
   event_data: Record<string, string>;
+  /** A stored visit's entry attributes, on the first record rebuilt from it (they are not re-derived). */
+  entry?: EntryAttributes;
+}
+
+/** What a visit takes from its entry pageview (or first record). */
+export interface EntryAttributes {
+  hostname: string;
+  source: string;
+  referrer: string;
+  channel: string;
+  utm_source: string;
+  utm_medium: string;
+  utm_campaign: string;
+  utm_term: string;
+  utm_content: string;
+  country: string;
+  browser: string;
+  os: string;
+  device_type: string;
+  screen_size: string;
 }
 
 export interface Visit {
@@ -64,10 +87,12 @@ export interface Visit {
   os: string;
   device_type: string;
   screen_size: string;
-  /** Each pageview's time and path, in time order. */
+  /** Each pageview's record id, time and path, in time order. */
+  pageview_ids: string[];
   pageview_times: number[];
   pageview_paths: string[];
-  /** Each custom event's time, name and properties, in time order. */
+  /** Each custom event's record id, time, name and properties, in time order. */
+  event_ids: string[];
   event_times: number[];
   event_names: string[];
   event_data: Record<string, string>[];
@@ -110,13 +135,9 @@ export function visitsOf(records: readonly VisitRecord[]): Visit[] {
   return visits;
 }
 
-/** One visit of its records, in order. */
-function visitOf(records: VisitRecord[]): Visit {
-  const first = records[0] as VisitRecord;
-  const last = records.at(-1) as VisitRecord;
-  const pageviews = records.filter((r) => r.type === 'pageview');
-  const events = records.filter((r) => r.type === 'event');
-  const entry = pageviews[0] ?? first;
+/** The entry attributes of a record that starts a visit: carried over, or derived from the record. */
+function entryOf(entry: VisitRecord, pageviews: readonly VisitRecord[]): EntryAttributes {
+  if (entry.entry) return entry.entry;
   const origin = {
     referrer_source: entry.referrer_source,
     referrer_medium: entry.referrer_medium,
@@ -125,15 +146,6 @@ function visitOf(records: VisitRecord[]): Visit {
     utm_campaign: entry.utm_campaign,
   };
   return {
-    visitor_id: first.visitor_id,
-    start: first.timestamp,
-    end: last.timestamp,
-    pageviews: pageviews.length,
-    events: events.length,
-    is_bounce: pageviews.length === 1 && events.length === 0,
-    duration_ms: last.timestamp - first.timestamp,
-    entry_path: pageviews[0]?.path ?? '',
-    exit_path: pageviews.at(-1)?.path ?? '',
     hostname: entry.hostname,
     source: sourceOf(origin),
     referrer: entry.referrer_source ? referrerShown(entry.referrer) : '',
@@ -147,13 +159,100 @@ function visitOf(records: VisitRecord[]): Visit {
     browser: entry.browser,
     os: entry.os,
     device_type: entry.device_type,
-    screen_size: screenSizeOf(pageviews.find((p) => p.screen_width > 0)?.screen_width),
+    screen_size: screenSizeOf(pageviews[0] === entry ? entry.screen_width : 0),
+  };
+}
+
+/** One visit of its records, in order. */
+function visitOf(records: VisitRecord[]): Visit {
+  const first = records[0] as VisitRecord;
+  const last = records.at(-1) as VisitRecord;
+  const pageviews = records.filter((r) => r.type === 'pageview');
+  const events = records.filter((r) => r.type === 'event');
+  return {
+    visitor_id: first.visitor_id,
+    start: first.timestamp,
+    end: last.timestamp,
+    pageviews: pageviews.length,
+    events: events.length,
+    is_bounce: pageviews.length === 1 && events.length === 0,
+    duration_ms: last.timestamp - first.timestamp,
+    entry_path: pageviews[0]?.path ?? '',
+    exit_path: pageviews.at(-1)?.path ?? '',
+    ...entryOf(pageviews[0] ?? first, pageviews),
+    pageview_ids: pageviews.map((r) => r.id),
     pageview_times: pageviews.map((r) => r.timestamp),
     pageview_paths: pageviews.map((r) => r.path),
+    event_ids: events.map((r) => r.id),
     event_times: events.map((r) => r.timestamp),
     event_names: events.map((r) => r.event_name),
     event_data: events.map((r) => r.event_data),
   };
+}
+
+/**
+ * A stored visit as records that fold back to it: its pageviews and events with their ids, times, paths,
+ * names and properties; its entry attributes on its entry record. Attributes of other records are not
+ * kept, and are never needed: when visits join, the entry of the whole is the earliest of their entries.
+ */
+export function recordsOfVisit(visit: Visit): VisitRecord[] {
+  const blank = {
+    visitor_id: visit.visitor_id,
+    path: '',
+    hostname: '',
+    referrer: '',
+    referrer_source: '',
+    referrer_medium: '',
+    utm_source: '',
+    utm_medium: '',
+    utm_campaign: '',
+    utm_term: '',
+    utm_content: '',
+    country: '',
+    browser: '',
+    os: '',
+    device_type: '',
+    screen_width: 0,
+    event_name: '',
+    event_data: {},
+  };
+  const records: VisitRecord[] = [
+    ...visit.pageview_ids.map((id, i) => ({
+      ...blank,
+      id,
+      type: 'pageview' as const,
+      timestamp: visit.pageview_times[i] as number,
+      path: visit.pageview_paths[i] as string,
+    })),
+    ...visit.event_ids.map((id, i) => ({
+      ...blank,
+      id,
+      type: 'event' as const,
+      timestamp: visit.event_times[i] as number,
+      event_name: visit.event_names[i] as string,
+      event_data: visit.event_data[i] as Record<string, string>,
+    })),
+  ].sort(compareRecords);
+  const entry = records.find((r) => r.type === 'pageview') ?? records[0];
+  if (entry) {
+    entry.entry = {
+      hostname: visit.hostname,
+      source: visit.source,
+      referrer: visit.referrer,
+      channel: visit.channel,
+      utm_source: visit.utm_source,
+      utm_medium: visit.utm_medium,
+      utm_campaign: visit.utm_campaign,
+      utm_term: visit.utm_term,
+      utm_content: visit.utm_content,
+      country: visit.country,
+      browser: visit.browser,
+      os: visit.os,
+      device_type: visit.device_type,
+      screen_size: visit.screen_size,
+    };
+  }
+  return records;
 }
 
 /** A referrer as the dashboard lists it: host and path, without query or fragment (they may hold secrets). */

@@ -147,7 +147,7 @@ const periodFigures = {
   pageviews: Type.Integer({ description: 'Pageviews (bots left out).' }),
   visitors: Type.Integer({ description: 'Unique visitors with a pageview or custom event in the range.' }),
   visits: Type.Integer({ description: 'Visits that start in the range.' }),
-  views_per_visit: nullable(Type.Number({ description: 'Pageviews of those visits / visits.' })),
+  views_per_visit: nullable(Type.Number({ description: 'Pageviews / visits.' })),
   bounce_rate: rate('Visits with exactly one pageview and no custom event / visits.'),
   visit_duration_s: nullable(
     Type.Number({ description: 'Mean visit duration in seconds (0 for a bounce).' }),
