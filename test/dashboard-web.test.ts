@@ -6,6 +6,7 @@
 // revenue), an empty project's install guide, and no console errors. Screenshots of the main views, light
 // and dark, desktop and phone, go to test-output/dashboard-web/ (git-ignored) to be looked at.
 import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { FileTokenStore } from '@tally/tokens';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
@@ -35,8 +36,11 @@ const contexts: BrowserContext[] = [];
 /** Console errors and uncaught exceptions of every page, with the page's URL. */
 const consoleErrors: string[] = [];
 
-async function newPage(options: { colorScheme?: 'light' | 'dark'; viewport?: typeof DESKTOP } = {}) {
+async function newPage(
+  options: { colorScheme?: 'light' | 'dark'; viewport?: typeof DESKTOP; bypassCSP?: boolean } = {},
+) {
   const context = await browser.newContext({
+    bypassCSP: options.bypassCSP ?? false,
     locale: 'en-US',
     timezoneId: 'America/Los_Angeles', // not the project's zone: the page must not use the browser's
     colorScheme: options.colorScheme ?? 'light',
@@ -58,6 +62,28 @@ async function shoot(page: Page, name: string) {
 }
 
 const text = (page: Page, selector: string) => page.locator(selector).innerText();
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** What axe-core (the accessibility engine of Lighthouse and Chrome's tools) finds wrong against WCAG 2 A/AA. */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  const result = (await page.evaluate(
+    "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })",
+  )) as { violations: { id: string; nodes: { target: string[] }[] }[]; passes: { id: string }[] };
+  expect(result.passes.map((p) => p.id)).toEqual(
+    expect.arrayContaining(['color-contrast', 'label', 'button-name']),
+  );
+  return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+async function signIn(page: Page) {
+  await page.goto(`${dashboard}/login`);
+  await page.getByLabel('Email').fill(EMAIL);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${dashboard}/`);
+}
 
 /** The rows of a table as [label, ...cells], as a reader sees them. */
 function tableRows(rows: Locator): Promise<string[][]> {
@@ -454,12 +480,7 @@ describe('the dashboard in Chromium', () => {
       ] as const) {
         if (colorScheme === 'light' && size === 'desktop') continue; // taken above
         const shot = await newPage({ colorScheme, viewport });
-        await shot.goto(`${dashboard}/login`);
-        await shot.getByLabel('Email').fill(EMAIL);
-        await shot.getByLabel('Password').fill(PASSWORD);
-        await shot.getByRole('button', { name: 'Sign in' }).click();
-        await shot.waitForURL(`${dashboard}/`);
-        await shot.getByRole('link', { name: PROJECT }).waitFor();
+        await signIn(shot);
         for (const [name, path] of views) {
           await shot.goto(`${dashboard}${path}`);
           if (name === 'traffic') expect(await figures(shot)).toMatchObject({ visitors: '3' });
@@ -471,6 +492,55 @@ describe('the dashboard in Chromium', () => {
         expect(await figures(shared)).toMatchObject({ visitors: '3' });
         await shoot(shared, `share-${size}-${colorScheme}`);
       }
+    }
+  });
+
+  it('is usable with the keyboard', async () => {
+    const keys = await newPage();
+    await signIn(keys);
+    await keys.goto(`${dashboard}${pagePath(PROJECT)}`);
+    await figures(keys);
+    // Tabs: one tab stop, arrows move between them.
+    const pages = keys.locator('section[data-panel="pages"]');
+    await pages.getByRole('tab', { name: 'Top pages' }).focus();
+    await keys.keyboard.press('ArrowRight');
+    expect(await pages.getByRole('tab', { name: 'Entry pages' }).getAttribute('aria-selected')).toBe('true');
+    expect(await keys.evaluate('document.activeElement.textContent')).toBe('Entry pages');
+    // A row is a button: Enter filters by it.
+    await keys.getByRole('button', { name: 'Filter by channel Email' }).focus();
+    await keys.keyboard.press('Enter');
+    await keys.waitForURL(/filters=channel%3D%3DEmail/);
+    expect(await figures(keys)).toMatchObject({ visitors: '1', visits: '1', 'bounce-rate': '0%' });
+    // A figure is a button: Space draws it in the chart.
+    await keys.locator('button.figure', { hasText: 'Pageviews' }).focus();
+    await keys.keyboard.press('Space');
+    await keys.waitForURL(/metric=pageviews/);
+    expect(await keys.locator('#chart-title').innerText()).toContain('Pageviews');
+  });
+
+  it("passes axe-core's WCAG 2.1 A and AA checks (labels, names, contrast), light and dark", async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const page = await newPage({ colorScheme, bypassCSP: true }); // CSP would refuse axe's script
+      await page.goto(`${dashboard}/login`);
+      expect(await axeViolations(page), `sign-in, ${colorScheme}`).toEqual([]);
+      await signIn(page);
+      await page.goto(
+        `${dashboard}${pagePath(PROJECT, `period=custom&from=${DAY}&to=${DAY}&filters=channel%3D%3DDirect`)}`,
+      );
+      await figures(page);
+      await page.waitForLoadState('networkidle');
+      expect(await axeViolations(page), `traffic, ${colorScheme}`).toEqual([]);
+      await page.goto(`${dashboard}/projects/${PROJECT}/settings`);
+      await page.getByRole('heading', { name: 'Share links' }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await axeViolations(page), `settings, ${colorScheme}`).toEqual([]);
+      await page.goto(`${dashboard}/projects/${EMPTY}`);
+      await page.locator('.install').waitFor();
+      expect(await axeViolations(page), `install, ${colorScheme}`).toEqual([]);
+      const shared = await newPage({ colorScheme, bypassCSP: true });
+      await shared.goto(shares.locked as string);
+      await shared.getByRole('heading', { name: 'Investors' }).waitFor();
+      expect(await axeViolations(shared), `share password, ${colorScheme}`).toEqual([]);
     }
   });
 
