@@ -140,7 +140,7 @@ function ChangeBadge({ change: c, compare }: { change: Change | null; compare: C
   const tone = c.good === null ? 'neutral' : c.good ? 'good' : 'bad';
   return (
     <span class={`change ${tone}`}>
-      <span aria-hidden="true">{arrow}</span>
+      <span aria-hidden="true">{arrow ? `${arrow} ` : ''}</span>
       {c.text}
       <span class="sr-only"> against {COMPARE_NAMES[compare]}</span>
     </span>

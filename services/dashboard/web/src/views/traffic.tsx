@@ -6,6 +6,7 @@ import { useMemo } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { Install, Summary } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
+import { useSignInOn } from '../pages/session.ts';
 import { withFilter, withoutFilter } from '../query/filters.ts';
 import { rangeParams, readViewState, resolveView, type ViewState, viewSearch } from '../query/view-state.ts';
 import { BreakdownPanel } from '../ui/breakdown-panel.tsx';
@@ -53,6 +54,8 @@ export function TrafficView({ api, project, path }: ViewProps) {
     ...context.params,
     compare: state.compare,
   });
+  // A session that ended while the page was open: sign in again and come back to this view.
+  useSignInOn(api.kind === 'session' ? summary.error : undefined, route);
   const nothingInRange =
     summary.data !== undefined &&
     !summary.stale &&
