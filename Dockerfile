@@ -16,6 +16,8 @@ COPY services/gateway/package.json services/gateway/
 COPY services/analytics-consumer/package.json services/analytics-consumer/
 COPY services/revenue-consumer/package.json services/revenue-consumer/
 COPY services/embedded/package.json services/embedded/
+COPY packages/dashboard-store/package.json packages/dashboard-store/
+COPY services/dashboard/package.json services/dashboard/
 RUN npm ci --omit=dev --ignore-scripts=false && npm cache clean --force
 COPY packages packages
 COPY services services
@@ -23,6 +25,6 @@ COPY schemas schemas
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
-EXPOSE 8080 8081
+EXPOSE 8080 8081 8082
 # The gateway by default; the consumers run from the same image with another command (docker-compose.yml).
 CMD ["node", "--import", "tsx", "services/gateway/src/main.ts"]

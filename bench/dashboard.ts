@@ -27,7 +27,7 @@ import {
   trafficTimeseries,
   type Warehouse,
 } from '@tally/warehouse';
-import { machineInfo } from './lib/machine.ts';
+import { loadSnapshot, machineInfo } from './lib/machine.ts';
 import { parseArgs } from './lib/report.ts';
 import { CAMPAIGNS, EVENTS, PAGES, REFERRERS } from './lib/workload.ts';
 
@@ -277,6 +277,7 @@ async function main(): Promise<void> {
     'filter country==DE;page==/pricing': { ...base, filters: parseFilters('country==DE;page==/pricing') },
   };
   const results: Record<string, unknown> = {};
+  const load: Record<string, unknown> = { beforeMeasuring: loadSnapshot([process.pid]) };
   for (const [variant, query] of Object.entries(variants)) {
     const panels: Record<string, unknown> = {};
     for (const panel of PANELS) {
@@ -309,7 +310,7 @@ async function main(): Promise<void> {
   await warehouse().close();
   if (!options.keep) rmSync(dir, { recursive: true, force: true });
   process.stdout.write(
-    `${JSON.stringify({ machine: machineInfo(), options, data: counts, seedSeconds, visitsSeconds, range: { from: base.from, to: base.to }, results }, null, 2)}\n`,
+    `${JSON.stringify({ machine: machineInfo(), load, options, data: counts, seedSeconds, visitsSeconds, range: { from: base.from, to: base.to }, results }, null, 2)}\n`,
   );
 }
 

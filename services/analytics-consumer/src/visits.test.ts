@@ -9,8 +9,11 @@ import { join } from 'node:path';
 import type { IngestRecord } from '@tally/contract';
 import type { LogMessage } from '@tally/log';
 import {
+  funnelSteps,
+  goalConversions,
   migrate,
   openChdbWarehouse,
+  parseFilters,
   type TrafficQuery,
   trafficBreakdown,
   trafficFigures,
@@ -160,6 +163,50 @@ describe("dashboard.md's worked example through the analytics lander", () => {
     expect(pages.rows).toEqual([{ value: '/pricing', pageviews: 1, visitors: 1, share: 1 }]);
     const blog = query(project, { filters: [{ dimension: 'page', operator: '==', values: ['/blog/*'] }] });
     expect(await trafficFigures(warehouse, blog)).toMatchObject({ pageviews: 1, visitors: 1, visits: 1 });
+  });
+
+  it('counts goals and funnels: visitors who reached them, in order for a funnel', async () => {
+    const goals = await goalConversions(warehouse, query(project), [
+      { event_name: 'signup' },
+      { path: '/pricing' },
+      { path: '/blog/*' },
+      { path: '/nowhere' },
+    ]);
+    expect(goals).toEqual({
+      visitors: 3,
+      goals: [
+        { visitors: 1, events: 1 },
+        { visitors: 2, events: 2 },
+        { visitors: 1, events: 1 },
+        { visitors: 0, events: 0 },
+      ],
+    });
+    expect(
+      await funnelSteps(warehouse, query(project), [{ path: '/pricing' }, { event_name: 'signup' }]),
+    ).toEqual([2, 1]);
+    // v1 across its two visits: / at 10:00, /pricing at 10:10, /signup at 11:00.
+    expect(
+      await funnelSteps(warehouse, query(project), [
+        { path: '/' },
+        { path: '/pricing' },
+        { path: '/signup' },
+      ]),
+    ).toEqual([1, 1, 1]);
+    // Out of order does not count: /signup before /pricing for nobody.
+    expect(await funnelSteps(warehouse, query(project), [{ path: '/signup' }, { path: '/pricing' }])).toEqual(
+      [1, 0],
+    );
+  });
+
+  it('matches filters exactly, by wildcard, by containing, and negated', async () => {
+    const figures = (filters: string) =>
+      trafficFigures(warehouse, query(project, { filters: parseFilters(filters) }));
+    expect(await figures('page==/pricing')).toMatchObject({ visits: 2, visitors: 2, pageviews: 3 });
+    expect(await figures('page==/blog/*|/signup')).toMatchObject({ visits: 2, visitors: 2 });
+    expect(await figures('entry_page~=ric')).toMatchObject({ visits: 1, visitors: 1 });
+    expect(await figures('channel!=Direct')).toMatchObject({ visits: 2, visitors: 2 });
+    expect(await figures('event_name==signup;country==DE')).toMatchObject({ visits: 1, events: 1 });
+    expect(await figures('country==FR')).toMatchObject({ visits: 0, visitors: 0, pageviews: 0 });
   });
 
   it('buckets by hour in the time zone', async () => {

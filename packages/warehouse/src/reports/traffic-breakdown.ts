@@ -83,32 +83,36 @@ export async function trafficBreakdown(
   let sql: string;
   if (kind === 'records') {
     sql = `${scope.with}
-      SELECT p.2 AS value, count() AS pageviews, uniqExact(visitor_id) AS visitors, sum(count()) OVER () AS total
-      FROM (SELECT visitor_id, arrayJoin(arrayZip(pageview_times, pageview_paths)) AS p FROM visits FINAL WHERE ${scope.where})
-      WHERE p.1 >= range_start AND p.1 < range_end
+      SELECT path AS value, count() AS pageviews, uniqExact(visitor_hash) AS visitors, sum(count()) OVER () AS total
+      FROM (SELECT visitor_hash, pageview_times, pageview_paths FROM visits FINAL WHERE ${scope.where})
+      ARRAY JOIN pageview_times AS t, pageview_paths AS path
+      WHERE t >= range_start AND t < range_end
       GROUP BY value ORDER BY ${order} LIMIT {limit:UInt32}`;
   } else if (kind === 'events') {
-    let value = 'e.2';
+    let value = 'name';
     let having = '';
+    let columns = 'event_times AS t, event_names AS name';
     if (options.dimension === 'event_property') {
       if (!options.property) throw new BreakdownError('event_property needs property=<key>');
       params.property = options.property;
-      value = 'e.3[{property:String}]';
-      having = 'AND mapContains(e.3, {property:String})';
+      value = 'data[{property:String}]';
+      having = 'AND mapContains(data, {property:String})';
+      columns = 'event_times AS t, event_data AS data';
     }
     sql = `${scope.with}
-      SELECT ${value} AS value, count() AS events, uniqExact(visitor_id) AS visitors, sum(count()) OVER () AS total
-      FROM (SELECT visitor_id, arrayJoin(arrayZip(event_times, event_names, event_data)) AS e FROM visits FINAL WHERE ${scope.where})
-      WHERE e.1 >= range_start AND e.1 < range_end ${having}
+      SELECT ${value} AS value, count() AS events, uniqExact(visitor_hash) AS visitors, sum(count()) OVER () AS total
+      FROM (SELECT visitor_hash, event_times, event_names, event_data FROM visits FINAL WHERE ${scope.where})
+      ARRAY JOIN ${columns}
+      WHERE t >= range_start AND t < range_end ${having}
       GROUP BY value ORDER BY ${order} LIMIT {limit:UInt32}`;
   } else {
     if (!isVisitDimension(options.dimension)) throw new BreakdownError('unknown dimension');
     const column = VISIT_DIMENSIONS[options.dimension];
     sql = `${scope.with}
-      SELECT ${column} AS value, count() AS visits, uniqExact(visitor_id) AS visitors, sum(visit_pageviews) AS pageviews,
+      SELECT ${column} AS value, count() AS visits, uniqExact(visitor_hash) AS visitors, sum(visit_pageviews) AS pageviews,
              countIf(is_bounce) / count() AS bounce_rate, avg(duration_ms) / 1000 AS visit_duration_s,
              0 AS exit_rate, sum(count()) OVER () AS total
-      FROM (SELECT *, pageviews AS visit_pageviews FROM visits FINAL WHERE ${scope.where} AND start >= range_start)
+      FROM (SELECT *, visitor_hash, pageviews AS visit_pageviews FROM visits FINAL WHERE ${scope.where} AND start >= range_start)
       GROUP BY value ORDER BY ${kind === 'exits' ? order.replace('exit_rate', 'visits') : order} LIMIT {limit:UInt32}`;
   }
   const rows = await warehouse.query<BreakdownRow & { total: number }>(sql, params);
@@ -135,9 +139,10 @@ async function addExitRates(
   if (rows.length === 0) return;
   const views = await warehouse.query<{ value: string; pageviews: number }>(
     `${scope.with}
-     SELECT p.2 AS value, count() AS pageviews
-     FROM (SELECT arrayJoin(arrayZip(pageview_times, pageview_paths)) AS p FROM visits FINAL WHERE ${scope.where})
-     WHERE p.1 >= range_start AND p.1 < range_end AND p.2 IN {paths:Array(String)}
+     SELECT path AS value, count() AS pageviews
+     FROM (SELECT pageview_times, pageview_paths FROM visits FINAL WHERE ${scope.where} AND hasAny(pageview_paths, {paths:Array(String)}))
+     ARRAY JOIN pageview_times AS t, pageview_paths AS path
+     WHERE t >= range_start AND t < range_end AND path IN {paths:Array(String)}
      GROUP BY value`,
     { ...scope.params, paths: rows.map((r) => r.value) },
   );

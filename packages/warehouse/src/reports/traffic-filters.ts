@@ -88,7 +88,8 @@ function likePattern(value: string, wildcard: boolean, contains: boolean): strin
 
 /**
  * The SQL condition (on a row of the visits table) of the filters, with its parameters named
- * `<prefix>N`. An empty list is `1`.
+ * `<prefix>N`. An empty list is `1`. `==` and `!=` without a wildcard compare values as they are (IN,
+ * hasAny: fast); `*` and the contains operators match with LIKE.
  */
 export function filterCondition(
   filters: readonly TrafficFilter[],
@@ -100,15 +101,22 @@ export function filterCondition(
     const name = `${prefix}${i}`;
     const negated = filter.operator === '!=' || filter.operator === '!~';
     const contains = filter.operator === '~=' || filter.operator === '!~';
-    const wildcard = PAGE_DIMENSIONS.has(filter.dimension);
-    params[name] = filter.values.map((v) => likePattern(v, wildcard, contains));
-    // Each value matches with LIKE (exact unless it holds the wildcard or the operator is contains).
-    const matches = (column: string) => `arrayExists(p -> ${column} LIKE p, {${name}:Array(String)})`;
+    const wildcard = PAGE_DIMENSIONS.has(filter.dimension) && filter.values.some((v) => v.includes('*'));
+    const like = contains || wildcard;
+    params[name] = like
+      ? filter.values.map((v) => likePattern(v, PAGE_DIMENSIONS.has(filter.dimension), contains))
+      : filter.values;
+    const values = `{${name}:Array(String)}`;
+    /** A condition on one value: equal to one of the values, or LIKE one of the patterns. */
+    const matches = (column: string) =>
+      like ? `arrayExists(p -> ${column} LIKE p, ${values})` : `${column} IN ${values}`;
     let condition: string;
     if (filter.dimension === 'page') {
-      condition = `arrayExists(x -> ${matches('x')}, pageview_paths)`;
+      condition = like
+        ? `arrayExists(x -> ${matches('x')}, pageview_paths)`
+        : `hasAny(pageview_paths, ${values})`;
     } else if (filter.dimension === 'event_name') {
-      condition = `arrayExists(x -> ${matches('x')}, event_names)`;
+      condition = like ? `arrayExists(x -> ${matches('x')}, event_names)` : `hasAny(event_names, ${values})`;
     } else if (filter.dimension.startsWith('prop:')) {
       params[`${name}k`] = filter.dimension.slice(5);
       condition = `arrayExists(d -> mapContains(d, {${name}k:String}) AND ${matches(`d[{${name}k:String}]`)}, event_data)`;

@@ -31,12 +31,12 @@ export async function trafficFigures(warehouse: Warehouse, query: TrafficQuery):
     median_ms: number;
   }>(
     `${scope.with}
-     SELECT sum(pv) AS pageviews, sum(ev) AS events, uniqExactIf(visitor_id, pv + ev > 0) AS visitors,
+     SELECT sum(pv) AS pageviews, sum(ev) AS events, uniqExactIf(visitor_hash, pv + ev > 0) AS visitors,
             countIf(starts) AS visits, countIf(starts AND is_bounce) AS bounces,
             sumIf(duration_ms, starts) AS total_ms,
             quantileExactInclusiveIf(0.5)(duration_ms, starts) AS median_ms
      FROM (
-       SELECT visitor_id, is_bounce, duration_ms, start >= range_start AS starts,
+       SELECT visitor_hash, is_bounce, duration_ms, start >= range_start AS starts,
               ${IN_RANGE('pageview_times')} AS pv, ${IN_RANGE('event_times')} AS ev
        FROM visits FINAL WHERE ${scope.where}
      )`,
@@ -73,7 +73,7 @@ export async function currentVisitors(
   const [row] = await warehouse.query<{ n: number }>(
     `WITH fromUnixTimestamp64Milli({now:Int64}, 'UTC') - toIntervalMinute(5) AS range_start,
           fromUnixTimestamp64Milli({now:Int64}, 'UTC') + toIntervalMillisecond(1) AS range_end
-     SELECT uniqExact(visitor_id) AS n FROM visits FINAL
+     SELECT uniqExact(visitor_hash) AS n FROM visits FINAL
      WHERE ${scope.where}
        AND (arrayExists(t -> t >= range_start AND t < range_end, pageview_times)
          OR arrayExists(t -> t >= range_start AND t < range_end, event_times))`,

@@ -82,24 +82,31 @@ export async function trafficTimeseries(
   const labels = bucketsOf(query.from, query.to, interval, query.timeZone);
   const scope = trafficScope(query);
   const params = { ...scope.params };
-  const records = await warehouse.query<{
-    date: string;
-    pageviews: number;
-    events: number;
-    visitors: number;
-  }>(
-    `${scope.with}
-     SELECT ${BUCKET[interval]('r.1')} AS date, countIf(r.2 = 0) AS pageviews, countIf(r.2 = 1) AS events,
-            uniqExact(visitor_id) AS visitors
-     FROM (
-       SELECT visitor_id,
-              arrayJoin(arrayConcat(arrayMap(t -> (t, 0), pageview_times), arrayMap(t -> (t, 1), event_times))) AS r
-       FROM visits FINAL WHERE ${scope.where}
-     )
-     WHERE r.1 >= range_start AND r.1 < range_end
-     GROUP BY date`,
-    params,
+  // Pageviews and events by their own time; visitors per bucket from each visit's distinct buckets (a
+  // visit adds its visitor once to every bucket it has a record in). Arrays of times only: no tuples.
+  const inRange = (times: string) => `arrayFilter(t -> t >= range_start AND t < range_end, ${times})`;
+  const [pageviews, events, visitors] = await Promise.all(
+    [
+      `SELECT ${BUCKET[interval]('t')} AS date, count() AS n
+       FROM (SELECT arrayJoin(${inRange('pageview_times')}) AS t FROM visits FINAL WHERE ${scope.where})
+       GROUP BY date`,
+      `SELECT ${BUCKET[interval]('t')} AS date, count() AS n
+       FROM (SELECT arrayJoin(${inRange('event_times')}) AS t FROM visits FINAL WHERE ${scope.where})
+       GROUP BY date`,
+      `SELECT date, uniqExact(visitor_hash) AS n
+       FROM (
+         SELECT visitor_hash,
+                arrayJoin(arrayDistinct(arrayMap(t -> ${BUCKET[interval]('t')}, ${inRange('arrayConcat(pageview_times, event_times)')}))) AS date
+         FROM visits FINAL WHERE ${scope.where}
+       )
+       GROUP BY date`,
+    ].map((sql) => warehouse.query<{ date: string; n: number }>(`${scope.with} ${sql}`, params)),
   );
+  const count = (rows: { date: string; n: number }[] | undefined) =>
+    new Map((rows ?? []).map((r) => [r.date, r.n]));
+  const byPageviews = count(pageviews);
+  const byEvents = count(events);
+  const byVisitors = count(visitors);
   const visits = await warehouse.query<{
     date: string;
     visits: number;
@@ -113,20 +120,18 @@ export async function trafficTimeseries(
      GROUP BY date`,
     params,
   );
-  const byRecords = new Map(records.map((r) => [r.date, r]));
   const byVisits = new Map(visits.map((v) => [v.date, v]));
   return labels.map((date) => {
-    const r = byRecords.get(date);
     const v = byVisits.get(date);
     const n = v?.visits ?? 0;
     return {
       date,
-      pageviews: r?.pageviews ?? 0,
-      visitors: r?.visitors ?? 0,
+      pageviews: byPageviews.get(date) ?? 0,
+      visitors: byVisitors.get(date) ?? 0,
       visits: n,
       bounce_rate: ratio(v?.bounces ?? 0, n),
       visit_duration_s: n ? (v?.total_ms ?? 0) / n / 1000 : null,
-      events: r?.events ?? 0,
+      events: byEvents.get(date) ?? 0,
     };
   });
 }
