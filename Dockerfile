@@ -1,4 +1,11 @@
 # The Tally image: the gateway (and, as they arrive, the consumers) run from the TypeScript sources with tsx.
+# The dashboard's web app is built in a stage of its own, with the dev dependencies that build it (Vite);
+# only its dist/ goes into the image.
+FROM node:20.19-bookworm-slim AS web
+WORKDIR /app
+COPY . .
+RUN npm ci --ignore-scripts && npm run build:web
+
 FROM node:20.19-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production TALLY_DATA_DIR=/data
@@ -18,9 +25,11 @@ COPY services/revenue-consumer/package.json services/revenue-consumer/
 COPY services/embedded/package.json services/embedded/
 COPY packages/dashboard-store/package.json packages/dashboard-store/
 COPY services/dashboard/package.json services/dashboard/
+COPY services/dashboard/web/package.json services/dashboard/web/
 RUN npm ci --omit=dev --ignore-scripts=false && npm cache clean --force
 COPY packages packages
 COPY services services
+COPY --from=web /app/services/dashboard/web/dist services/dashboard/web/dist
 COPY schemas schemas
 RUN mkdir -p /data && chown node:node /data
 USER node
