@@ -47,7 +47,8 @@ it('runs tally sql without loading kafkajs or lmdb, and tally tokens without chd
     expect(loads(tokens, library), library).toBe(false);
   // The dashboard's users live in LMDB (or Redis): no warehouse, no record log client.
   const users = await modulesOf(['users', 'list'], dataDir);
-  for (const library of ['kafkajs', 'chdb', '@clickhouse/client']) expect(loads(users, library), library).toBe(false);
+  for (const library of ['kafkajs', 'chdb', '@clickhouse/client'])
+    expect(loads(users, library), library).toBe(false);
   const deadLetters = await modulesOf(['dead-letters', 'list'], dataDir);
   expect(loads(deadLetters, 'lmdb')).toBe(true);
 }, 120_000);
