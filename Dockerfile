@@ -1,6 +1,7 @@
 # The Tally image: the compiled JavaScript of every package and service on Node.js 24 (LTS). The build
 # stage installs the dev dependencies and compiles (npm run build: src/ → dist/); the runtime stage has the
-# production dependencies, the dist/ files and the schemas the code reads at run time, and no TypeScript.
+# production dependencies, the dist/ files (the dashboard's web app among them, built by Vite in the build
+# stage) and the schemas the code reads at run time, and no TypeScript.
 # The Node.js version is infra/versions.env's NODE_24_VERSION (test/compose.test.ts checks it), the release
 # CI runs the whole suite on.
 FROM node:24.21.0-bookworm-slim AS manifests
@@ -12,6 +13,7 @@ COPY packages/config/package.json packages/config/
 COPY packages/consumer/package.json packages/consumer/
 COPY packages/contract/package.json packages/contract/
 COPY packages/core/package.json packages/core/
+COPY packages/dashboard-store/package.json packages/dashboard-store/
 COPY packages/log/package.json packages/log/
 COPY packages/react/package.json packages/react/
 COPY packages/revenue/package.json packages/revenue/
@@ -20,6 +22,8 @@ COPY packages/tokens/package.json packages/tokens/
 COPY packages/warehouse/package.json packages/warehouse/
 COPY services/analytics-consumer/package.json services/analytics-consumer/
 COPY services/embedded/package.json services/embedded/
+COPY services/dashboard/package.json services/dashboard/
+COPY services/dashboard/web/package.json services/dashboard/web/
 COPY services/gateway/package.json services/gateway/
 COPY services/revenue-consumer/package.json services/revenue-consumer/
 # The CLI's bin/ too: npm ci links `tally` into node_modules/.bin only if its file is there.
@@ -34,7 +38,7 @@ COPY packages packages
 COPY services services
 RUN npm run build
 # What the runtime needs of each workspace: its compiled modules (without declarations).
-RUN for dir in packages/* services/*; do \
+RUN for dir in packages/* services/* services/dashboard/web; do \
       mkdir -p "/out/$dir" && cp -r "$dir/dist" "/out/$dir/"; \
     done && \
     find /out -name '*.d.ts' -delete && find /out -name '.tsbuildinfo' -delete
@@ -47,6 +51,6 @@ COPY schemas schemas
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
-EXPOSE 8080 8081
+EXPOSE 8080 8081 8082
 # The gateway by default; the consumers run from the same image with another command (docker-compose.yml).
 CMD ["node", "services/gateway/dist/main.js"]

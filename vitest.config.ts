@@ -26,7 +26,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'scripts/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'services/*/src/**/*.test.ts',
+            'services/dashboard/web/src/**/*.test.ts',
+            'scripts/**/*.test.ts',
+          ],
         },
       },
       {

@@ -1,5 +1,6 @@
 // The CLI loads a command's libraries only when that command runs: `tally sql` reads the warehouse without
-// loading the record log's (kafkajs, lmdb), and `tally tokens` loads neither the log's nor the warehouse's.
+// loading the record log's (kafkajs, lmdb), `tally tokens` loads neither the log's nor the warehouse's, and
+// `tally users` not the warehouse's.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +45,10 @@ it('runs tally sql without loading kafkajs or lmdb, and tally tokens without chd
   const tokens = await modulesOf(['tokens', 'list'], dataDir);
   for (const library of ['kafkajs', 'lmdb', 'chdb', '@clickhouse/client'])
     expect(loads(tokens, library), library).toBe(false);
+  // The dashboard's users live in LMDB (or Redis): no warehouse, no record log client.
+  const users = await modulesOf(['users', 'list'], dataDir);
+  for (const library of ['kafkajs', 'chdb', '@clickhouse/client'])
+    expect(loads(users, library), library).toBe(false);
   const deadLetters = await modulesOf(['dead-letters', 'list'], dataDir);
   expect(loads(deadLetters, 'lmdb')).toBe(true);
 }, 120_000);

@@ -103,6 +103,24 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('runs the dashboard against ClickHouse, its state in Redis, on its own published port', () => {
+    const dashboard = service('dashboard');
+    const env = dashboard.environment ?? {};
+    const known = Object.keys(ConfigSchema.properties);
+    for (const key of Object.keys(env)) expect(known, `dashboard: unknown setting ${key}`).toContain(key);
+    const config = loadConfig(env);
+    expect(new URL(config.CLICKHOUSE_URL ?? '').host).toBe('clickhouse:8123');
+    expect(config.REDIS_URL).toBe('redis://redis:6379');
+    expect(dashboard.ports).toEqual([`${config.DASHBOARD_PORT}:${config.DASHBOARD_PORT}`]);
+    expect(config.DASHBOARD_PORT).not.toBe(loadConfig(service('gateway').environment ?? {}).PORT);
+    expect(read(dashboard.command?.at(-1) as string)).toContain('startDashboard');
+    expect(dashboard.image).toBe(service('gateway').image);
+    expect(dashboard.healthcheck?.test.join(' ')).toContain(`127.0.0.1:${config.DASHBOARD_PORT}/api/v1/`);
+    for (const dependency of ['redis', 'clickhouse']) {
+      expect(dashboard.depends_on?.[dependency]?.condition).toBe('service_healthy');
+    }
+  });
+
   it('publishes the gateway port only, and checks readiness on the admin port', () => {
     const gateway = service('gateway');
     const config = loadConfig(gateway.environment ?? {});

@@ -51,6 +51,8 @@ export function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
     TALLY_ENV_FILE: '/dev/null',
     PORT: '0',
     ADMIN_PORT: '0',
+    DASHBOARD_PORT: '0',
+    DASHBOARD_HOST: '127.0.0.1',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_HOUR: '1000000000',

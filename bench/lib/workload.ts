@@ -47,7 +47,7 @@ const USER_AGENTS = [
 ];
 const SERVER_AGENT = 'tally-revenue/0.1.0 node/20.19.0';
 const LOCALES = ['en-US', 'en-GB', 'de-DE', 'fr-FR', 'es-ES', 'pt-BR', 'ja-JP', 'nl-NL'];
-const PAGES = [
+export const PAGES = [
   ['/', 'Shop Example — Analytics for teams that ship'],
   ['/pricing', 'Pricing — plans for teams of every size | Shop Example'],
   ['/features/dashboards', 'Dashboards: every metric on one screen | Shop Example'],
@@ -57,7 +57,7 @@ const PAGES = [
   ['/customers/acme', 'How Acme doubled its trial conversion | Shop Example'],
   ['/integrations/stripe', 'Stripe integration — revenue next to traffic | Shop Example'],
 ] as const;
-const REFERRERS = [
+export const REFERRERS = [
   null,
   null,
   'https://www.google.com/',
@@ -66,7 +66,7 @@ const REFERRERS = [
   'https://www.bing.com/search?q=self+hosted+analytics',
   'https://github.com/tally/tally',
 ];
-const CAMPAIGNS = [
+export const CAMPAIGNS = [
   null,
   null,
   null,
@@ -74,7 +74,7 @@ const CAMPAIGNS = [
   ['google', 'cpc', 'brand_2026'],
   ['linkedin', 'social', 'launch_week'],
 ] as const;
-const EVENTS = [
+export const EVENTS = [
   ['signup_clicked', { plan: 'pro', position: 'hero', variant: 'b' }],
   ['plan_selected', { plan: 'team', seats: 12, interval: 'yearly' }],
   ['video_played', { video: 'product-tour', seconds: 42 }],

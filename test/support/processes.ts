@@ -50,7 +50,14 @@ export function startGatewayProcess(
 ): Promise<GatewayProcess> {
   return spawnTallyService(
     entry,
-    childEnv({ PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ...env }),
+    childEnv({
+      PORT: '0',
+      ADMIN_PORT: '0',
+      DASHBOARD_PORT: '0',
+      HOST: '127.0.0.1',
+      DASHBOARD_HOST: '127.0.0.1',
+      ...env,
+    }),
     30_000,
   );
 }

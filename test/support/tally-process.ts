@@ -23,6 +23,8 @@ export function pipelineEnv(env: Record<string, string>): Record<string, string>
   return {
     PORT: '0',
     ADMIN_PORT: '0',
+    DASHBOARD_PORT: '0',
+    DASHBOARD_HOST: '127.0.0.1',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     CLICKHOUSE_URL: '',

@@ -9,9 +9,16 @@ import { findBaseDir } from './base-dir.ts';
 const USAGE = `Usage: tally <command>
 
 Commands:
-  tokens create --project <id> --kind public|secret   Create a token; it is printed alone on the last line
+  tokens create --project <id> --kind public|secret|read
+                                                      Create a token (read: a read key for the dashboard's
+                                                      API); it is printed alone on the last line
   tokens list [--json]                                List tokens (never the tokens themselves)
   tokens revoke <token|id>                            Revoke a token; running gateways drop it within seconds
+  users add <email> --project <id>... | --all-projects [--password-stdin]
+                                                      Add a dashboard user; prints a one-time link that sets
+                                                      the password (or reads it from stdin)
+  users list [--json] | remove <email> | grant <email> --project <id> | link <email>
+                                                      List, remove, grant projects, new sign-in link
   sql "<statement>"                                   Run SQL on the warehouse; rows are printed as JSON lines
   migrate                                             Apply the warehouse's schema migrations
   report traffic --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]
@@ -52,6 +59,8 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'tokens':
       return (await import('./tokens.ts')).runTokens(config, rest, parseArgs);
+    case 'users':
+      return (await import('./users.ts')).runUsers(config, rest, parseArgs);
     case 'sql':
       return (await import('./sql.ts')).runSql(config, rest, parseArgs);
     case 'migrate':

@@ -1,9 +1,9 @@
-// `tally tokens create|list|revoke`: token administration on the store the configuration names
+// `tally tokens create|list|revoke`: token administration (ingest tokens and the dashboard's read keys) on the store the configuration names
 // (Redis when REDIS_URL is set, else TALLY_DATA_DIR/tokens.json).
 import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { FileTokenStore, RedisTokenStore, type TokenKind, type TokenStore } from '@tally/tokens';
+import { FileTokenStore, RedisTokenStore, TOKEN_KINDS, type TokenKind, type TokenStore } from '@tally/tokens';
 import { Redis } from 'ioredis';
 
 export async function runTokens(
@@ -31,8 +31,8 @@ export async function runTokens(
     switch (action) {
       case 'create': {
         if (!values.project) throw new Error('tokens create needs --project <id>');
-        if (values.kind !== 'public' && values.kind !== 'secret') {
-          throw new Error('tokens create needs --kind public or --kind secret');
+        if (!TOKEN_KINDS.includes(values.kind as TokenKind)) {
+          throw new Error('tokens create needs --kind public, secret or read');
         }
         const { token, info } = await store.create(values.project, values.kind as TokenKind);
         process.stdout.write(

@@ -24,15 +24,28 @@ export const ConfigSchema = Type.Object({
     default: '127.0.0.1',
     description: 'Address the admin server binds to; localhost by default so that it is not public.',
   }),
+  DASHBOARD_PORT: Type.Integer({
+    default: 8082,
+    minimum: 0,
+    maximum: 65535,
+    description: 'Port of the dashboard: its web app, sign-in, share links and the read API (`/api/v1`).',
+  }),
+  DASHBOARD_HOST: Type.String({ default: '0.0.0.0', description: 'Address the dashboard binds to.' }),
+  DASHBOARD_PUBLIC_URL: Type.Optional(
+    Type.String({
+      description:
+        "The dashboard's address as people reach it (`https://tally.example.com`), used in the sign-in links `tally users add` prints and as an origin state-changing requests may come from; default `http://localhost:DASHBOARD_PORT`.",
+    }),
+  ),
   TALLY_DATA_DIR: Type.String({
     default: './.tally',
     description:
-      'Directory of the embedded record log, the token file and the visitor-id salts. One gateway (or `npm start`) per directory: a second one on the same directory refuses to start.',
+      "Directory of the embedded record log, the token file, the visitor-id salts and the dashboard's users, sessions and share links (`dashboard.mdb`). One gateway (or `npm start`) per directory: a second one on the same directory refuses to start.",
   }),
   REDIS_URL: Type.Optional(
     Type.String({
       description:
-        'Redis URL (`redis://host:port/db`). When set, rate-limit counters, tokens and visitor-id salts are shared through Redis by every gateway replica; otherwise they are kept in memory and in `TALLY_DATA_DIR`.',
+        "Redis URL (`redis://host:port/db`). When set, rate-limit counters, tokens, visitor-id salts and the dashboard's users, sessions and share links are shared through Redis by every replica; otherwise they are kept in memory and in `TALLY_DATA_DIR`.",
     }),
   ),
   REDIS_KEY_PREFIX: Type.String({

@@ -18,8 +18,29 @@ export interface IngestRecordOf<T extends RecordType> {
   user_agent: string | null;
   /** True when visitor_fingerprint was derived by the server (the client sent none). */
   visitor_fingerprint_derived: boolean;
+  /**
+   * ISO 3166-1 alpha-2 country of the client's IP, looked up by the gateway (the IP itself is never kept);
+   * null when unknown, for revenue records (sent by servers), and absent in records of older gateways.
+   */
+  country?: string | null;
   /** The validated payload; visitor_fingerprint is filled in when derived. */
   data: PayloadByType[T];
 }
 
 export type IngestRecord = { [T in RecordType]: IngestRecordOf<T> }[RecordType];
+
+/** The envelope metadata of a record in the log, in order: what the Avro schemas carry beside `data`. */
+export const RECORD_ENVELOPE_FIELDS = [
+  'id',
+  'project_id',
+  'received_at',
+  'timestamp',
+  'client_timestamp',
+  'timestamp_clamped',
+  'user_agent',
+  'visitor_fingerprint_derived',
+  'country',
+] as const satisfies ReadonlyArray<keyof IngestRecordOf<RecordType>>;
+
+/** A country as records carry it: ISO 3166-1 alpha-2, upper case. */
+export const COUNTRY_PATTERN = /^[A-Z]{2}$/;

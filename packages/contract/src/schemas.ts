@@ -44,6 +44,8 @@ export const LIMITS = {
   /** Keys of event_data and metadata, and their length. */
   mapKeys: 100,
   mapKeyLength: 256,
+  /** Largest screen width in CSS pixels (the warehouse stores it as UInt16). */
+  screenWidth: 65535,
 } as const;
 
 // Optional fields accept null as "absent": real trackers send `referrer: null` and the like.
@@ -109,6 +111,15 @@ export const PageviewPayload = Type.Object(
     utm_source: optionalString('Campaign source.', LIMITS.label),
     utm_medium: optionalString('Campaign medium.', LIMITS.label),
     utm_campaign: optionalString('Campaign name.', LIMITS.label),
+    screen_width: Type.Optional(
+      Type.Unsafe<number | null>({
+        type: ['integer', 'null'],
+        minimum: 0,
+        maximum: LIMITS.screenWidth,
+        description:
+          "Width of the visitor's screen in CSS pixels (`screen.width`), for the dashboard's screen-size classes.",
+      }),
+    ),
     timestamp,
   },
   payloadOptions('PageviewPayload'),

@@ -4,7 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ISO_4217_CODES } from './currencies.ts';
 import { isExactMoney, MAX_MONEY, MONEY_DECIMALS, MONEY_SIGNIFICANT_DIGITS } from './money.ts';
-import type { IngestRecord } from './record.ts';
+import { COUNTRY_PATTERN, type IngestRecord } from './record.ts';
 import {
   ENVELOPE_SCHEMAS,
   type IngestEnvelope,
@@ -113,6 +113,12 @@ export function validateRecord(record: unknown): ValidationResult<IngestRecord> 
   }
   if (record.user_agent !== null && typeof record.user_agent !== 'string')
     return fail('user_agent must be a string');
+  if (
+    record.country !== undefined &&
+    record.country !== null &&
+    !(typeof record.country === 'string' && COUNTRY_PATTERN.test(record.country))
+  )
+    return fail('country must be an ISO 3166-1 alpha-2 code');
   const payload = validatePayload(record.type, record.data, 'data.');
   return payload.ok ? { ok: true, value: record as unknown as IngestRecord } : payload;
 }

@@ -9,6 +9,7 @@ interface BrowserGlobals {
   history: Record<'pushState' | 'replaceState', (...args: unknown[]) => void>;
   document: { title: string; referrer: string; visibilityState: string };
   navigator: { language?: string; sendBeacon?(url: string, body: string): boolean };
+  screen?: { width?: number };
   crypto: { getRandomValues(bytes: Uint8Array): Uint8Array };
   addEventListener(type: string, listener: (event: { persisted?: boolean }) => void): void;
 }
@@ -55,6 +56,7 @@ export function browserPlatform(): TrackerPlatform {
       referrer: browser.document.referrer || null,
       title: browser.document.title,
       locale: browser.navigator.language,
+      screen_width: browser.screen?.width,
     }),
   };
 }

@@ -40,6 +40,7 @@ function fakePlatform(script: Scripted[] = []) {
       referrer: 'https://www.google.com/',
       title: 'Pricing',
       locale: 'en-US',
+      screen_width: 1440,
     }),
   };
   /** Lets every pending promise chain run (the fake post resolves asynchronously). */
@@ -87,6 +88,7 @@ describe('records', () => {
         referrer: 'https://www.google.com/',
         title: 'Pricing',
         locale: 'en-US',
+        screen_width: 1440,
         utm_source: 'newsletter',
         utm_campaign: 'spring',
         timestamp: fake.now(),

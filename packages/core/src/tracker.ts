@@ -26,6 +26,8 @@ export interface PageInfo {
   referrer?: string | null;
   title?: string | null;
   locale?: string | null;
+  /** Width of the screen in CSS pixels, sent with pageviews (the dashboard's screen sizes). */
+  screen_width?: number | null;
 }
 
 export interface SendResult {
@@ -186,7 +188,7 @@ export function createTracker(config: TrackerConfig, platform: TrackerPlatform):
   const utm = (pageUrl: string) => {
     const params = new URL(pageUrl).searchParams;
     const out: Record<string, string | undefined> = {};
-    for (const key of ['source', 'medium', 'campaign'])
+    for (const key of ['source', 'medium', 'campaign', 'term', 'content'])
       out[`utm_${key}`] = params.get(`utm_${key}`) ?? undefined;
     return out;
   };

@@ -38,9 +38,15 @@ export function testRecord(type: RecordType, overrides: Partial<IngestRecord> = 
     timestamp_clamped: false,
     user_agent: 'vitest',
     visitor_fingerprint_derived: false,
+    country: type === 'revenue' ? null : 'DE',
   };
   const data = {
-    pageview: { session_id: 's1', visitor_fingerprint: 'v1', url: 'https://example.com/' },
+    pageview: {
+      session_id: 's1',
+      visitor_fingerprint: 'v1',
+      url: 'https://example.com/',
+      screen_width: 1440,
+    },
     event: { session_id: 's1', visitor_fingerprint: 'v1', event_name: 'signup', event_data: { plan: 'pro' } },
     identify: { session_id: 's1', visitor_fingerprint: 'v1', customer_id: 'c1' },
     revenue: {

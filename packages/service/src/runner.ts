@@ -137,7 +137,7 @@ function fail(message: string): void {
 export function startFailure(error: unknown): string {
   const e = error as NodeJS.ErrnoException & { port?: number; address?: string };
   if (e?.code === 'EADDRINUSE') {
-    return `port ${e.port ?? ''} on ${e.address ?? 'this host'} is in use by another process: stop it, or choose another port (PORT, ADMIN_PORT, …)`;
+    return `port ${e.port ?? ''} on ${e.address ?? 'this host'} is in use by another process: stop it, or choose another port (PORT, ADMIN_PORT, DASHBOARD_PORT, …)`;
   }
   if (e?.code === 'EACCES' && e.port !== undefined) {
     return `no permission to listen on port ${e.port}: use a port above 1023`;

@@ -1,10 +1,15 @@
-// An API token: its format (`pub_`/`sec_` followed by 32 random base62 characters), its hash (only a
+// An API token: its format (`pub_`/`sec_`/`read_` followed by 32 random base62 characters), its hash (only a
 // SHA-256 hash of a token is stored: tokens are long random strings, so a fast hash is enough), what is
 // stored of it, and the store interface its backends implement (file-store.ts, redis-store.ts).
 import { hash, randomBytes } from 'node:crypto';
 
-export type TokenKind = 'public' | 'secret';
-export const TOKEN_PREFIX: Record<TokenKind, string> = { public: 'pub_', secret: 'sec_' };
+/**
+ * `public` and `secret` tokens send records to POST /api/ingest (secret ones also revenue); `read` keys
+ * read one project's figures through the dashboard's API and are refused by the gateway.
+ */
+export type TokenKind = 'public' | 'secret' | 'read';
+export const TOKEN_KINDS: readonly TokenKind[] = ['public', 'secret', 'read'];
+export const TOKEN_PREFIX: Record<TokenKind, string> = { public: 'pub_', secret: 'sec_', read: 'read_' };
 
 /** What is stored of a token: never the token itself. */
 export interface TokenInfo {
@@ -30,7 +35,7 @@ export interface TokenStore {
   close(): Promise<void>;
 }
 
-const TOKEN_PATTERN = /^(pub|sec)_[0-9A-Za-z]{32,96}$/;
+const TOKEN_PATTERN = /^(pub|sec|read)_[0-9A-Za-z]{32,96}$/;
 const PROJECT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -38,7 +43,7 @@ export const isWellFormedToken = (token: string): boolean => TOKEN_PATTERN.test(
 // crypto.hash is the one-shot form (no Hash object per call): every request hashes its token.
 export const hashToken = (token: string): string => hash('sha256', token, 'hex');
 export const tokenKindOf = (token: string): TokenKind | null =>
-  token.startsWith('pub_') ? 'public' : token.startsWith('sec_') ? 'secret' : null;
+  TOKEN_KINDS.find((kind) => token.startsWith(TOKEN_PREFIX[kind])) ?? null;
 
 export function assertProjectId(projectId: string): void {
   if (!PROJECT_PATTERN.test(projectId)) {
@@ -66,7 +71,7 @@ export function newTokenInfo(token: string, projectId: string, kind: TokenKind):
     hash,
     project_id: projectId,
     kind,
-    hint: `${token.slice(0, 8)}…`,
+    hint: `${token.slice(0, TOKEN_PREFIX[kind].length + 4)}…`,
     created_at: new Date().toISOString(),
     revoked_at: null,
   };

@@ -44,6 +44,33 @@ describe('tokens', () => {
   });
 });
 
+describe('read keys', () => {
+  it('are read_ and 32 base62 characters, stored hashed, listed and revocable like the others', async () => {
+    const store = new FileTokenStore(mkdtempSync(join(tmpdir(), 'tally-tok-')));
+    const { token, info } = await store.create('shop', 'read');
+    expect(token).toMatch(/^read_[0-9A-Za-z]{32}$/);
+    expect(info).toMatchObject({ kind: 'read', project_id: 'shop', hint: `${token.slice(0, 9)}…` });
+    expect(readFileSync(store.path, 'utf8')).not.toContain(token);
+    expect((await store.list()).map((t) => t.kind)).toEqual(['read']);
+    expect(await store.revoke(token)).toBe(true);
+  });
+
+  it('are unknown to a verifier of other kinds (the gateway accepts public and secret only)', async () => {
+    const store = new FileTokenStore(mkdtempSync(join(tmpdir(), 'tally-tok-')));
+    const read = (await store.create('shop', 'read')).token;
+    const pub = (await store.create('shop', 'public')).token;
+    const ingest = new TokenVerifier(store, { refreshMs: 60_000, kinds: ['public', 'secret'] });
+    const dashboard = new TokenVerifier(store, { refreshMs: 60_000, kinds: ['read'] });
+    await ingest.refresh();
+    await dashboard.refresh();
+    expect(ingest.verify(read)).toBeNull();
+    expect(await ingest.verifyFresh(read)).toBeNull();
+    expect(ingest.verify(pub)?.kind).toBe('public');
+    expect(dashboard.verify(read)?.kind).toBe('read');
+    expect(dashboard.verify(pub)).toBeNull();
+  });
+});
+
 describe('TokenVerifier.verifyFresh', () => {
   /** A file store that counts how often the verifier asks for its version. */
   function countingStore() {

@@ -1,6 +1,6 @@
 // TokenVerifier: checks tokens against an in-memory copy of a store, refreshed when the store changes,
 // so that checking a token on the hot path costs no I/O.
-import { hashToken, isWellFormedToken, type TokenInfo } from './token.ts';
+import { hashToken, isWellFormedToken, type TokenInfo, type TokenKind, tokenKindOf } from './token.ts';
 
 export interface TokenSource {
   version(): Promise<string>;
@@ -21,13 +21,21 @@ export class TokenVerifier {
   #timer: NodeJS.Timeout | null = null;
   #onError: (error: unknown) => void;
   readonly #missRefreshMs: number;
+  readonly #kinds: ReadonlySet<TokenKind> | null;
   #lastMissRefresh = Number.NEGATIVE_INFINITY;
   #missRefresh: Promise<void> | null = null;
 
   constructor(
     store: TokenSource,
-    options: { refreshMs: number; missRefreshMs?: number; onError?: (error: unknown) => void },
+    options: {
+      refreshMs: number;
+      missRefreshMs?: number;
+      onError?: (error: unknown) => void;
+      /** The kinds this verifier accepts (default: every kind); others are unknown to it. */
+      kinds?: readonly TokenKind[];
+    },
   ) {
+    this.#kinds = options.kinds ? new Set(options.kinds) : null;
     this.#store = store;
     this.#refreshMs = options.refreshMs;
     this.#missRefreshMs = options.missRefreshMs ?? 250;
@@ -47,13 +55,16 @@ export class TokenVerifier {
     const version = await this.#store.version();
     if (version === this.#version) return;
     const tokens = await this.#store.list();
-    this.#byHash = new Map(tokens.filter((t) => !t.revoked_at).map((t) => [t.hash, t]));
+    const kinds = this.#kinds;
+    this.#byHash = new Map(
+      tokens.filter((t) => !t.revoked_at && (!kinds || kinds.has(t.kind))).map((t) => [t.hash, t]),
+    );
     this.#version = version;
   }
 
   /** The active token's info, or null for a malformed, unknown or revoked token. */
   verify(token: string): TokenInfo | null {
-    if (!isWellFormedToken(token)) return null;
+    if (!this.#accepts(token)) return null;
     return this.#byHash.get(hashToken(token)) ?? null;
   }
 
@@ -64,7 +75,7 @@ export class TokenVerifier {
    */
   async verifyFresh(token: string): Promise<TokenInfo | null> {
     const known = this.verify(token);
-    if (known || !isWellFormedToken(token)) return known;
+    if (known || !this.#accepts(token)) return known;
     if (!this.#missRefresh) {
       if (performance.now() - this.#lastMissRefresh < this.#missRefreshMs) return null;
       this.#lastMissRefresh = performance.now();
@@ -76,6 +87,13 @@ export class TokenVerifier {
     }
     await this.#missRefresh;
     return this.verify(token);
+  }
+
+  /** Well-formed and of a kind this verifier accepts: only such tokens can make it reload the store. */
+  #accepts(token: string): boolean {
+    if (!isWellFormedToken(token)) return false;
+    const kind = tokenKindOf(token);
+    return !this.#kinds || (kind !== null && this.#kinds.has(kind));
   }
 
   stop(): void {

@@ -23,6 +23,27 @@ export async function storedRecordIds(
   return stored;
 }
 
+/**
+ * When the stored copy of each of `ids` arrived (ms), for those `project` has: a copy that arrived at the
+ * same time is the stored record itself, delivered again (the consumer's crash between two writes).
+ */
+export async function storedArrivals(
+  warehouse: Warehouse,
+  project: string,
+  ids: readonly string[],
+): Promise<Map<string, number>> {
+  const arrivals = new Map<string, number>();
+  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+    const rows = await warehouse.query<{ id: string; received: number }>(
+      `SELECT toString(id) AS id, toUnixTimestamp64Milli(min(received_at)) AS received FROM record_ids
+       WHERE project_id = {project:String} AND id IN {ids:Array(String)} GROUP BY id`,
+      { project, ids: ids.slice(i, i + IDS_PER_QUERY) },
+    );
+    for (const row of rows) arrivals.set(row.id, row.received);
+  }
+  return arrivals;
+}
+
 /** The record_ids row of a stored record. */
 export function recordIdRow(record: {
   project_id: string;

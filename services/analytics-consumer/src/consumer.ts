@@ -3,17 +3,30 @@
 // warehouse: events and identities, each record once per project (the first copy of a record id wins,
 // however late a copy comes), its id in record_ids after it. A record the contract refuses, or whose
 // values the warehouse refuses, is set aside as a dead letter and the others land.
+// After each batch, the visits of every visitor with a pageview or event in it are refreshed around those
+// records' times (visits-table.ts in @tally/warehouse), with the records the batch stored and the copies
+// of stored records delivered again (same arrival: a crash between the writes is repaired by the
+// redelivery); a later copy of a stored record (another arrival) changes nothing, as in events.
 
 import {
   type ConsumerOptions,
   consumeInBatches,
   firstCopies,
   type Lander,
+  type Prepared,
   RecordError,
   type RunningBatchLoop,
 } from '@tally/consumer';
 import { type RecordType, validateRecord } from '@tally/contract';
-import { type Row, recordIdRow, type Warehouse } from '@tally/warehouse';
+import {
+  backfillVisits,
+  type Row,
+  recordIdRow,
+  refreshVisits,
+  storedArrivals,
+  type VisitRecord,
+  type Warehouse,
+} from '@tally/warehouse';
 import { eventRow, identityRow } from './rows.ts';
 
 export const ANALYTICS_GROUP = 'analytics';
@@ -51,19 +64,116 @@ export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
         'record_ids',
         fresh.map((i) => recordIdRow(i.message.record)),
       );
+      for (const [project, records] of await visitRecords(warehouse, items, fresh)) {
+        await refreshVisits(warehouse, project, records);
+      }
     },
+  };
+}
+
+type Item = Prepared<AnalyticsRow>;
+
+/**
+ * Per project, the records of the batch that belong in visits: pageviews and custom events (not a bot's)
+ * stored by this batch, and copies of stored records delivered again (the same arrival).
+ */
+async function visitRecords(
+  warehouse: Warehouse,
+  items: readonly Item[],
+  fresh: readonly Item[],
+): Promise<Map<string, VisitRecord[]>> {
+  const inVisits = (item: Item) => item.row.table === 'events' && !item.row.row.is_bot;
+  const stored = new Set(fresh);
+  const again = items.filter((item) => inVisits(item) && !stored.has(item));
+  const kept = fresh.filter(inVisits);
+  const byProject = new Map<string, Item[]>();
+  for (const item of again) {
+    const list = byProject.get(item.message.record.project_id) ?? [];
+    list.push(item);
+    byProject.set(item.message.record.project_id, list);
+  }
+  for (const [project, list] of byProject) {
+    const arrivals = await storedArrivals(
+      warehouse,
+      project,
+      list.map((i) => i.message.record.id),
+    );
+    kept.push(...list.filter((i) => arrivals.get(i.message.record.id) === i.message.record.received_at));
+  }
+  const out = new Map<string, VisitRecord[]>();
+  for (const item of kept) {
+    const project = item.message.record.project_id;
+    const records = out.get(project) ?? [];
+    records.push(visitRecordOf(item.row.row));
+    out.set(project, records);
+  }
+  return out;
+}
+
+/** An events row as the fold of visits reads it. */
+function visitRecordOf(row: Row): VisitRecord {
+  return {
+    id: row.id as string,
+    type: row.type as 'pageview' | 'event',
+    timestamp: row.timestamp as number,
+    visitor_id: row.visitor_id as string,
+    path: row.path as string,
+    hostname: row.hostname as string,
+    referrer: row.referrer as string,
+    referrer_source: row.referrer_source as string,
+    referrer_medium: row.referrer_medium as string,
+    utm_source: row.utm_source as string,
+    utm_medium: row.utm_medium as string,
+    utm_campaign: row.utm_campaign as string,
+    utm_term: row.utm_term as string,
+    utm_content: row.utm_content as string,
+    country: row.country as string,
+    browser: row.browser as string,
+    os: row.os as string,
+    device_type: row.device_type as string,
+    screen_width: row.screen_width as number,
+    event_name: row.event_name as string,
+    event_data: row.event_data as Record<string, string>,
   };
 }
 
 export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): RunningBatchLoop {
   const group = options.group ?? ANALYTICS_GROUP;
   const consumer = options.log.consumer({ group, topics: ANALYTICS_TOPICS });
+  // A warehouse migrated from before the visits table gets it filled at start; if that fails, the first
+  // batch tries again (and waits for it).
+  let backfill: Promise<void> | null = null;
+  const backfilled = () => {
+    backfill ??= backfillVisits(options.warehouse).then(
+      (visits) => {
+        if (visits > 0) options.logger?.info({ visits }, 'visits backfilled');
+      },
+      (error: unknown) => {
+        backfill = null;
+        throw error;
+      },
+    );
+    return backfill;
+  };
+  backfilled().catch((error: unknown) =>
+    options.logger?.warn(
+      { error: (error as Error)?.name, message: (error as Error)?.message },
+      'visits backfill failed; retrying with the first batch',
+    ),
+  );
+  const lander = analyticsLander(options.warehouse);
   const loop = consumeInBatches({
     ...options.batch,
     group,
     consumer,
     deadLetters: options.log.deadLetters,
-    lander: analyticsLander(options.warehouse),
+    lander: {
+      prepare: lander.prepare,
+      land: async (items) => {
+        await backfilled();
+        await lander.land(items);
+      },
+    },
     logger: options.logger,
     metrics: options.metrics,
     onLanded: (messages, setAside) =>
@@ -74,6 +184,9 @@ export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): Runni
   });
   return {
     done: loop.done.finally(() => consumer.close()),
-    stop: () => loop.stop(),
+    stop: async () => {
+      await loop.stop();
+      await backfill?.catch(() => {});
+    },
   };
 }

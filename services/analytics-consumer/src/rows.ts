@@ -47,6 +47,8 @@ export function eventRow(record: IngestRecordOf<'pageview'> | IngestRecordOf<'ev
     ...referrerOf(text(data.referrer), url, text(data.referrer_source)),
     title: text(data.title),
     locale: text(data.locale),
+    country: record.country ?? '',
+    screen_width: record.type === 'pageview' ? screenWidth(data.screen_width) : 0,
     utm_source: text(data.utm_source),
     utm_medium: text(data.utm_medium),
     utm_campaign: text(data.utm_campaign),
@@ -72,6 +74,11 @@ export function identityRow(record: IngestRecordOf<'identify'>): Row {
     user_agent: record.user_agent ?? '',
     extra: extraFields(data, IDENTIFY_FIELDS),
   };
+}
+
+/** The screen width as its UInt16 column holds it (0: not sent); the contract bounds it already. */
+function screenWidth(value: unknown): number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= 65535 ? value : 0;
 }
 
 /** The path of a URL when the client sent a URL without a path field. */

@@ -19,6 +19,8 @@ function config() {
     TALLY_DATA_DIR: dir,
     PORT: '0',
     ADMIN_PORT: '0',
+    DASHBOARD_PORT: '0',
+    DASHBOARD_HOST: '127.0.0.1',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
   });

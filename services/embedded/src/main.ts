@@ -9,7 +9,12 @@ await runService({
   async start(config, logger) {
     const tally = await startTally(config, logger);
     return {
-      endpoints: { url: tally.gateway.url, adminUrl: tally.adminUrl, warehouseUrl: tally.warehouseUrl },
+      endpoints: {
+        url: tally.gateway.url,
+        adminUrl: tally.adminUrl,
+        warehouseUrl: tally.warehouseUrl,
+        dashboardUrl: tally.dashboardUrl,
+      },
       failed: tally.failed,
       close: () => tally.close(),
     };
@@ -22,6 +27,7 @@ await runService({
     return (
       `Tally gateway listening on ${endpoints.url}/api/ingest (admin: ${endpoints.adminUrl}); tokens and state: ${using}\n` +
       `Warehouse: ${warehouse}\n` +
+      `Dashboard: ${endpoints.dashboardUrl} (add a user: npx tally users add you@example.com --project my-site)\n` +
       'Create a token with:  npx tally tokens create --project my-site --kind public\n' +
       'Query with:           npx tally sql "SELECT count() FROM pageviews"\n'
     );

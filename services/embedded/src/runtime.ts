@@ -7,10 +7,13 @@
 // over it (on WAREHOUSE_HTTP_HOST, loopback by default) for a writer and a read-only analyst user, and
 // publishes where and with which credentials (TALLY_DATA_DIR/warehouse-http.json): that is how
 // `tally sql`, the reports and analysts' tools reach the warehouse while it runs.
+// The dashboard (services/dashboard) runs here too, on DASHBOARD_PORT, reading the warehouse through a
+// connection of its own (chDB admits several connections in the process that holds the directory).
 import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
 import { ConsumerMetrics } from '@tally/consumer';
+import { type RunningDashboard, startDashboard } from '@tally/dashboard';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
@@ -22,6 +25,7 @@ import {
   publishEndpoint,
   serveClickHouseHttp,
   unpublishEndpoint,
+  type Warehouse,
   warehouseCredentials,
   withRetry,
 } from '@tally/warehouse';
@@ -36,6 +40,8 @@ export interface RunningTally {
   adminUrl: string;
   /** The ClickHouse HTTP interface over the embedded warehouse (null with CLICKHOUSE_URL). */
   warehouseUrl: string | null;
+  /** The dashboard (web app and read API). */
+  dashboardUrl: string;
   /** Rejects if a consumer stops on a failure it cannot retry, or the gateway thread fails. */
   readonly failed: Promise<never>;
   close(): Promise<void>;
@@ -54,6 +60,8 @@ export async function startTally(
   let gateway: GatewayThread | null = null;
   let admin: FastifyInstance | null = null;
   let adminUrl = '';
+  let dashboard: RunningDashboard | null = null;
+  let dashboardWarehouse: Warehouse | null = null;
   const metrics = new ConsumerMetrics();
   // The consumers' record log. The gateway thread opens its own instance of it, as the writer.
   let log: RecordLog | null = null;
@@ -89,8 +97,19 @@ export async function startTally(
       logger,
     });
     adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
+    // The dashboard's own connection: its reads never queue behind the consumers' statements.
+    dashboardWarehouse = await openWarehouse({ ...config, TALLY_DATA_DIR: dataDir });
+    dashboard = await startDashboard(
+      { ...config, TALLY_DATA_DIR: dataDir },
+      {
+        warehouse: dashboardWarehouse,
+        logger: logger.child({ service: 'dashboard' }),
+      },
+    );
   } catch (error) {
     // Nothing of a failed start stays behind: no published endpoint, no lock, no open port.
+    await dashboard?.close();
+    await dashboardWarehouse?.close();
     await gateway?.close();
     await admin?.close();
     await log?.close();
@@ -126,13 +145,18 @@ export async function startTally(
   let closing: Promise<void> | null = null;
   const running = gateway;
   const adminServer = admin;
+  const runningDashboard = dashboard;
+  const ownWarehouse = dashboardWarehouse;
   return {
     gateway: { url: running.url },
     adminUrl,
     warehouseUrl: http?.url ?? null,
+    dashboardUrl: runningDashboard.url,
     failed,
     close() {
       closing ??= (async () => {
+        await runningDashboard.close();
+        await ownWarehouse.close();
         await running.close(); // no new records; in-flight appends finish
         await Promise.all([analytics.stop(), revenue.stop()]); // the batches in hand land and commit
         await adminServer.close();

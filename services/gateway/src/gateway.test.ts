@@ -117,6 +117,40 @@ describe('POST /api/ingest', () => {
     expect(res.json()).toEqual({ error: 'Invalid API token' });
   });
 
+  it('answers 401 Invalid API token for a read key (the dashboard API key), as for any unknown token', async () => {
+    const { token } = await new FileTokenStore(gw.dataDir).create('test-project', 'read');
+    expect(token).toMatch(/^read_/);
+    for (const headers of [{ 'x-api-token': token }, {}] as Record<string, string>[]) {
+      const res = await post({ ...pageview(), token }, headers);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ error: 'Invalid API token' });
+    }
+  });
+
+  it('adds the country of the client IP to the record, and never the IP', async () => {
+    await gw.close();
+    gw = await testGateway({ TRUST_PROXY: '127.0.0.1' });
+    const from = (ip: string, body: unknown) =>
+      gw.app.inject({
+        method: 'POST',
+        url: '/api/ingest',
+        remoteAddress: '127.0.0.1',
+        headers: { 'content-type': 'application/json', 'x-api-token': gw.secretToken, 'x-forwarded-for': ip },
+        payload: JSON.stringify(body),
+      });
+    expect((await from('81.2.69.142', pageview({ screen_width: 1280 }))).statusCode).toBe(202);
+    expect((await from('10.0.0.1', pageview())).statusCode).toBe(202);
+    expect((await from('81.2.69.142', revenue())).statusCode).toBe(202);
+    const records = await logged(gw.log, 3);
+    expect(records.map((r) => [r.type, r.country])).toEqual([
+      ['pageview', 'GB'],
+      ['pageview', null],
+      ['revenue', null],
+    ]);
+    expect((records[0]?.data as { screen_width?: number }).screen_width).toBe(1280);
+    expect(JSON.stringify(records)).not.toContain('81.2.69.142');
+  });
+
   it('answers 401 Invalid API token for a non-string body token', async () => {
     const res = await post({ ...pageview(), token: 12 });
     expect(res.statusCode).toBe(401);

@@ -18,6 +18,7 @@ import Fastify, {
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
 import { decodeContentEncoding } from './content-encoding.ts';
+import { type CountryLookup, sharedCountryLookup } from './country.ts';
 import {
   BadRequestError,
   errorResponse,
@@ -38,6 +39,8 @@ export interface GatewayDeps {
   log: RecordLog;
   tokens: Pick<TokenVerifier, 'verify' | 'verifyFresh'>;
   visitorIds: VisitorIds;
+  /** Country of a client IP (by default the DB-IP database shipped in the package). */
+  countries?: CountryLookup;
   /** Rate-limit counters live here when given (shared by replicas), in memory otherwise. */
   redis?: Redis | null;
   /** Prefix of every Redis key (default `tally:`). */
@@ -166,6 +169,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     log: withAppendTimeout(deps.log, config.APPEND_TIMEOUT_MS),
     tokens: deps.tokens,
     visitorIds: deps.visitorIds,
+    countries: deps.countries ?? sharedCountryLookup(),
     metrics: deps.metrics,
   });
   function replyWithError(error: unknown, request: FastifyRequest, reply: FastifyReply) {

@@ -12,6 +12,7 @@ import type { RecordLog } from '@tally/log';
 import type { TokenVerifier } from '@tally/tokens';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
+import type { CountryLookup } from './country.ts';
 import { BadRequestError, InvalidTokenError, MissingTokenError, SecretTokenRequiredError } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { VisitorIds } from './visitor-id.ts';
@@ -21,6 +22,7 @@ export interface IngestRouteOptions {
   log: RecordLog;
   tokens: Pick<TokenVerifier, 'verify' | 'verifyFresh'>;
   visitorIds: VisitorIds;
+  countries: CountryLookup;
   metrics?: GatewayMetrics | undefined;
 }
 
@@ -30,7 +32,7 @@ const MAX_USER_AGENT = 512;
 const ACCEPTED = '{"success":true}';
 
 export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, options) => {
-  const { config, log, tokens, visitorIds, metrics } = options;
+  const { config, log, tokens, visitorIds, countries, metrics } = options;
 
   app.post('/api/ingest', { config: { rateLimit: {} } }, async (request, reply) => {
     const body = request.body;
@@ -46,7 +48,9 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
     // A token unknown here may have just been created: verifyFresh checks the store again (throttled).
     const tokenInfo =
       typeof token === 'string' ? (tokens.verify(token) ?? (await tokens.verifyFresh(token))) : null;
-    if (!tokenInfo) throw new InvalidTokenError();
+    // Read keys (the dashboard's API) are no ingest tokens: refused like any unknown token.
+    if (!tokenInfo || (tokenInfo.kind !== 'public' && tokenInfo.kind !== 'secret'))
+      throw new InvalidTokenError();
     if (body.type === 'revenue' && tokenInfo.kind !== 'secret') throw new SecretTokenRequiredError();
 
     const result = validateIngest(body);
@@ -96,6 +100,8 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
       timestamp_clamped: clamped,
       user_agent: userAgent,
       visitor_fingerprint_derived: derived,
+      // Revenue comes from the merchant's servers: their address says nothing of the customer.
+      country: envelope.type === 'revenue' ? null : countries.countryOf(clientIpOf(request)),
       data,
     } as IngestRecord;
   }

@@ -67,6 +67,8 @@ export async function startGateway(
   const tokenStore: TokenStore = redis ? new RedisTokenStore(redis, prefix) : new FileTokenStore(dataDir);
   const tokens = new TokenVerifier(tokenStore, {
     refreshMs: config.TOKEN_REFRESH_MS,
+    // Read keys are the dashboard's: to the gateway they are unknown tokens (401 Invalid API token).
+    kinds: ['public', 'secret'],
     onError: (error) => logger.warn({ err: error }, 'token refresh failed; keeping the tokens loaded before'),
   });
   const visitorIds = new VisitorIds(redis ? new RedisSaltStore(redis, prefix) : new FileSaltStore(dataDir));

@@ -1,4 +1,4 @@
-import { PAYLOAD_SCHEMAS, RECORD_TYPES } from '@tally/contract';
+import { PAYLOAD_SCHEMAS, RECORD_ENVELOPE_FIELDS, RECORD_TYPES } from '@tally/contract';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { testRecord } from '../conformance.ts';
@@ -11,6 +11,11 @@ const payloadFields = (t: (typeof RECORD_TYPES)[number]) => {
 };
 
 describe('Avro schemas', () => {
+  it.each(RECORD_TYPES)('carry exactly the envelope fields of the contract for %s, in order', (t) => {
+    const envelope = schemas[t].fields.map((f) => f.name).filter((f) => f !== 'data');
+    expect(envelope).toEqual([...RECORD_ENVELOPE_FIELDS]);
+  });
+
   it.each(RECORD_TYPES)('list exactly the contract fields of %s (plus extra), so neither can drift', (t) => {
     expect(
       payloadFields(t)

@@ -4,7 +4,13 @@
 // objects (event_data, metadata) and the fields the contract does not list (`extra`) as JSON strings,
 // so that any reader of the topic (Kafka Connect, ClickHouse's Kafka engine) gets a faithful record.
 import { readFileSync } from 'node:fs';
-import { type IngestRecord, PAYLOAD_SCHEMAS, RECORD_TYPES, type RecordType } from '@tally/contract';
+import {
+  type IngestRecord,
+  PAYLOAD_SCHEMAS,
+  RECORD_ENVELOPE_FIELDS,
+  RECORD_TYPES,
+  type RecordType,
+} from '@tally/contract';
 
 export const AVRO_SCHEMA_DIR = new URL('../../../../schemas/avro/', import.meta.url);
 
@@ -27,16 +33,7 @@ export function deadLetterAvroSchema(): AvroSchemaDocument {
   return JSON.parse(readFileSync(new URL('dead-letter.avsc', AVRO_SCHEMA_DIR), 'utf8'));
 }
 
-const ENVELOPE_FIELDS = [
-  'id',
-  'project_id',
-  'received_at',
-  'timestamp',
-  'client_timestamp',
-  'timestamp_clamped',
-  'user_agent',
-  'visitor_fingerprint_derived',
-] as const;
+const ENVELOPE_FIELDS = RECORD_ENVELOPE_FIELDS;
 
 /** Payload fields that hold free-form objects: carried as JSON strings. */
 const JSON_FIELDS = new Set(['event_data', 'metadata']);

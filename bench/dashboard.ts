@@ -1,0 +1,317 @@
+// Dashboard benchmark (`npm run bench:dashboard`): seeds one project with `--records` records (10 million by
+// default) over `--days` days (90) into an embedded chDB warehouse, in the realistic mix of bench/ (70%
+// pageview, 20% event, 5% identify, 5% revenue; the pages, referrers, campaigns, events and browsers of
+// bench/lib/workload.ts), builds the visits table with the analytics consumer's own backfill (the fold of
+// reports/visits.ts over every visitor's records), then measures every query of the dashboard's read API
+// for the last 30 days, without and with a filter: p50 and p95 per panel over `--runs` runs, and the whole
+// page's data (every panel one after the other, and all at once). Prints one JSON object on stdout;
+// progress on stderr. Never a timed test.
+//
+//   node --import tsx bench/dashboard.ts [--records 10000000] [--days 90] [--runs 10] [--keep <dir>]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  backfillVisits,
+  comparisonRange,
+  currentVisitors,
+  funnelSteps,
+  goalConversions,
+  migrate,
+  openChdbWarehouse,
+  parseFilters,
+  type Row,
+  type TrafficQuery,
+  trafficBreakdown,
+  trafficFigures,
+  trafficTimeseries,
+  type Warehouse,
+} from '@tally/warehouse';
+import { loadSnapshot, machineInfo } from './lib/machine.ts';
+import { parseArgs } from './lib/report.ts';
+import { CAMPAIGNS, EVENTS, PAGES, REFERRERS } from './lib/workload.ts';
+
+const options = parseArgs({ records: 10_000_000, days: 90, runs: 10, keep: '' }, process.argv.slice(2));
+const log = (message: string) => process.stderr.write(`[bench:dashboard] ${message}\n`);
+const PROJECT = 'bench';
+
+/** p50 and p95 (nearest rank) and the maximum of a list of milliseconds, rounded to 0.1 ms. */
+function percentiles(values: readonly number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+  const round = (v: number) => Math.round(v * 10) / 10;
+  return { p50: round(rank(50)), p95: round(rank(95)), max: round(sorted.at(-1) ?? 0), runs: sorted.length };
+}
+
+/** mulberry32: the same seed seeds the same data. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rand = random(10);
+const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)] as T;
+const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join('');
+const uuid = () => `${hex(8)}-${hex(4)}-7${hex(3)}-8${hex(3)}-${hex(12)}`;
+
+const AGENTS = [
+  ['Chrome', 'Windows', 'desktop', 1920],
+  ['Safari', 'macOS', 'desktop', 1512],
+  ['Safari', 'iOS', 'mobile', 390],
+  ['Chrome', 'Android', 'mobile', 412],
+  ['Firefox', 'Windows', 'desktop', 1366],
+  ['Microsoft Edge', 'macOS', 'desktop', 1440],
+  ['Chrome', 'Linux', 'desktop', 2560],
+  ['Safari', 'iOS', 'tablet', 820],
+] as const;
+const COUNTRIES = ['US', 'US', 'US', 'DE', 'GB', 'FR', 'IN', 'BR', 'JP', 'NL', 'CA', ''];
+const REFERRER_SOURCES: Record<string, [string, string]> = {
+  'https://www.google.com/': ['Google', 'search'],
+  'https://news.ycombinator.com/item?id=40123456': ['Hacker News', 'social'],
+  'https://t.co/Ab12Cd34Ef': ['Twitter', 'social'],
+  'https://www.bing.com/search?q=self+hosted+analytics': ['Bing', 'search'],
+  'https://github.com/tally/tally': ['GitHub', 'social'],
+};
+
+/** Rows of events (and identities, revenue) for one visit of one visitor starting at `start`. */
+function visit(
+  visitor: string,
+  start: number,
+  rows: { events: Row[]; identities: Row[]; revenue: Row[] },
+): number {
+  const [browser, os, device, width] = pick(AGENTS);
+  const country = pick(COUNTRIES);
+  const referrer = pick(REFERRERS);
+  const campaign = pick(CAMPAIGNS);
+  const [source, medium] = referrer ? (REFERRER_SOURCES[referrer] ?? ['', '']) : ['', ''];
+  // Records in the mix: 70 pageviews : 20 events : 5 identify : 5 revenue; about 5 per visit.
+  const count = 1 + Math.floor(-Math.log(1 - rand()) * 4);
+  let t = start;
+  let written = 0;
+  for (let i = 0; i < count; i++) {
+    const r = i === 0 ? 0 : rand();
+    const [path] = pick(PAGES);
+    const common = {
+      project_id: PROJECT,
+      id: uuid(),
+      timestamp: t,
+      received_at: t,
+      visitor_id: visitor,
+      session_id: visitor,
+      hostname: 'bench.example.com',
+      url: `https://bench.example.com${path}`,
+      path,
+      referrer: i === 0 ? (referrer ?? '') : '',
+      referrer_source: i === 0 ? source : '',
+      referrer_medium: i === 0 ? medium : '',
+      utm_source: i === 0 ? (campaign?.[0] ?? '') : '',
+      utm_medium: i === 0 ? (campaign?.[1] ?? '') : '',
+      utm_campaign: i === 0 ? (campaign?.[2] ?? '') : '',
+      country,
+      browser,
+      os,
+      device_type: device,
+      user_agent: 'bench',
+    };
+    if (r < 0.7) rows.events.push({ ...common, type: 'pageview', screen_width: width });
+    else if (r < 0.9) {
+      const [name, data] = pick(EVENTS);
+      const eventData = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, String(v)]));
+      rows.events.push({ ...common, type: 'event', event_name: name, event_data: eventData });
+    } else if (r < 0.95) {
+      rows.identities.push({
+        project_id: PROJECT,
+        id: common.id,
+        timestamp: t,
+        received_at: t,
+        visitor_id: visitor,
+        session_id: visitor,
+        customer_id: `cus_${visitor}`,
+      });
+    } else {
+      rows.revenue.push({
+        project_id: PROJECT,
+        transaction_id: `in_${common.id}`,
+        id: common.id,
+        timestamp: t,
+        received_at: t,
+        customer_id: `cus_${visitor}`,
+        visitor_id: visitor,
+        session_id: visitor,
+        event_type: 'renewal',
+        amount: '49',
+        currency: 'USD',
+        payload: '{}',
+      });
+    }
+    written++;
+    t += 5_000 + Math.floor(rand() * 300_000);
+  }
+  return written;
+}
+
+async function seed(warehouse: Warehouse, end: number): Promise<void> {
+  const start = end - options.days * 86_400_000;
+  const visitors = Math.max(1000, Math.round(options.records / 12));
+  let written = 0;
+  let rows = { events: [] as Row[], identities: [] as Row[], revenue: [] as Row[] };
+  const flush = async () => {
+    await warehouse.insert('events', rows.events);
+    await warehouse.insert('identities', rows.identities);
+    await warehouse.insert('revenue', rows.revenue);
+    rows = { events: [], identities: [], revenue: [] };
+  };
+  const started = performance.now();
+  while (written < options.records) {
+    // Visits in time order, as traffic comes; a visitor returns on other days (or later the same day).
+    const at = start + Math.floor((written / options.records) * (end - start - 3_600_000));
+    written += visit(`fp_${Math.floor(rand() * visitors)}`, at, rows);
+    if (rows.events.length >= 100_000) {
+      await flush();
+      log(`seeded ${written} records (${Math.round(written / ((performance.now() - started) / 1000))}/s)`);
+    }
+  }
+  await flush();
+}
+
+interface Panel {
+  name: string;
+  run(query: TrafficQuery): Promise<unknown>;
+}
+
+const PANELS: Panel[] = [
+  {
+    name: 'summary (with previous period)',
+    run: (q) =>
+      Promise.all([
+        trafficFigures(warehouse(), q),
+        trafficFigures(warehouse(), { ...q, ...comparisonRange(q.from, q.to, 'previous') }),
+      ]),
+  },
+  { name: 'current visitors', run: (q) => currentVisitors(warehouse(), q) },
+  { name: 'timeseries day', run: (q) => trafficTimeseries(warehouse(), q, 'day') },
+  ...(
+    [
+      'page',
+      'entry_page',
+      'exit_page',
+      'channel',
+      'source',
+      'referrer',
+      'utm_source',
+      'utm_medium',
+      'utm_campaign',
+      'country',
+      'browser',
+      'os',
+      'device',
+      'screen_size',
+      'event_name',
+    ] as const
+  ).map((dimension) => ({
+    name: `breakdown ${dimension}`,
+    run: (q: TrafficQuery) => trafficBreakdown(warehouse(), q, { dimension, limit: 10 }),
+  })),
+  {
+    name: 'breakdown event_property plan',
+    run: (q) =>
+      trafficBreakdown(warehouse(), q, { dimension: 'event_property', property: 'plan', limit: 10 }),
+  },
+  {
+    name: 'goals (2)',
+    run: (q) => goalConversions(warehouse(), q, [{ event_name: 'signup_clicked' }, { path: '/blog/*' }]),
+  },
+  {
+    name: 'funnel (3 steps)',
+    run: (q) =>
+      funnelSteps(warehouse(), q, [{ path: '/' }, { path: '/pricing' }, { event_name: 'checkout_started' }]),
+  },
+];
+
+let opened: Warehouse | null = null;
+const warehouse = () => opened as Warehouse;
+
+async function main(): Promise<void> {
+  const dir = options.keep || mkdtempSync(join(tmpdir(), 'tally-bench-dashboard-'));
+  opened = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
+  const end = Date.parse('2026-05-20T00:00:00Z');
+  const [existing] = await (async () => {
+    await migrate(warehouse());
+    return warehouse().query<{ n: number }>('SELECT count() AS n FROM events');
+  })();
+  let seedSeconds = 0;
+  let visitsSeconds = 0;
+  if ((existing?.n ?? 0) === 0) {
+    let t = performance.now();
+    await seed(warehouse(), end);
+    seedSeconds = (performance.now() - t) / 1000;
+    log("building the visits table (the analytics consumer's backfill)");
+    t = performance.now();
+    await backfillVisits(warehouse(), 64);
+    visitsSeconds = (performance.now() - t) / 1000;
+  }
+  const [counts] = await warehouse().query<Record<string, number>>(
+    `SELECT (SELECT count() FROM events) AS events, (SELECT count() FROM identities) AS identities,
+            (SELECT count() FROM revenue) AS revenue, (SELECT count() FROM visits FINAL) AS visits`,
+  );
+  log(`data: ${JSON.stringify(counts)}`);
+  await warehouse()
+    .command('OPTIMIZE TABLE visits FINAL')
+    .catch(() => {});
+
+  const base: TrafficQuery = {
+    project: PROJECT,
+    from: '2026-04-20',
+    to: '2026-05-19',
+    timeZone: 'UTC',
+    filters: [],
+  };
+  const variants = {
+    'no filter': base,
+    'filter country==DE;page==/pricing': { ...base, filters: parseFilters('country==DE;page==/pricing') },
+  };
+  const results: Record<string, unknown> = {};
+  const load: Record<string, unknown> = { beforeMeasuring: loadSnapshot([process.pid]) };
+  for (const [variant, query] of Object.entries(variants)) {
+    const panels: Record<string, unknown> = {};
+    for (const panel of PANELS) {
+      await panel.run(query); // warm
+      const times: number[] = [];
+      for (let i = 0; i < options.runs; i++) {
+        const t = performance.now();
+        await panel.run(query);
+        times.push(performance.now() - t);
+      }
+      panels[panel.name] = percentiles(times);
+      log(`${variant} / ${panel.name}: ${JSON.stringify(percentiles(times))}`);
+    }
+    const sequential: number[] = [];
+    const parallel: number[] = [];
+    for (let i = 0; i < Math.max(3, Math.ceil(options.runs / 2)); i++) {
+      let t = performance.now();
+      for (const panel of PANELS) await panel.run(query);
+      sequential.push(performance.now() - t);
+      t = performance.now();
+      await Promise.all(PANELS.map((p) => p.run(query)));
+      parallel.push(performance.now() - t);
+    }
+    results[variant] = {
+      panels,
+      wholePageSequentialMs: percentiles(sequential),
+      wholePageConcurrentMs: percentiles(parallel),
+    };
+  }
+  await warehouse().close();
+  if (!options.keep) rmSync(dir, { recursive: true, force: true });
+  process.stdout.write(
+    `${JSON.stringify({ machine: machineInfo(), load, options, data: counts, seedSeconds, visitsSeconds, range: { from: base.from, to: base.to }, results }, null, 2)}\n`,
+  );
+}
+
+await main();

@@ -1,0 +1,106 @@
+// `tally users add|list|remove|grant|link`: the dashboard's users, in the store the configuration names
+// (Redis when REDIS_URL is set, else TALLY_DATA_DIR/dashboard.mdb), beside a running dashboard or not.
+// `add` prints a one-time sign-in link that sets the password (or reads it from stdin with
+// --password-stdin, for automation); passwords and links are stored hashed only.
+import type { parseArgs as ParseArgs } from 'node:util';
+import type { TallyConfig } from '@tally/config';
+import { ALL_PROJECTS, openStateStore, Users } from '@tally/dashboard-store';
+
+/** The sign-in link of a token: the dashboard's set-password page, the token in the fragment (never sent in a request line). */
+export function signInLink(config: TallyConfig, token: string): string {
+  const base = (config.DASHBOARD_PUBLIC_URL ?? `http://localhost:${config.DASHBOARD_PORT}`).replace(
+    /\/+$/,
+    '',
+  );
+  return `${base}/set-password#token=${token}`;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+}
+
+export async function runUsers(
+  config: TallyConfig,
+  argv: string[],
+  parseArgs: typeof ParseArgs,
+): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      project: { type: 'string', multiple: true },
+      'all-projects': { type: 'boolean', default: false },
+      'password-stdin': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const [action, email] = positionals;
+  const store = openStateStore(config);
+  const users = new Users(store);
+  const projects = [...(values.project ?? []), ...(values['all-projects'] ? [ALL_PROJECTS] : [])];
+  try {
+    switch (action) {
+      case 'add': {
+        if (!email) throw new Error('users add needs an email');
+        const user = await users.add(email, projects);
+        if (values['password-stdin']) {
+          await users.setPassword(user.email, await readStdin());
+          process.stdout.write(
+            `Added ${user.email} (projects: ${user.projects.join(', ')}) with the password given.\n`,
+          );
+          return 0;
+        }
+        const link = signInLink(config, await users.createSignInLink(user.email));
+        process.stdout.write(
+          `Added ${user.email} (projects: ${user.projects.join(', ')}). This link sets the password; it works once, for 7 days:\n`,
+        );
+        process.stdout.write(`${link}\n`);
+        return 0;
+      }
+      case 'link': {
+        if (!email) throw new Error('users link needs an email');
+        const link = signInLink(config, await users.createSignInLink(email));
+        process.stdout.write('A new sign-in link (it sets a new password; once, for 7 days):\n');
+        process.stdout.write(`${link}\n`);
+        return 0;
+      }
+      case 'grant': {
+        if (!email || projects.length === 0)
+          throw new Error('users grant needs an email and --project <id> (or --all-projects)');
+        const user = await users.grant(email, projects);
+        process.stdout.write(`${user.email} may now read: ${user.projects.join(', ')}\n`);
+        return 0;
+      }
+      case 'list': {
+        const list = await users.list();
+        if (values.json) process.stdout.write(`${JSON.stringify(list)}\n`);
+        else {
+          for (const u of list) {
+            process.stdout.write(
+              `${u.email}  projects: ${u.projects.join(', ')}  ${u.has_password ? 'password set' : 'no password yet'}  created ${u.created_at}\n`,
+            );
+          }
+          if (list.length === 0) process.stdout.write('no users yet\n');
+        }
+        return 0;
+      }
+      case 'remove': {
+        if (!email) throw new Error('users remove needs an email');
+        if (!(await users.remove(email))) {
+          process.stderr.write('tally: no such user\n');
+          return 1;
+        }
+        process.stdout.write('Removed. Their sessions end at their next request.\n');
+        return 0;
+      }
+      default:
+        throw new Error(`unknown users action "${action ?? ''}" (add, list, remove, grant or link)`);
+    }
+  } finally {
+    await store.close();
+  }
+}

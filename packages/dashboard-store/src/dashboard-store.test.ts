@@ -1,0 +1,87 @@
+// Users, sessions, sign-in links and share links on the LMDB store (the same store the CLI writes beside a
+// running dashboard): secrets and passwords stored only hashed, one-time links, expiry, revocation.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stateStoreConformance } from './conformance.ts';
+import { LmdbStateStore } from './lmdb-store.ts';
+import { ShareLinks } from './share-links.ts';
+import { Sessions, Users } from './users.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tally-dash-store-'));
+const store = new LmdbStateStore(dir);
+afterAll(() => store.close());
+stateStoreConformance('LMDB', () => new LmdbStateStore(join(dir, 'conformance')), '');
+const fileText = () => readFileSync(join(dir, 'dashboard.mdb')).toString('latin1');
+
+describe('users', () => {
+  const users = new Users(store);
+  it('set their password once through the sign-in link, stored as a scrypt hash', async () => {
+    await users.add('Ada@Example.com', ['shop']);
+    const link = await users.createSignInLink('ada@example.com');
+    expect(await users.usePasswordLink(link, 'correct horse battery')).toMatchObject({
+      email: 'ada@example.com',
+    });
+    expect(await users.usePasswordLink(link, 'another password!')).toBeNull(); // once
+    expect(await users.authenticate('ADA@example.com', 'correct horse battery')).toMatchObject({
+      projects: ['shop'],
+    });
+    expect(await users.authenticate('ada@example.com', 'wrong password!!')).toBeNull();
+    expect(await users.authenticate('nobody@example.com', 'correct horse battery')).toBeNull();
+    const stored = await users.get('ada@example.com');
+    expect(stored?.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(fileText()).not.toContain('correct horse battery');
+    expect(fileText()).not.toContain(link);
+    expect((await users.list()).map((u) => [u.email, u.has_password])).toEqual([['ada@example.com', true]]);
+  });
+
+  it('refuse short passwords, duplicate emails and no project', async () => {
+    await expect(users.setPassword('ada@example.com', 'short')).rejects.toThrow(/10 characters/);
+    await expect(users.add('ada@example.com', ['x'])).rejects.toThrow(/exists/);
+    await expect(users.add('bob@example.com', [])).rejects.toThrow(/at least one project/);
+  });
+});
+
+describe('sessions', () => {
+  const sessions = new Sessions(store);
+  it('are random tokens stored by their hash, ended on sign-out', async () => {
+    const token = await sessions.create('ada@example.com');
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await sessions.find(token)).toBe('ada@example.com');
+    expect(fileText()).not.toContain(token);
+    await sessions.end(token);
+    expect(await sessions.find(token)).toBeNull();
+    expect(await sessions.find('x'.repeat(43))).toBeNull();
+  });
+});
+
+describe('share links', () => {
+  const shares = new ShareLinks(store);
+  it('open with their token, or with a grant after the password; revoking ends both', async () => {
+    const open = await shares.create('shop', { name: 'public' });
+    expect((await shares.findByToken(open.token))?.project).toBe('shop');
+    const locked = await shares.create('shop', {
+      password: 'letmein please',
+      include_revenue: true,
+      embed_origins: ['https://blog.example/'],
+    });
+    expect(locked.share.embed_origins).toEqual(['https://blog.example']);
+    expect(await shares.unlock(locked.token, 'wrong')).toBeNull();
+    const grant = await shares.unlock(locked.token, 'letmein please');
+    expect(grant?.grant).toMatch(/^shg_/);
+    expect((await shares.findByGrant(grant?.grant ?? ''))?.id).toBe(locked.share.id);
+    expect(fileText()).not.toContain(open.token);
+    expect(fileText()).not.toContain(grant?.grant);
+    expect(await shares.revoke('other', locked.share.id)).toBe(false);
+    expect(await shares.revoke('shop', locked.share.id)).toBe(true);
+    expect(await shares.findByToken(locked.token)).toBeNull();
+    expect(await shares.findByGrant(grant?.grant ?? '')).toBeNull();
+  });
+
+  it('expire what has a lifetime', async () => {
+    await store.put('sessions', 'short', { email: 'x' }, 1);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await store.get('sessions', 'short')).toBeNull();
+  });
+});

@@ -1,0 +1,10 @@
+// @tally/dashboard-store: what the dashboard keeps besides the warehouse (users, sessions, sign-in links,
+// share links, project settings, goals, funnels), in LMDB under TALLY_DATA_DIR or in Redis. Only re-exports.
+export * from './lmdb-store.ts';
+export * from './open.ts';
+export * from './projects.ts';
+export * from './redis-store.ts';
+export * from './secrets.ts';
+export * from './share-links.ts';
+export * from './state-store.ts';
+export * from './users.ts';

@@ -1,0 +1,355 @@
+// Every operation of the dashboard's API, declared once: method, path, who may call it, request and
+// response schemas, and whether it answers CSV. The routes (routes/*.ts) attach a handler to each by its
+// operationId and register it with these schemas; the OpenAPI document is generated from this table, so
+// the two cannot drift.
+import { type TSchema, Type } from '@sinclair/typebox';
+import * as S from './schemas.ts';
+
+/**
+ * Who may call an operation:
+ * - `reader`: a read key of the project, a signed-in user granted the project, or a share link of it;
+ * - `revenue`: as reader, but a share link only when its creator included revenue;
+ * - `editor`: a signed-in user granted the project (settings, goals, funnels, share links);
+ * - `user`: any signed-in user;
+ * - `public`: anyone (signing in, opening a share link), rate-limited where a secret is guessed.
+ */
+export type Access = 'reader' | 'revenue' | 'editor' | 'user' | 'public';
+
+export interface Operation {
+  operationId: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Fastify's form (`:project`); the OpenAPI document uses `{project}`. */
+  url: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  tag: 'Traffic' | 'Goals and funnels' | 'Projects' | 'Sign-in' | 'Share links' | 'Revenue';
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
+  /** Status → schema of the JSON body (null: no body). */
+  responses: Record<number, TSchema | null>;
+  /** Answers text/csv for `format=csv` or `Accept: text/csv`. */
+  csv?: boolean;
+}
+
+const P = '/api/v1/projects/:project';
+
+export const OPERATIONS: Operation[] = [
+  // Traffic
+  {
+    operationId: 'trafficSummary',
+    method: 'GET',
+    url: `${P}/traffic/summary`,
+    tag: 'Traffic',
+    summary: 'Top figures of a range, and of the comparison period',
+    description:
+      '`previous` holds the same figures for the comparison period (null with `compare=none`); ' +
+      '`current_visitors` is not a figure of the range and is given once.',
+    access: 'reader',
+    params: S.ProjectParams,
+    querystring: S.SummaryQuery,
+    responses: { 200: S.Summary },
+    csv: true,
+  },
+  {
+    operationId: 'trafficTimeseries',
+    method: 'GET',
+    url: `${P}/traffic/timeseries`,
+    tag: 'Traffic',
+    summary: 'Figures per hour, day, week or month, with the comparison period',
+    access: 'reader',
+    params: S.ProjectParams,
+    querystring: S.TimeseriesQuery,
+    responses: { 200: S.Timeseries },
+    csv: true,
+  },
+  {
+    operationId: 'trafficBreakdown',
+    method: 'GET',
+    url: `${P}/traffic/breakdown/:dimension`,
+    tag: 'Traffic',
+    summary: 'Figures per value of a dimension, largest first',
+    description:
+      '`page`: pageviews in the range and their visitors. `entry_page`, `exit_page` and the other visit ' +
+      'dimensions: the visits that start in the range (a visit counts where it starts), with their ' +
+      'pageviews, bounce rate and mean duration; `exit_page` also gives the exit rate. `event_name`: custom ' +
+      'events in the range and their visitors; `event_property` the same per value of the property named by ' +
+      '`property`. Countries come from DB-IP Lite (IP Geolocation by DB-IP, https://db-ip.com, CC BY 4.0).',
+    access: 'reader',
+    params: S.BreakdownParams,
+    querystring: S.BreakdownQuery,
+    responses: { 200: S.Breakdown },
+    csv: true,
+  },
+  {
+    operationId: 'trafficCurrentVisitors',
+    method: 'GET',
+    url: `${P}/traffic/current-visitors`,
+    tag: 'Traffic',
+    summary: 'Visitors with a record in the last 5 minutes',
+    access: 'reader',
+    params: S.ProjectParams,
+    querystring: Type.Object({ filters: S.RangeQuery.properties.filters }),
+    responses: { 200: S.CurrentVisitors },
+  },
+  {
+    operationId: 'trafficGoals',
+    method: 'GET',
+    url: `${P}/traffic/goals`,
+    tag: 'Goals and funnels',
+    summary: 'Conversions of every goal of the project in a range',
+    access: 'reader',
+    params: S.ProjectParams,
+    querystring: S.RangeQuery,
+    responses: { 200: S.GoalConversions },
+    csv: true,
+  },
+  {
+    operationId: 'trafficFunnel',
+    method: 'GET',
+    url: `${P}/traffic/funnels/:funnel`,
+    tag: 'Goals and funnels',
+    summary: 'Visitors through each step of a funnel in a range',
+    access: 'reader',
+    params: S.FunnelIdParams,
+    querystring: S.RangeQuery,
+    responses: { 200: S.FunnelResult, 404: S.Message },
+    csv: true,
+  },
+  // Goals and funnels: definitions
+  {
+    operationId: 'listGoals',
+    method: 'GET',
+    url: `${P}/goals`,
+    tag: 'Goals and funnels',
+    summary: 'Goals of the project',
+    access: 'reader',
+    params: S.ProjectParams,
+    responses: { 200: S.Goals },
+  },
+  {
+    operationId: 'createGoal',
+    method: 'POST',
+    url: `${P}/goals`,
+    tag: 'Goals and funnels',
+    summary: 'Define a goal: a custom event name or a page path pattern',
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.GoalInput,
+    responses: { 201: S.Goal, 400: S.Message },
+  },
+  {
+    operationId: 'deleteGoal',
+    method: 'DELETE',
+    url: `${P}/goals/:goal`,
+    tag: 'Goals and funnels',
+    summary: 'Delete a goal',
+    access: 'editor',
+    params: S.GoalIdParams,
+    responses: { 204: null, 404: S.Message },
+  },
+  {
+    operationId: 'listFunnels',
+    method: 'GET',
+    url: `${P}/funnels`,
+    tag: 'Goals and funnels',
+    summary: 'Funnels of the project',
+    access: 'reader',
+    params: S.ProjectParams,
+    responses: { 200: S.Funnels },
+  },
+  {
+    operationId: 'createFunnel',
+    method: 'POST',
+    url: `${P}/funnels`,
+    tag: 'Goals and funnels',
+    summary: 'Define a funnel: 2 to 8 ordered steps',
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.FunnelInput,
+    responses: { 201: S.Funnel, 400: S.Message },
+  },
+  {
+    operationId: 'deleteFunnel',
+    method: 'DELETE',
+    url: `${P}/funnels/:funnel`,
+    tag: 'Goals and funnels',
+    summary: 'Delete a funnel',
+    access: 'editor',
+    params: S.FunnelIdParams,
+    responses: { 204: null, 404: S.Message },
+  },
+  // Projects
+  {
+    operationId: 'listProjects',
+    method: 'GET',
+    url: '/api/v1/projects',
+    tag: 'Projects',
+    summary: 'The projects these credentials may read',
+    access: 'public',
+    description: 'Answers 401 without credentials; a read key or a share link sees its one project.',
+    responses: { 200: S.Projects, 401: S.ErrorBody },
+  },
+  {
+    operationId: 'getProject',
+    method: 'GET',
+    url: P,
+    tag: 'Projects',
+    summary: "A project's settings and what these credentials may do with it",
+    access: 'reader',
+    params: S.ProjectParams,
+    responses: { 200: S.Project },
+  },
+  {
+    operationId: 'updateProject',
+    method: 'PATCH',
+    url: P,
+    tag: 'Projects',
+    summary: "Change a project's settings (its time zone)",
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.ProjectUpdate,
+    responses: { 200: S.Project, 400: S.Message },
+  },
+  {
+    operationId: 'getInstall',
+    method: 'GET',
+    url: `${P}/install`,
+    tag: 'Projects',
+    summary: 'Whether the project has data, and its public tokens (to show how to install the tracker)',
+    access: 'editor',
+    params: S.ProjectParams,
+    responses: { 200: S.Install },
+  },
+  {
+    operationId: 'createPublicToken',
+    method: 'POST',
+    url: `${P}/public-tokens`,
+    tag: 'Projects',
+    summary: 'Create a public (pub_…) token for the tracker',
+    access: 'editor',
+    params: S.ProjectParams,
+    responses: { 201: S.CreatedToken },
+  },
+  // Sign-in
+  {
+    operationId: 'getSession',
+    method: 'GET',
+    url: '/api/v1/session',
+    tag: 'Sign-in',
+    summary: 'The signed-in user',
+    access: 'user',
+    responses: { 200: S.SessionInfo },
+  },
+  {
+    operationId: 'signIn',
+    method: 'POST',
+    url: '/api/v1/session',
+    tag: 'Sign-in',
+    summary: 'Sign in with email and password',
+    description:
+      'Sets the session cookie (`tally_session`: HttpOnly, SameSite=Lax, Secure over HTTPS). Attempts are ' +
+      'rate-limited per client address and per account (429 with Retry-After).',
+    access: 'public',
+    body: S.SignIn,
+    responses: { 200: S.SessionInfo, 401: S.ErrorBody, 429: S.ErrorBody },
+  },
+  {
+    operationId: 'signOut',
+    method: 'DELETE',
+    url: '/api/v1/session',
+    tag: 'Sign-in',
+    summary: 'Sign out (the session ends on the server too)',
+    access: 'public',
+    responses: { 204: null },
+  },
+  {
+    operationId: 'setPassword',
+    method: 'POST',
+    url: '/api/v1/password',
+    tag: 'Sign-in',
+    summary: "Set a password with a sign-in link's one-time token, and sign in",
+    description:
+      'The link is printed by `tally users add` (and `tally users link`); it works once, for 7 days.',
+    access: 'public',
+    body: S.SetPassword,
+    responses: { 200: S.SessionInfo, 400: S.Message, 401: S.ErrorBody, 429: S.ErrorBody },
+  },
+  // Share links
+  {
+    operationId: 'listShares',
+    method: 'GET',
+    url: `${P}/shares`,
+    tag: 'Share links',
+    summary: 'Share links of the project',
+    access: 'editor',
+    params: S.ProjectParams,
+    responses: { 200: S.Shares },
+  },
+  {
+    operationId: 'createShare',
+    method: 'POST',
+    url: `${P}/shares`,
+    tag: 'Share links',
+    summary: 'Create a read-only share link',
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.ShareInput,
+    responses: { 201: S.CreatedShare, 400: S.Message },
+  },
+  {
+    operationId: 'revokeShare',
+    method: 'DELETE',
+    url: `${P}/shares/:share`,
+    tag: 'Share links',
+    summary: 'Revoke a share link (it stops working at once)',
+    access: 'editor',
+    params: S.ShareIdParams,
+    responses: { 204: null, 404: S.Message },
+  },
+  {
+    operationId: 'getShared',
+    method: 'GET',
+    url: '/api/v1/shared/:token',
+    tag: 'Share links',
+    summary: 'What a share link shows, before opening it',
+    description:
+      'Without a password, the link token itself is the credential of the shared view (`Authorization: ' +
+      'Bearer shr_…`); with one, POST …/unlock first.',
+    access: 'public',
+    params: S.SharedTokenParams,
+    responses: { 200: S.SharedInfo, 404: S.Message },
+  },
+  {
+    operationId: 'unlockShared',
+    method: 'POST',
+    url: '/api/v1/shared/:token/unlock',
+    tag: 'Share links',
+    summary: "Open a password-protected share link: returns a grant (the shared view's credential)",
+    access: 'public',
+    params: S.SharedTokenParams,
+    body: S.Unlock,
+    responses: { 200: S.ShareGrant, 401: S.ErrorBody, 404: S.Message, 429: S.ErrorBody },
+  },
+  // Revenue
+  {
+    operationId: 'revenueMrr',
+    method: 'GET',
+    url: `${P}/revenue/mrr`,
+    tag: 'Revenue',
+    summary: 'MRR, its movements and cash revenue per month (as `tally report mrr --json`)',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.MrrQuery,
+    responses: { 200: S.MrrMonths },
+    csv: true,
+  },
+];
+
+/** The operation with this id (the routes look their schemas up here). */
+export function operation(operationId: string): Operation {
+  const found = OPERATIONS.find((o) => o.operationId === operationId);
+  if (!found) throw new Error(`no operation ${operationId}`);
+  return found;
+}

@@ -1,0 +1,519 @@
+// The read API's request and response shapes as JSON Schema (TypeBox), the one source of truth: Fastify
+// validates requests and serialises responses with them, and the OpenAPI document
+// (schemas/openapi-dashboard.yaml) is generated from them (operations.ts, openapi.ts).
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { BREAKDOWN_DIMENSIONS } from '@tally/warehouse';
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const rate = (description: string) =>
+  nullable(
+    Type.Number({ minimum: 0, description: `${description} A fraction (0.5 is 50%); null without visits.` }),
+  );
+
+export const PROJECT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
+export const DAY_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
+export const MONTH_PATTERN = '^\\d{4}-\\d{2}$';
+
+export const ProjectParams = Type.Object({
+  project: Type.String({
+    pattern: PROJECT_ID_PATTERN,
+    description: 'Project id (as in `tally tokens create --project`).',
+  }),
+});
+
+// ---- Errors -------------------------------------------------------------------------------------------
+
+export const Message = Type.Object(
+  { message: Type.String() },
+  {
+    $id: 'Message',
+    description: 'An input problem (400, 404, 405): what is wrong, never quoting the request.',
+  },
+);
+export const ErrorBody = Type.Object(
+  { error: Type.String() },
+  {
+    $id: 'Error',
+    description:
+      'An authentication, authorisation or availability problem: 401 `Unauthorized` (no valid credentials), ' +
+      '403 (`Forbidden`, `Cross-site request refused`, `Revenue is not shared`), 429 `Too many attempts`, 503.',
+  },
+);
+
+// ---- Traffic queries ----------------------------------------------------------------------------------
+
+export const COMPARE = ['previous', 'year', 'none'] as const;
+export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+
+const rangeQuery = {
+  from: Type.String({
+    pattern: DAY_PATTERN,
+    description: "First day of the range (YYYY-MM-DD), in the project's time zone.",
+  }),
+  to: Type.String({
+    pattern: DAY_PATTERN,
+    description:
+      "Last day of the range (YYYY-MM-DD, included), in the project's time zone. At most 731 days.",
+  }),
+  filters: Type.Optional(
+    Type.String({
+      maxLength: 4096,
+      description:
+        'Filters applied to every figure, separated by `;`, each `dimension` `operator` `values`. Operators: ' +
+        '`==` (is), `!=` (is not), `~=` (contains), `!~` (does not contain); several values separated by `|` ' +
+        'match any of them; `\\` escapes `;`, `|` and `\\` in a value. In page dimensions (`page`, ' +
+        '`entry_page`, `exit_page`) `*` matches any characters (`page==/blog/*`). Dimensions: `page`, ' +
+        '`entry_page`, `exit_page`, `channel`, `source`, `referrer`, `utm_source`, `utm_medium`, ' +
+        '`utm_campaign`, `utm_term`, `utm_content`, `country`, `browser`, `os`, `device`, `screen_size`, ' +
+        '`hostname`, `event_name`, and `prop:<key>` (a custom event property). A filter keeps the visits that ' +
+        "match it (a visit's own attributes are those of its entry pageview; `page`, `event_name` and " +
+        '`prop:` match a visit that has such a pageview or event) and every figure is computed over them. ' +
+        'Example: `channel==Organic Search|Email;page==/blog/*;country!=US`.',
+    }),
+  ),
+  format: Type.Optional(
+    Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+      description: 'csv: the same figures as CSV (also chosen by `Accept: text/csv`).',
+    }),
+  ),
+};
+const compareQuery = {
+  compare: Type.Optional(
+    Type.Union(
+      COMPARE.map((c) => Type.Literal(c)),
+      {
+        description:
+          'The comparison period: `previous` (default: as many days just before), `year` (the same days a ' +
+          'year earlier) or `none`.',
+      },
+    ),
+  ),
+};
+
+export const SummaryQuery = Type.Object({ ...rangeQuery, ...compareQuery });
+export const TimeseriesQuery = Type.Object({
+  ...rangeQuery,
+  ...compareQuery,
+  interval: Type.Optional(
+    Type.Union(
+      INTERVALS.map((i) => Type.Literal(i)),
+      { description: 'Bucket of each point (default day); hour for ranges of at most 31 days.' },
+    ),
+  ),
+});
+export const BreakdownQuery = Type.Object({
+  ...rangeQuery,
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most rows returned (default 10).' }),
+  ),
+  sort: Type.Optional(
+    Type.Union(
+      [
+        'visitors',
+        'visits',
+        'pageviews',
+        'events',
+        'bounce_rate',
+        'visit_duration_s',
+        'exit_rate',
+        'value',
+      ].map((s) => Type.Literal(s)),
+      { description: "Column to order by (default: the dimension's main figure), then by value." },
+    ),
+  ),
+  order: Type.Optional(
+    Type.Union([Type.Literal('desc'), Type.Literal('asc')], { description: 'Default desc.' }),
+  ),
+  property: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'For `event_property`: the key of the custom events’ properties to break down by.',
+    }),
+  ),
+});
+export const BreakdownParams = Type.Object({
+  ...ProjectParams.properties,
+  dimension: Type.Union(
+    BREAKDOWN_DIMENSIONS.map((d) => Type.Literal(d)),
+    { description: 'What to break the figures down by.' },
+  ),
+});
+export const RangeQuery = Type.Object(rangeQuery);
+
+const periodFigures = {
+  from: Type.String({ description: 'First day (YYYY-MM-DD).' }),
+  to: Type.String({ description: 'Last day, included.' }),
+  pageviews: Type.Integer({ description: 'Pageviews (bots left out).' }),
+  visitors: Type.Integer({ description: 'Unique visitors with a pageview or custom event in the range.' }),
+  visits: Type.Integer({ description: 'Visits that start in the range.' }),
+  views_per_visit: nullable(Type.Number({ description: 'Pageviews / visits.' })),
+  bounce_rate: rate('Visits with exactly one pageview and no custom event / visits.'),
+  visit_duration_s: nullable(
+    Type.Number({ description: 'Mean visit duration in seconds (0 for a bounce).' }),
+  ),
+  visit_duration_median_s: nullable(Type.Number({ description: 'Median visit duration in seconds.' })),
+  events: Type.Integer({ description: 'Custom events in the range.' }),
+};
+export const PeriodSummary = Type.Object(periodFigures, { $id: 'PeriodSummary' });
+export const Summary = Type.Object(
+  {
+    ...periodFigures,
+    time_zone: Type.String({ description: "The project's time zone, in which the days are." }),
+    current_visitors: Type.Integer({ description: 'Visitors with a record in the last 5 minutes.' }),
+    previous: nullable(Type.Ref(PeriodSummary)),
+  },
+  { $id: 'Summary' },
+);
+
+export const TimeseriesPoint = Type.Object(
+  {
+    date: Type.String({
+      description:
+        "Start of the bucket in the project's time zone: `YYYY-MM-DD` (day, week from Monday, month) or `YYYY-MM-DD HH:00` (hour).",
+    }),
+    pageviews: Type.Integer(),
+    visitors: Type.Integer({ description: 'Unique visitors with a record in the bucket.' }),
+    visits: Type.Integer({ description: 'Visits that start in the bucket.' }),
+    bounce_rate: rate('Of the visits that start in the bucket.'),
+    visit_duration_s: nullable(Type.Number()),
+    events: Type.Integer(),
+  },
+  { $id: 'TimeseriesPoint' },
+);
+export const Timeseries = Type.Object(
+  {
+    interval: Type.Union(INTERVALS.map((i) => Type.Literal(i))),
+    from: Type.String(),
+    to: Type.String(),
+    time_zone: Type.String(),
+    points: Type.Array(Type.Ref(TimeseriesPoint)),
+    previous: nullable(
+      Type.Object({
+        from: Type.String(),
+        to: Type.String(),
+        points: Type.Array(Type.Ref(TimeseriesPoint), {
+          description: 'As many points as `points`, the n-th beside the n-th.',
+        }),
+      }),
+    ),
+  },
+  { $id: 'Timeseries' },
+);
+
+export const BreakdownRow = Type.Object(
+  {
+    value: Type.String({
+      description:
+        "The dimension's value; '' when unknown (a visit without a country, a browser not recognised). " +
+        'Sources without referrer and UTM are `Direct / None`.',
+    }),
+    visitors: Type.Integer(),
+    visits: Type.Optional(
+      Type.Integer({ description: 'Visits (entry and exit pages: entering or leaving on it).' }),
+    ),
+    pageviews: Type.Optional(Type.Integer()),
+    events: Type.Optional(Type.Integer()),
+    bounce_rate: Type.Optional(rate('Of these visits.')),
+    visit_duration_s: Type.Optional(nullable(Type.Number())),
+    exit_rate: Type.Optional(
+      nullable(Type.Number({ description: 'Exit pages: visits leaving on the page / its pageviews.' })),
+    ),
+    share: Type.Number({
+      description:
+        "This row's part of the main figure's total (pageviews for pages, visits for visit dimensions, events " +
+        'for events), as a fraction.',
+    }),
+  },
+  { $id: 'BreakdownRow' },
+);
+export const Breakdown = Type.Object(
+  {
+    dimension: Type.Union(BREAKDOWN_DIMENSIONS.map((d) => Type.Literal(d))),
+    property: Type.Optional(Type.String()),
+    from: Type.String(),
+    to: Type.String(),
+    rows: Type.Array(Type.Ref(BreakdownRow)),
+    total: Type.Integer({ description: "The main figure over every value (the shares' denominator)." }),
+  },
+  { $id: 'Breakdown' },
+);
+
+export const CurrentVisitors = Type.Object(
+  { current_visitors: Type.Integer({ description: 'Visitors with a record in the last 5 minutes.' }) },
+  { $id: 'CurrentVisitors' },
+);
+
+// ---- Goals and funnels --------------------------------------------------------------------------------
+
+const goalTarget = {
+  event_name: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 256, description: 'A custom event name.' }),
+  ),
+  path: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'A page path; `*` matches any characters (`/blog/*`).',
+    }),
+  ),
+};
+export const GoalInput = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }), ...goalTarget },
+  { additionalProperties: false, description: 'Exactly one of `event_name` and `path`.' },
+);
+export const Goal = Type.Object(
+  { id: Type.String(), name: Type.String(), ...goalTarget, created_at: Type.String() },
+  { $id: 'Goal' },
+);
+export const Goals = Type.Object({ goals: Type.Array(Type.Ref(Goal)) }, { $id: 'Goals' });
+export const FunnelStep = Type.Object(
+  { name: Type.Optional(Type.String({ maxLength: 200 })), ...goalTarget },
+  { additionalProperties: false, description: 'Exactly one of `event_name` and `path`.' },
+);
+export const FunnelInput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    steps: Type.Array(FunnelStep, { minItems: 2, maxItems: 8 }),
+  },
+  { additionalProperties: false },
+);
+export const Funnel = Type.Object(
+  { id: Type.String(), name: Type.String(), steps: Type.Array(FunnelStep), created_at: Type.String() },
+  { $id: 'Funnel' },
+);
+export const Funnels = Type.Object({ funnels: Type.Array(Type.Ref(Funnel)) }, { $id: 'Funnels' });
+export const GoalIdParams = Type.Object({
+  ...ProjectParams.properties,
+  goal: Type.String({ maxLength: 64 }),
+});
+export const FunnelIdParams = Type.Object({
+  ...ProjectParams.properties,
+  funnel: Type.String({ maxLength: 64 }),
+});
+
+export const GoalConversions = Type.Object(
+  {
+    from: Type.String(),
+    to: Type.String(),
+    visitors: Type.Integer({ description: 'Unique visitors of the range (the denominator).' }),
+    rows: Type.Array(
+      Type.Object({
+        goal: Type.String({ description: 'Goal id.' }),
+        name: Type.String(),
+        visitors: Type.Integer({ description: 'Visitors who reached the goal in the range.' }),
+        events: Type.Integer({ description: 'Times it was reached (matching pageviews or events).' }),
+        conversion_rate: Type.Number({ description: 'visitors / unique visitors of the range.' }),
+      }),
+    ),
+  },
+  { $id: 'GoalConversions' },
+);
+export const FunnelResult = Type.Object(
+  {
+    funnel: Type.String(),
+    name: Type.String(),
+    from: Type.String(),
+    to: Type.String(),
+    steps: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        visitors: Type.Integer({
+          description: 'Visitors who reached this step and every one before it, in order, within the range.',
+        }),
+        conversion_rate: Type.Number({ description: 'visitors / visitors of the first step.' }),
+        step_conversion_rate: Type.Number({ description: 'visitors / visitors of the step before.' }),
+      }),
+    ),
+  },
+  { $id: 'FunnelResult' },
+);
+
+// ---- Projects, sessions, share links ------------------------------------------------------------------
+
+export const AccessKind = Type.Union([Type.Literal('user'), Type.Literal('read_key'), Type.Literal('share')]);
+export const Project = Type.Object(
+  {
+    id: Type.String(),
+    time_zone: Type.String({ description: 'IANA time zone in which days are counted (default UTC).' }),
+    today: Type.String({ description: "Today's date in that time zone (YYYY-MM-DD)." }),
+    access: Type.Object({
+      kind: AccessKind,
+      can_edit: Type.Boolean({
+        description: 'May change settings, goals, funnels and share links (signed-in users).',
+      }),
+      revenue: Type.Boolean({
+        description: 'May read revenue figures (false on a share link that hides them).',
+      }),
+    }),
+  },
+  { $id: 'Project' },
+);
+export const Projects = Type.Object({ projects: Type.Array(Type.Ref(Project)) }, { $id: 'Projects' });
+export const ProjectUpdate = Type.Object(
+  {
+    time_zone: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'An IANA time zone (Europe/Berlin).',
+    }),
+  },
+  { additionalProperties: false },
+);
+export const Install = Type.Object(
+  {
+    has_data: Type.Boolean({ description: 'Whether the project has received any pageview or event.' }),
+    public_tokens: Type.Array(
+      Type.Object({ id: Type.String(), hint: Type.String(), created_at: Type.String() }),
+      { description: 'Active public tokens (only their first characters: tokens are stored hashed).' },
+    ),
+  },
+  { $id: 'Install' },
+);
+export const CreatedToken = Type.Object(
+  { id: Type.String(), token: Type.String({ description: 'The new public token, shown only now.' }) },
+  { $id: 'CreatedToken' },
+);
+
+export const SignIn = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+export const SetPassword = Type.Object(
+  {
+    token: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'The one-time token of the sign-in link.',
+    }),
+    password: Type.String({ minLength: 10, maxLength: 1024, description: 'At least 10 characters.' }),
+  },
+  { additionalProperties: false },
+);
+export const SessionInfo = Type.Object(
+  {
+    user: Type.Object({ email: Type.String() }),
+    projects: Type.Array(Type.String(), { description: 'Projects this user may read ("*": every project).' }),
+  },
+  { $id: 'SessionInfo' },
+);
+
+export const ShareInput = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    include_revenue: Type.Optional(Type.Boolean({ description: 'Show revenue figures (default false).' })),
+    embed_origins: Type.Optional(
+      Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 253 }), {
+        maxItems: 20,
+        description:
+          'Origins (`https://blog.example`) allowed to show the shared view in an iframe (its CSP ' +
+          '`frame-ancestors`); none by default.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const Share = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    hint: Type.String({ description: "The link token's first characters." }),
+    include_revenue: Type.Boolean(),
+    password_protected: Type.Boolean(),
+    embed_origins: Type.Array(Type.String()),
+    created_at: Type.String(),
+  },
+  { $id: 'Share' },
+);
+export const Shares = Type.Object({ shares: Type.Array(Type.Ref(Share)) }, { $id: 'Shares' });
+export const CreatedShare = Type.Object(
+  {
+    share: Type.Ref(Share),
+    token: Type.String({ description: 'The link token (shr_…), shown only now.' }),
+    url: Type.String({ description: 'The shared view: `<dashboard>/share/<token>`.' }),
+  },
+  { $id: 'CreatedShare' },
+);
+export const ShareIdParams = Type.Object({
+  ...ProjectParams.properties,
+  share: Type.String({ maxLength: 64 }),
+});
+export const SharedTokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 256 }) });
+export const SharedInfo = Type.Object(
+  {
+    project: Type.String(),
+    name: Type.String(),
+    password_required: Type.Boolean(),
+    include_revenue: Type.Boolean(),
+  },
+  { $id: 'SharedInfo' },
+);
+export const Unlock = Type.Object(
+  { password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+export const ShareGrant = Type.Object(
+  {
+    grant: Type.String({ description: 'A bearer credential (shg_…) for the shared view, until expires_at.' }),
+    expires_at: Type.String(),
+  },
+  { $id: 'ShareGrant' },
+);
+
+// ---- Revenue (a share link may hide it) ---------------------------------------------------------------
+
+export const MrrQuery = Type.Object({
+  from: Type.String({ pattern: MONTH_PATTERN, description: 'First month (YYYY-MM, UTC).' }),
+  to: Type.String({ pattern: MONTH_PATTERN, description: 'Last month, included.' }),
+  currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$' })),
+  format: rangeQuery.format,
+});
+export const MrrMonths = Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+  $id: 'MrrMonths',
+  description:
+    'One object per month and currency, the same as `tally report mrr --json` (money as exact decimal text).',
+});
+
+export type SummaryBody = Static<typeof Summary>;
+export type PeriodSummaryBody = Static<typeof PeriodSummary>;
+export type TimeseriesBody = Static<typeof Timeseries>;
+export type TimeseriesPointBody = Static<typeof TimeseriesPoint>;
+export type BreakdownBody = Static<typeof Breakdown>;
+export type BreakdownRowBody = Static<typeof BreakdownRow>;
+export type GoalInputBody = Static<typeof GoalInput>;
+export type FunnelInputBody = Static<typeof FunnelInput>;
+export type ShareInputBody = Static<typeof ShareInput>;
+
+/** Every schema with an $id: the OpenAPI document's components. */
+export const COMPONENTS: TSchema[] = [
+  Message,
+  ErrorBody,
+  PeriodSummary,
+  Summary,
+  TimeseriesPoint,
+  Timeseries,
+  BreakdownRow,
+  Breakdown,
+  CurrentVisitors,
+  Goal,
+  Goals,
+  Funnel,
+  Funnels,
+  GoalConversions,
+  FunnelResult,
+  Project,
+  Projects,
+  Install,
+  CreatedToken,
+  SessionInfo,
+  Share,
+  Shares,
+  CreatedShare,
+  SharedInfo,
+  ShareGrant,
+  MrrMonths,
+];

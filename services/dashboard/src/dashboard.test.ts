@@ -1,0 +1,284 @@
+// The dashboard's access rules, on every operation of the API (inject, real chDB, LMDB store, file token
+// store): no credentials, a revoked read key, a key, a share link or a user of another project, and a
+// cross-site request are refused; sign-in is rate-limited per address and per account; a share link hides
+// revenue unless included; the share page's frame-ancestors are its listed origins; CSV answers.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@tally/config';
+import { LmdbStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
+import { FileTokenStore, TokenVerifier } from '@tally/tokens';
+import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS } from './api/operations.ts';
+import { buildDashboard } from './dashboard.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tally-dashboard-'));
+let warehouse: Warehouse;
+let app: FastifyInstance;
+let store: LmdbStateStore;
+const tokens = new FileTokenStore(dir);
+let keyA: string;
+let keyB: string;
+let revokedKey: string;
+let sessionA: string;
+let sessionB: string;
+let shareA: string;
+let shareAWithRevenue: string;
+const ORIGIN = 'http://dashboard.test';
+
+beforeAll(async () => {
+  warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
+  await migrate(warehouse);
+  store = new LmdbStateStore(dir);
+  const users = new Users(store);
+  const sessions = new Sessions(store);
+  const shares = new ShareLinks(store);
+  keyA = (await tokens.create('alpha', 'read')).token;
+  keyB = (await tokens.create('beta', 'read')).token;
+  revokedKey = (await tokens.create('alpha', 'read')).token;
+  await tokens.revoke(revokedKey);
+  await users.add('a@example.com', ['alpha']);
+  await users.setPassword('a@example.com', 'alpha password');
+  await users.add('b@example.com', ['beta']);
+  sessionA = await sessions.create('a@example.com');
+  sessionB = await sessions.create('b@example.com');
+  shareA = (await shares.create('alpha', { embed_origins: ['https://blog.example'] })).token;
+  shareAWithRevenue = (await shares.create('alpha', { include_revenue: true })).token;
+  const readKeys = new TokenVerifier(tokens, { refreshMs: 60_000, kinds: ['read'] });
+  await readKeys.refresh();
+  app = await buildDashboard({
+    config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: ORIGIN }),
+    warehouse,
+    users,
+    sessions,
+    shares,
+    projects: new ProjectStore(store),
+    readKeys,
+    tokens,
+    attemptLimit: { max: 5, timeWindow: 60_000 },
+    webRoot: join(dir, 'no-web'),
+  });
+  await app.ready();
+});
+afterAll(async () => {
+  await app?.close();
+  await store?.close();
+  await warehouse?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A request for an operation on `project`, with valid parameters and body. */
+function requestFor(op: (typeof OPERATIONS)[number], project: string) {
+  const url = op.url
+    .replace(':project', project)
+    .replace(':dimension', 'page')
+    .replace(':funnel', 'f1')
+    .replace(':goal', 'g1')
+    .replace(':share', 's1')
+    .replace(':token', 'shr_x');
+  const query = op.url.includes('/revenue/') ? '?from=2026-01&to=2026-02' : '?from=2026-05-01&to=2026-05-07';
+  const bodies: Record<string, Record<string, unknown>> = {
+    updateProject: { time_zone: 'Europe/Berlin' },
+    createGoal: { name: 'Signup', event_name: 'signup' },
+    createFunnel: { name: 'F', steps: [{ path: '/' }, { event_name: 'signup' }] },
+    createShare: { name: 'x' },
+  };
+  return {
+    method: op.method,
+    url: `${url}${op.querystring ? query : ''}`,
+    ...(bodies[op.operationId] ? { payload: bodies[op.operationId] } : {}),
+  };
+}
+
+const cookie = (session: string) => ({ cookie: `tally_session=${session}` });
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const sameOrigin = { origin: ORIGIN };
+
+describe('every operation of the API', () => {
+  const guarded = OPERATIONS.filter((op) => op.access !== 'public');
+  const projectScoped = guarded.filter((op) => op.url.includes(':project'));
+
+  it.each(
+    guarded.map((op) => [op.operationId, op] as const),
+  )('%s refuses a request without credentials (401)', async (_id, op) => {
+    const res = await app.inject({ ...requestFor(op, 'alpha'), headers: sameOrigin });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ error: 'Unauthorized' });
+  });
+
+  it.each(
+    projectScoped.map((op) => [op.operationId, op] as const),
+  )('%s refuses a revoked key (401), and a key, a share link or a user of another project (403)', async (_id, op) => {
+    const alpha = requestFor(op, 'alpha');
+    expect(
+      (await app.inject({ ...alpha, headers: { ...sameOrigin, ...bearer(revokedKey) } })).statusCode,
+    ).toBe(401);
+    expect(
+      (await app.inject({ ...alpha, headers: { ...sameOrigin, ...bearer(`read_${'x'.repeat(32)}`) } }))
+        .statusCode,
+    ).toBe(401);
+    const beta = requestFor(op, 'beta');
+    for (const headers of [bearer(keyA), bearer(shareA), cookie(sessionA)]) {
+      const res = await app.inject({ ...beta, headers: { ...sameOrigin, ...headers } });
+      expect(res.statusCode, JSON.stringify(headers)).toBe(403);
+    }
+    for (const headers of [cookie(sessionB), bearer(keyB)]) {
+      expect((await app.inject({ ...alpha, headers: { ...sameOrigin, ...headers } })).statusCode).toBe(403);
+    }
+  });
+
+  it.each(
+    OPERATIONS.filter((op) => op.method !== 'GET').map((op) => [op.operationId, op] as const),
+  )('%s refuses a cross-site request (403), even with a valid session', async (_id, op) => {
+    for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+      const res = await app.inject({
+        ...requestFor(op, 'alpha'),
+        headers: { ...headers, ...cookie(sessionA) },
+      });
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'Cross-site request refused' });
+    }
+  });
+});
+
+describe('reading', () => {
+  it('answers a read key, a share link and a user of the project', async () => {
+    for (const headers of [bearer(keyA), bearer(shareA), cookie(sessionA)]) {
+      const res = await app.inject({
+        url: '/api/v1/projects/alpha/traffic/summary?from=2026-05-01&to=2026-05-07',
+        headers,
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({
+        pageviews: 0,
+        visits: 0,
+        time_zone: 'UTC',
+        previous: { from: '2026-04-24', to: '2026-04-30' },
+      });
+    }
+  });
+
+  it('lets editing be done by a signed-in user only', async () => {
+    const goal = {
+      method: 'POST' as const,
+      url: '/api/v1/projects/alpha/goals',
+      payload: { name: 'G', path: '/blog/*' },
+    };
+    expect((await app.inject({ ...goal, headers: bearer(keyA) })).statusCode).toBe(403);
+    const created = await app.inject({ ...goal, headers: { ...sameOrigin, ...cookie(sessionA) } });
+    expect(created.statusCode).toBe(201);
+    const listed = await app.inject({ url: '/api/v1/projects/alpha/goals', headers: bearer(keyA) });
+    const id = created.json().id as string;
+    const del = (goal: string) =>
+      app.inject({
+        method: 'DELETE',
+        url: `/api/v1/projects/alpha/goals/${goal}`,
+        headers: { ...sameOrigin, ...cookie(sessionA) },
+      });
+    expect((await del('no-such-goal')).statusCode).toBe(404);
+    expect(listed.json().goals).toEqual([expect.objectContaining({ name: 'G', path: '/blog/*' })]);
+    expect((await del(id)).statusCode).toBe(204);
+    expect((await del(id)).statusCode).toBe(404);
+  });
+
+  it('hides revenue on a share link that does not include it', async () => {
+    const mrr = '/api/v1/projects/alpha/revenue/mrr?from=2026-01&to=2026-02';
+    const hidden = await app.inject({ url: mrr, headers: bearer(shareA) });
+    expect(hidden.statusCode).toBe(403);
+    expect(hidden.json()).toEqual({ error: 'Revenue is not shared' });
+    expect((await app.inject({ url: mrr, headers: bearer(shareAWithRevenue) })).statusCode).toBe(200);
+    expect((await app.inject({ url: mrr, headers: bearer(keyA) })).statusCode).toBe(200);
+    const project = await app.inject({ url: '/api/v1/projects/alpha', headers: bearer(shareA) });
+    expect(project.json().access).toEqual({ kind: 'share', can_edit: false, revenue: false });
+  });
+
+  it('answers CSV for format=csv and Accept: text/csv', async () => {
+    const res = await app.inject({
+      url: '/api/v1/projects/alpha/traffic/timeseries?from=2026-05-01&to=2026-05-02',
+      headers: { ...bearer(keyA), accept: 'text/csv' },
+    });
+    expect(res.headers['content-type']).toMatch(/^text\/csv/);
+    expect(res.body.split('\r\n')[0]).toBe(
+      'date,pageviews,visitors,visits,bounce_rate,visit_duration_s,events,previous_date,previous_pageviews,previous_visitors,previous_visits,previous_bounce_rate,previous_visit_duration_s,previous_events',
+    );
+    expect(res.body.split('\r\n')[1]).toMatch(/^2026-05-01,0,0,0,,,0,2026-04-29,/);
+  });
+
+  it('refuses a bad filter or range with 400 naming the problem, never quoting it', async () => {
+    const bad = await app.inject({
+      url: `/api/v1/projects/alpha/traffic/summary?from=2026-05-01&to=2026-05-07&filters=${encodeURIComponent('secret_dim==x')}`,
+      headers: bearer(keyA),
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).not.toContain('secret_dim');
+    const backwards = await app.inject({
+      url: '/api/v1/projects/alpha/traffic/summary?from=2026-05-07&to=2026-05-01',
+      headers: bearer(keyA),
+    });
+    expect(backwards.json()).toEqual({ message: 'from must not be after to' });
+  });
+});
+
+describe('signing in', () => {
+  const signIn = (password: string, ip: string, email = 'a@example.com') =>
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/session',
+      remoteAddress: ip,
+      headers: sameOrigin,
+      payload: { email, password },
+    });
+
+  it('sets an HttpOnly, SameSite=Lax session cookie that reads the user’s projects', async () => {
+    const res = await signIn('alpha password', '10.0.0.1');
+    expect(res.statusCode).toBe(200);
+    const setCookie = String(res.headers['set-cookie']);
+    expect(setCookie).toMatch(/^tally_session=[A-Za-z0-9_-]{43};/);
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Lax/);
+    expect(setCookie).not.toMatch(/Secure/); // plain HTTP here
+    const token = /tally_session=([^;]+)/.exec(setCookie)?.[1] as string;
+    const session = await app.inject({ url: '/api/v1/session', headers: cookie(token) });
+    expect(session.json()).toEqual({ user: { email: 'a@example.com' }, projects: ['alpha'] });
+    const out = await app.inject({
+      method: 'DELETE',
+      url: '/api/v1/session',
+      headers: { ...sameOrigin, ...cookie(token) },
+    });
+    expect(out.statusCode).toBe(204);
+    expect((await app.inject({ url: '/api/v1/session', headers: cookie(token) })).statusCode).toBe(401);
+  });
+
+  it('limits attempts per client address (429 with Retry-After)', async () => {
+    const answers: number[] = [];
+    for (let i = 0; i < 7; i++) answers.push((await signIn('wrong password', '10.0.0.2')).statusCode);
+    expect(answers).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    const limited = await signIn('alpha password', '10.0.0.2');
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.json()).toEqual({ error: 'Too many attempts' });
+  });
+
+  it('limits failed attempts per account, from any address', async () => {
+    const answers: number[] = [];
+    for (let i = 0; i < 11; i++)
+      answers.push((await signIn('wrong password', `10.1.0.${i}`, 'b@example.com')).statusCode);
+    expect(answers.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(answers[10]).toBe(429);
+  });
+});
+
+describe('pages', () => {
+  it("frame a share link's page only from its listed origins, and nothing else", async () => {
+    const shared = await app.inject({ url: `/share/${shareA}` });
+    expect(shared.headers['content-security-policy']).toMatch(/frame-ancestors https:\/\/blog\.example(;|$)/);
+    expect(shared.headers['x-frame-options']).toBeUndefined();
+    for (const url of ['/', '/projects/alpha', `/share/${shareAWithRevenue}`, '/share/shr_unknown']) {
+      const res = await app.inject({ url });
+      expect(res.headers['content-security-policy'], url).toMatch(/frame-ancestors 'none'/);
+      expect(res.headers['x-frame-options'], url).toBe('DENY');
+    }
+  });
+});

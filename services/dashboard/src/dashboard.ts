@@ -1,0 +1,83 @@
+// buildDashboard: the dashboard's Fastify app (not listening): cookies, the attempt rate limit, the Origin
+// check of state-changing requests, the read API (routes/*), the web app (web.ts), and errors mapped in
+// one place (errors.ts). runtime.ts gives it its dependencies and listens; tests call it with their own.
+import fastifyCookie from '@fastify/cookie';
+import fastifyRateLimit from '@fastify/rate-limit';
+import { trustedProxies } from '@tally/config';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { COMPONENTS } from './api/schemas.ts';
+import type { DashboardDeps } from './deps.ts';
+import { CrossSiteError, NotFoundError, toDashboardError } from './errors.ts';
+import { projectRoutes } from './routes/project-routes.ts';
+import { revenueRoutes } from './routes/revenue-routes.ts';
+import { sessionRoutes } from './routes/session-routes.ts';
+import { shareRoutes } from './routes/share-routes.ts';
+import { trafficRoutes } from './routes/traffic-routes.ts';
+import { dashboardUrl, webRoutes } from './web.ts';
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * A state-changing request must come from the dashboard itself: its Origin (which browsers send on every
+ * cross-origin and same-origin POST, PATCH and DELETE) must be the dashboard's, and Sec-Fetch-Site, when
+ * sent, same-origin. A request without either comes from no browser (curl, a script with a read key): no
+ * cross-site forgery is possible there.
+ */
+export function isSameOrigin(request: FastifyRequest, own: string): boolean {
+  const origin = request.headers.origin;
+  if (origin !== undefined) return origin === own || origin === `${request.protocol}://${request.host}`;
+  const site = request.headers['sec-fetch-site'];
+  return site === undefined || site === 'same-origin' || site === 'none';
+}
+
+export async function buildDashboard(
+  deps: DashboardDeps,
+  options: { logger?: FastifyBaseLogger; redis?: Redis | null } = {},
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : {}),
+    disableRequestLogging: true,
+    trustProxy: trustedProxies(deps.config),
+    bodyLimit: 64 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },
+  });
+  for (const schema of COMPONENTS) app.addSchema(schema);
+  await app.register(fastifyCookie);
+  await app.register(fastifyRateLimit, {
+    global: false,
+    ...(options.redis
+      ? { redis: options.redis, nameSpace: `${deps.config.REDIS_KEY_PREFIX}dashboard-attempts:` }
+      : {}),
+    skipOnError: true,
+    errorResponseBuilder: (_request, context) => {
+      const error = toDashboardError({ statusCode: 429 });
+      Object.assign(error, { retryAfterSeconds: Math.ceil(context.ttl / 1000) });
+      return error;
+    },
+  });
+
+  app.addHook('onRequest', async (request) => {
+    if (STATE_CHANGING.has(request.method) && request.url.startsWith('/api/')) {
+      if (!isSameOrigin(request, new URL(dashboardUrl(deps.config, request)).origin))
+        throw new CrossSiteError();
+    }
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const mapped = toDashboardError(error);
+    if (mapped.statusCode >= 500)
+      request.log.error({ err: error, route: request.routeOptions.url }, `answered ${mapped.statusCode}`);
+    if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
+    return reply.code(mapped.statusCode).type('application/json; charset=utf-8').send(mapped.body());
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send(new NotFoundError().body()));
+
+  sessionRoutes(app, deps);
+  projectRoutes(app, deps);
+  trafficRoutes(app, deps);
+  shareRoutes(app, deps);
+  revenueRoutes(app, deps);
+  await webRoutes(app, deps);
+  return app;
+}

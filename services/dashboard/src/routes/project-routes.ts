@@ -1,0 +1,116 @@
+// Projects, and what is defined per project: its settings (time zone), goals and funnels; and, for a
+// project without data, its public tokens (to show how to install the tracker). Definitions change only by
+// a signed-in user granted the project (access `editor`); read keys and share links read them.
+import { ALL_PROJECTS } from '@tally/dashboard-store';
+import { isTimeZone, todayIn } from '@tally/warehouse';
+import type { FastifyInstance } from 'fastify';
+import { type Caller, canReadRevenue } from '../access.ts';
+import type { FunnelInputBody, GoalInputBody } from '../api/schemas.ts';
+import type { DashboardDeps } from '../deps.ts';
+import { BadRequestError, NotFoundError, UnauthorizedError } from '../errors.ts';
+import { route } from './route.ts';
+
+/** The projects a caller may read (a user granted every project sees those with tokens or settings). */
+async function projectsOf(caller: Caller, deps: DashboardDeps): Promise<string[]> {
+  switch (caller.kind) {
+    case 'read_key':
+      return [caller.project];
+    case 'share':
+      return [caller.share.project];
+    case 'user': {
+      if (!caller.user.projects.includes(ALL_PROJECTS)) return [...caller.user.projects].sort();
+      const tokens = await deps.tokens.list();
+      return [...new Set(tokens.filter((t) => !t.revoked_at).map((t) => t.project_id))].sort();
+    }
+    default:
+      throw new UnauthorizedError();
+  }
+}
+
+function checkTarget(target: { event_name?: string | undefined; path?: string | undefined }): void {
+  if ((target.event_name === undefined) === (target.path === undefined)) {
+    throw new BadRequestError('a goal or step has exactly one of event_name and path');
+  }
+}
+
+export function projectRoutes(app: FastifyInstance, deps: DashboardDeps): void {
+  const projectBody = async (project: string, caller: Caller) => {
+    const settings = await deps.projects.settings(project);
+    return {
+      id: project,
+      time_zone: settings.time_zone,
+      today: todayIn(settings.time_zone),
+      access: {
+        kind: caller.kind as 'user' | 'read_key' | 'share',
+        can_edit: caller.kind === 'user',
+        revenue: canReadRevenue(caller),
+      },
+    };
+  };
+
+  route(app, deps, 'listProjects', async (request) => {
+    const projects = await projectsOf(request.caller, deps);
+    return { projects: await Promise.all(projects.map((p) => projectBody(p, request.caller))) };
+  });
+  route(app, deps, 'getProject', async (request) =>
+    projectBody(request.params.project as string, request.caller),
+  );
+  route(app, deps, 'updateProject', async (request) => {
+    const { time_zone } = request.body as { time_zone: string };
+    if (!isTimeZone(time_zone))
+      throw new BadRequestError('time_zone must be an IANA time zone (Europe/Berlin)');
+    await deps.projects.updateSettings(request.params.project as string, { time_zone });
+    return projectBody(request.params.project as string, request.caller);
+  });
+
+  route(app, deps, 'getInstall', async (request) => {
+    const project = request.params.project as string;
+    const [row] = await deps.warehouse.query<{ n: number }>(
+      'SELECT count() AS n FROM (SELECT 1 FROM visits WHERE project_id = {project:String} LIMIT 1)',
+      { project },
+    );
+    const tokens = (await deps.tokens.list()).filter(
+      (t) => t.project_id === project && t.kind === 'public' && !t.revoked_at,
+    );
+    return {
+      has_data: (row?.n ?? 0) > 0,
+      public_tokens: tokens.map((t) => ({ id: t.id, hint: t.hint, created_at: t.created_at })),
+    };
+  });
+  route(app, deps, 'createPublicToken', async (request, reply) => {
+    const { token, info } = await deps.tokens.create(request.params.project as string, 'public');
+    return reply.code(201).send({ id: info.id, token });
+  });
+
+  route(app, deps, 'listGoals', async (request) => ({
+    goals: await deps.projects.goals(request.params.project as string),
+  }));
+  route(app, deps, 'createGoal', async (request, reply) => {
+    const input = request.body as GoalInputBody;
+    checkTarget(input);
+    return reply.code(201).send(await deps.projects.addGoal(request.params.project as string, input));
+  });
+  route(app, deps, 'deleteGoal', async (request, reply) => {
+    if (!(await deps.projects.deleteGoal(request.params.project as string, request.params.goal as string))) {
+      throw new NotFoundError('no such goal');
+    }
+    return reply.code(204).send();
+  });
+
+  route(app, deps, 'listFunnels', async (request) => ({
+    funnels: await deps.projects.funnels(request.params.project as string),
+  }));
+  route(app, deps, 'createFunnel', async (request, reply) => {
+    const input = request.body as FunnelInputBody;
+    for (const step of input.steps) checkTarget(step);
+    return reply.code(201).send(await deps.projects.addFunnel(request.params.project as string, input));
+  });
+  route(app, deps, 'deleteFunnel', async (request, reply) => {
+    if (
+      !(await deps.projects.deleteFunnel(request.params.project as string, request.params.funnel as string))
+    ) {
+      throw new NotFoundError('no such funnel');
+    }
+    return reply.code(204).send();
+  });
+}

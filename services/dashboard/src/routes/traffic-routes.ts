@@ -1,0 +1,195 @@
+// GET …/traffic/*: the dashboard's figures of one project (summary, time series, breakdowns, current
+// visitors, goal conversions, funnels), as JSON or CSV. The queries are the warehouse's (reports/traffic-*);
+// this layer reads the project's time zone, parses the filters and shapes the answers.
+import {
+  type BreakdownDimension,
+  comparisonRange,
+  currentVisitors,
+  funnelSteps,
+  goalConversions,
+  parseFilters,
+  type TrafficInterval,
+  type TrafficQuery,
+  trafficBreakdown,
+  trafficFigures,
+  trafficTimeseries,
+} from '@tally/warehouse';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { toCsv, wantsCsv } from '../csv.ts';
+import type { DashboardDeps } from '../deps.ts';
+import { NotFoundError } from '../errors.ts';
+import { route } from './route.ts';
+
+interface RangeParams {
+  from: string;
+  to: string;
+  filters?: string;
+  format?: string;
+  compare?: 'previous' | 'year' | 'none';
+}
+
+/** Sends rows as CSV when asked (format=csv or Accept: text/csv), else the JSON body. */
+export function answer(
+  reply: FastifyReply,
+  accept: string | undefined,
+  format: string | undefined,
+  body: unknown,
+  rows: () => Record<string, unknown>[],
+  name: string,
+): unknown {
+  if (!wantsCsv(format, accept)) return body;
+  return reply
+    .type('text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${name}.csv"`)
+    .send(toCsv(rows()));
+}
+
+export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
+  const queryOf = async (project: string, q: RangeParams): Promise<TrafficQuery> => ({
+    project,
+    from: q.from,
+    to: q.to,
+    timeZone: (await deps.projects.settings(project)).time_zone,
+    filters: parseFilters(q.filters),
+  });
+  const comparison = (query: TrafficQuery, compare: RangeParams['compare']): TrafficQuery | null =>
+    compare === 'none' ? null : { ...query, ...comparisonRange(query.from, query.to, compare ?? 'previous') };
+
+  route(app, deps, 'trafficSummary', async (request, reply) => {
+    const q = request.query as unknown as RangeParams;
+    const query = await queryOf(request.params.project as string, q);
+    const previousQuery = comparison(query, q.compare);
+    const [figures, previous, current] = await Promise.all([
+      trafficFigures(deps.warehouse, query),
+      previousQuery ? trafficFigures(deps.warehouse, previousQuery) : null,
+      currentVisitors(deps.warehouse, query),
+    ]);
+    const body = { ...figures, time_zone: query.timeZone, current_visitors: current, previous };
+    return answer(
+      reply,
+      request.headers.accept,
+      q.format,
+      body,
+      () => {
+        const { previous: _p, ...rest } = body;
+        return [
+          { period: 'current', ...rest },
+          ...(previous ? [{ period: 'previous', ...previous, time_zone: query.timeZone }] : []),
+        ];
+      },
+      'summary',
+    );
+  });
+
+  route(app, deps, 'trafficTimeseries', async (request, reply) => {
+    const q = request.query as unknown as RangeParams & { interval?: TrafficInterval };
+    const interval = q.interval ?? 'day';
+    const query = await queryOf(request.params.project as string, q);
+    const previousQuery = comparison(query, q.compare);
+    const [points, previousPoints] = await Promise.all([
+      trafficTimeseries(deps.warehouse, query, interval),
+      previousQuery ? trafficTimeseries(deps.warehouse, previousQuery, interval) : null,
+    ]);
+    const previous =
+      previousQuery && previousPoints
+        ? { from: previousQuery.from, to: previousQuery.to, points: previousPoints.slice(0, points.length) }
+        : null;
+    const body = { interval, from: query.from, to: query.to, time_zone: query.timeZone, points, previous };
+    return answer(
+      reply,
+      request.headers.accept,
+      q.format,
+      body,
+      () =>
+        points.map((p, i) => {
+          const before = previous?.points[i];
+          return {
+            ...p,
+            ...(before
+              ? Object.fromEntries(Object.entries(before).map(([k, v]) => [`previous_${k}`, v]))
+              : {}),
+          };
+        }),
+      'timeseries',
+    );
+  });
+
+  route(app, deps, 'trafficBreakdown', async (request, reply) => {
+    const q = request.query as unknown as RangeParams & {
+      limit?: number;
+      sort?: string;
+      order?: 'asc' | 'desc';
+      property?: string;
+    };
+    const dimension = request.params.dimension as BreakdownDimension;
+    const query = await queryOf(request.params.project as string, q);
+    const result = await trafficBreakdown(deps.warehouse, query, {
+      dimension,
+      property: q.property,
+      limit: q.limit ?? 10,
+      sort: q.sort,
+      order: q.order,
+    });
+    const body = {
+      dimension,
+      ...(dimension === 'event_property' ? { property: q.property } : {}),
+      from: query.from,
+      to: query.to,
+      rows: result.rows,
+      total: result.total,
+    };
+    return answer(reply, request.headers.accept, q.format, body, () => result.rows as never, dimension);
+  });
+
+  route(app, deps, 'trafficCurrentVisitors', async (request) => {
+    const q = request.query as { filters?: string };
+    return {
+      current_visitors: await currentVisitors(deps.warehouse, {
+        project: request.params.project as string,
+        filters: parseFilters(q.filters),
+      }),
+    };
+  });
+
+  route(app, deps, 'trafficGoals', async (request, reply) => {
+    const q = request.query as unknown as RangeParams;
+    const project = request.params.project as string;
+    const query = await queryOf(project, q);
+    const goals = await deps.projects.goals(project);
+    const result = await goalConversions(deps.warehouse, query, goals);
+    const rows = goals.map((goal, i) => {
+      const figures = result.goals[i] ?? { visitors: 0, events: 0 };
+      return {
+        goal: goal.id,
+        name: goal.name,
+        visitors: figures.visitors,
+        events: figures.events,
+        conversion_rate: result.visitors ? figures.visitors / result.visitors : 0,
+      };
+    });
+    const body = { from: query.from, to: query.to, visitors: result.visitors, rows };
+    return answer(reply, request.headers.accept, q.format, body, () => rows, 'goals');
+  });
+
+  route(app, deps, 'trafficFunnel', async (request, reply) => {
+    const q = request.query as unknown as RangeParams;
+    const project = request.params.project as string;
+    const funnel = await deps.projects.funnel(project, request.params.funnel as string);
+    if (!funnel) throw new NotFoundError('no such funnel');
+    const query = await queryOf(project, q);
+    const visitors = await funnelSteps(deps.warehouse, query, funnel.steps);
+    const steps = funnel.steps.map((step, i) => {
+      const n = visitors[i] ?? 0;
+      const first = visitors[0] ?? 0;
+      const before = i === 0 ? n : (visitors[i - 1] ?? 0);
+      return {
+        name: step.name || step.event_name || step.path || `Step ${i + 1}`,
+        visitors: n,
+        conversion_rate: first ? n / first : 0,
+        step_conversion_rate: before ? n / before : 0,
+      };
+    });
+    const body = { funnel: funnel.id, name: funnel.name, from: query.from, to: query.to, steps };
+    return answer(reply, request.headers.accept, q.format, body, () => steps, 'funnel');
+  });
+}

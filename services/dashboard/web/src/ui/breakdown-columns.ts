@@ -1,0 +1,114 @@
+// The columns of each kind of breakdown, as the API gives them (its `sort` accepts exactly these), and how a
+// dimension's values read: countries by name with their flag, empty values as unknown or not set.
+import type { BreakdownDimension, BreakdownRow } from '../api/types.ts';
+import { formatCount, formatDuration, formatPercent } from '../format.ts';
+
+export type SortKey =
+  | 'visitors'
+  | 'visits'
+  | 'pageviews'
+  | 'events'
+  | 'bounce_rate'
+  | 'visit_duration_s'
+  | 'exit_rate';
+
+export interface Column {
+  key: SortKey;
+  label: string;
+  format(row: BreakdownRow): string;
+  /** Shown in the panels' short lists (the others only in the details). */
+  compact: boolean;
+}
+
+const count = (key: 'visitors' | 'visits' | 'pageviews' | 'events') => (row: BreakdownRow) =>
+  row[key] === undefined ? '—' : formatCount(row[key] as number);
+
+const VISITORS: Column = { key: 'visitors', label: 'Visitors', format: count('visitors'), compact: true };
+const KIND_COLUMNS = {
+  records: [{ key: 'pageviews', label: 'Pageviews', format: count('pageviews'), compact: true }, VISITORS],
+  events: [{ key: 'events', label: 'Events', format: count('events'), compact: true }, VISITORS],
+  visits: [
+    { key: 'visits', label: 'Visits', format: count('visits'), compact: true },
+    VISITORS,
+    { key: 'pageviews', label: 'Pageviews', format: count('pageviews'), compact: false },
+    { key: 'bounce_rate', label: 'Bounce rate', format: (r) => formatPercent(r.bounce_rate), compact: false },
+    {
+      key: 'visit_duration_s',
+      label: 'Visit duration',
+      format: (r) => formatDuration(r.visit_duration_s),
+      compact: false,
+    },
+  ],
+  exits: [
+    { key: 'visits', label: 'Exits', format: count('visits'), compact: true },
+    VISITORS,
+    { key: 'exit_rate', label: 'Exit rate', format: (r) => formatPercent(r.exit_rate), compact: false },
+  ],
+} satisfies Record<string, Column[]>;
+
+export function columnsOf(dimension: BreakdownDimension): Column[] {
+  if (dimension === 'page') return KIND_COLUMNS.records;
+  if (dimension === 'event_name' || dimension === 'event_property') return KIND_COLUMNS.events;
+  if (dimension === 'exit_page') return KIND_COLUMNS.exits;
+  return KIND_COLUMNS.visits;
+}
+
+/** The figure a row's bar and share are of. */
+export const mainColumn = (dimension: BreakdownDimension): Column => columnsOf(dimension)[0] as Column;
+
+export const DIMENSION_LABELS: Record<BreakdownDimension, string> = {
+  page: 'Page',
+  entry_page: 'Entry page',
+  exit_page: 'Exit page',
+  channel: 'Channel',
+  source: 'Source',
+  referrer: 'Referrer',
+  utm_source: 'UTM source',
+  utm_medium: 'UTM medium',
+  utm_campaign: 'UTM campaign',
+  utm_term: 'UTM term',
+  utm_content: 'UTM content',
+  country: 'Country',
+  browser: 'Browser',
+  os: 'Operating system',
+  device: 'Device type',
+  screen_size: 'Screen size',
+  hostname: 'Hostname',
+  event_name: 'Event',
+  event_property: 'Value',
+};
+
+let regionNames: Intl.DisplayNames | null | undefined;
+
+/** "🇩🇪 Germany" from "DE"; the code itself where the browser has no name for it. */
+export function countryName(code: string): string {
+  if (regionNames === undefined) {
+    try {
+      regionNames = new Intl.DisplayNames(undefined, { type: 'region' });
+    } catch {
+      regionNames = null;
+    }
+  }
+  let name = code;
+  try {
+    name = regionNames?.of(code) ?? code;
+  } catch {
+    // not a region code the browser knows
+  }
+  return name;
+}
+
+export function flagOf(code: string): string {
+  if (!/^[A-Z]{2}$/.test(code)) return '';
+  return String.fromCodePoint(...[...code].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
+}
+
+/** How a value reads in a list; '' is a visit without it. */
+export function valueLabel(dimension: BreakdownDimension, value: string): string {
+  if (value === '') {
+    if (dimension.startsWith('utm_') || dimension === 'referrer') return '(not set)';
+    return '(unknown)';
+  }
+  if (dimension === 'country') return countryName(value);
+  return value;
+}

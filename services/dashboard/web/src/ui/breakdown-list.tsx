@@ -1,0 +1,139 @@
+// One breakdown as a bar list: a table whose first cell carries a bar as long as the row's main figure
+// against the largest, then the counts and the row's share of the total. Column headers sort (the API
+// sorts, so the top rows are the top rows of the whole range); a value is a button that filters every
+// panel by it.
+import { useState } from 'preact/hooks';
+import type { Breakdown, BreakdownDimension } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
+import { formatPercent } from '../format.ts';
+import { useTraffic } from '../views/traffic-context.ts';
+import {
+  type Column,
+  columnsOf,
+  DIMENSION_LABELS,
+  flagOf,
+  mainColumn,
+  type SortKey,
+  valueLabel,
+} from './breakdown-columns.ts';
+import { ErrorMessage } from './messages.tsx';
+
+export interface Sort {
+  key: SortKey | 'value';
+  order: 'desc' | 'asc';
+}
+
+export function breakdownPath(projectId: string, dimension: BreakdownDimension): string {
+  return `/projects/${encodeURIComponent(projectId)}/traffic/breakdown/${dimension}`;
+}
+
+export function BreakdownList(props: {
+  dimension: BreakdownDimension;
+  /** For event_property: the property's key. */
+  property?: string;
+  limit: number;
+  /** Every column (the details), or the short list's. */
+  full?: boolean;
+  caption: string;
+}) {
+  const { api, project, params, addFilter } = useTraffic();
+  const [sort, setSort] = useState<Sort | null>(null);
+  const query = {
+    ...params,
+    limit: props.limit,
+    ...(props.property ? { property: props.property } : {}),
+    ...(sort ? { sort: sort.key, order: sort.order } : {}),
+  };
+  const result = useQuery<Breakdown>(api, breakdownPath(project.id, props.dimension), query);
+  const columns = columnsOf(props.dimension).filter((c) => props.full || c.compact);
+  const main = mainColumn(props.dimension);
+  const filterDimension = props.dimension === 'event_property' ? `prop:${props.property}` : props.dimension;
+
+  if (result.error) return <ErrorMessage error={result.error} />;
+  const rows = result.data?.rows;
+  if (rows && rows.length === 0 && !result.stale) return <p class="empty">No data for this range.</p>;
+  const max = Math.max(1, ...(rows ?? []).map((r) => (r[main.key] as number | undefined) ?? 0));
+
+  const header = (key: Sort['key'], label: string, className?: string) => {
+    const active = sort?.key === key || (!sort && key === main.key);
+    const order = sort?.key === key ? sort.order : key === 'value' ? 'asc' : 'desc';
+    return (
+      <th
+        scope="col"
+        class={className}
+        aria-sort={active ? (order === 'asc' ? 'ascending' : 'descending') : undefined}
+      >
+        <button
+          type="button"
+          class="sort"
+          onClick={() =>
+            setSort({
+              key,
+              order: active ? (order === 'desc' ? 'asc' : 'desc') : key === 'value' ? 'asc' : 'desc',
+            })
+          }
+        >
+          {label}
+          <span aria-hidden="true" class="sort-mark">
+            {active ? (order === 'asc' ? '▲' : '▼') : ''}
+          </span>
+        </button>
+      </th>
+    );
+  };
+
+  return (
+    <table
+      class={result.stale || result.loading ? 'bars is-stale' : 'bars'}
+      aria-busy={result.loading}
+      data-dimension={props.dimension}
+    >
+      <caption class="sr-only">{props.caption}</caption>
+      <thead>
+        <tr>
+          {header('value', DIMENSION_LABELS[props.dimension], 'value-col')}
+          {columns.map((c: Column) =>
+            header(c.key, c.label, c.key === 'visitors' && !props.full ? 'num hide-narrow' : 'num'),
+          )}
+          <th scope="col" class="num">
+            Share
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {(rows ?? []).map((row) => {
+          const label = valueLabel(props.dimension, row.value);
+          const flag = props.dimension === 'country' ? flagOf(row.value) : '';
+          const width = (((row[main.key] as number | undefined) ?? 0) / max) * 100;
+          return (
+            <tr key={row.value}>
+              <td class="value-col">
+                <span class="bar" style={{ width: `${width}%` }} aria-hidden="true" />
+                <button
+                  type="button"
+                  class="row-filter"
+                  aria-label={`Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`}
+                  title={`Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`}
+                  onClick={() => addFilter(filterDimension, row.value)}
+                >
+                  {flag && (
+                    <span class="flag" aria-hidden="true">
+                      {flag}
+                    </span>
+                  )}
+                  <span class={row.value === '' ? 'value-text muted' : 'value-text'}>{label}</span>
+                </button>
+              </td>
+              {columns.map((c) => (
+                <td key={c.key} class={c.key === 'visitors' && !props.full ? 'num hide-narrow' : 'num'}>
+                  {c.format(row)}
+                </td>
+              ))}
+              <td class="num share">{formatPercent(row.share)}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,56 @@
+// Custom events: their counts and visitors, and the values of one of their properties (the key typed in;
+// the read API does not list keys).
+import { useState } from 'preact/hooks';
+import { PanelFrame } from './breakdown-panel.tsx';
+import { Tabs } from './tabs.tsx';
+
+const TABS = [
+  { id: 'events', label: 'Events' },
+  { id: 'properties', label: 'Properties' },
+];
+
+export function EventsPanel() {
+  const [tab, setTab] = useState('events');
+  const [property, setProperty] = useState('');
+  const tabs = <Tabs tabs={TABS} current={tab} label="Custom events" onSelect={setTab} />;
+  if (tab === 'events' || !property) {
+    return (
+      <PanelFrame title="Custom events" id="events" tabs={tabs} caption="Events" dimension="event_name">
+        {tab === 'properties' && <PropertyForm property={property} onProperty={setProperty} />}
+      </PanelFrame>
+    );
+  }
+  return (
+    <PanelFrame
+      title="Custom events"
+      id="events"
+      tabs={tabs}
+      caption={`Property ${property}`}
+      dimension="event_property"
+      property={property}
+    >
+      <PropertyForm property={property} onProperty={setProperty} />
+    </PanelFrame>
+  );
+}
+
+function PropertyForm(props: { property: string; onProperty(key: string): void }) {
+  return (
+    <form
+      class="property-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onProperty(String(new FormData(e.currentTarget as HTMLFormElement).get('key') ?? '').trim());
+      }}
+    >
+      <label class="field inline">
+        <span class="field-label">Property</span>
+        <input name="key" defaultValue={props.property} placeholder="plan" required maxLength={256} />
+      </label>
+      <button type="submit">Show values</button>
+      {!props.property && (
+        <p class="hint">Type a key of your events' properties (event_data) to see its values.</p>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,120 @@
+// The filters in force, each removable, and a form to add any filter the API knows: a dimension (or an event
+// property), an operator and one or more values. Clicking a row of any list adds a filter too
+// (breakdown-list.tsx).
+import { useState } from 'preact/hooks';
+import {
+  dimensionLabel,
+  FILTER_DIMENSIONS,
+  type Filter,
+  type FilterOperator,
+  OPERATORS,
+  operatorLabel,
+} from '../query/filters.ts';
+import { Dialog } from './dialog.tsx';
+
+export function FilterBar(props: {
+  filters: Filter[];
+  onRemove(index: number): void;
+  onAdd(filter: Filter): void;
+  onClear(): void;
+}) {
+  const [adding, setAdding] = useState(false);
+  return (
+    <div class="filter-bar">
+      {props.filters.length > 0 && (
+        <ul class="chips" aria-label="Filters in force">
+          {props.filters.map((f, i) => {
+            const text = `${dimensionLabel(f.dimension)} ${operatorLabel(f.operator)} ${f.values.map((v) => v || '(unknown)').join(' or ')}`;
+            return (
+              <li key={`${f.dimension}${f.operator}${i}`} class="chip">
+                <span>{text}</span>
+                <button type="button" aria-label={`Remove filter: ${text}`} onClick={() => props.onRemove(i)}>
+                  ×
+                </button>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      <button type="button" class="add-filter" onClick={() => setAdding(true)}>
+        + Filter
+      </button>
+      {props.filters.length > 1 && (
+        <button type="button" class="link-button" onClick={props.onClear}>
+          Clear all
+        </button>
+      )}
+      <Dialog open={adding} title="Add a filter" onClose={() => setAdding(false)}>
+        <AddFilterForm
+          onAdd={(filter) => {
+            setAdding(false);
+            props.onAdd(filter);
+          }}
+        />
+      </Dialog>
+    </div>
+  );
+}
+
+function AddFilterForm({ onAdd }: { onAdd(filter: Filter): void }) {
+  const [dimension, setDimension] = useState('page');
+  return (
+    <form
+      class="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const form = new FormData(e.currentTarget as HTMLFormElement);
+        const values = String(form.get('values') ?? '')
+          .split('\n')
+          .map((v) => v.trim())
+          .filter((v) => v !== '');
+        const key = String(form.get('property') ?? '').trim();
+        if (dimension === 'prop' && !key) return;
+        onAdd({
+          dimension: dimension === 'prop' ? `prop:${key}` : dimension,
+          operator: String(form.get('operator')) as FilterOperator,
+          values: values.length > 0 ? values : [''],
+        });
+        (e.currentTarget as HTMLFormElement).reset();
+      }}
+    >
+      <label>
+        Dimension
+        <select name="dimension" value={dimension} onChange={(e) => setDimension(e.currentTarget.value)}>
+          {FILTER_DIMENSIONS.map((d) => (
+            <option key={d.id} value={d.id}>
+              {d.label}
+            </option>
+          ))}
+          <option value="prop">Event property…</option>
+        </select>
+      </label>
+      {dimension === 'prop' && (
+        <label>
+          Property key
+          <input name="property" required placeholder="plan" />
+        </label>
+      )}
+      <label>
+        Operator
+        <select name="operator">
+          {OPERATORS.map((o) => (
+            <option key={o.op} value={o.op}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span>
+          Values <span class="muted">(one per line: any of them matches)</span>
+        </span>
+        <textarea name="values" rows={3} placeholder={dimension.endsWith('page') ? '/blog/*' : ''} />
+      </label>
+      <p class="hint">In pages, * matches any characters: /blog/* is every page under /blog/.</p>
+      <button type="submit" class="primary">
+        Apply filter
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,42 @@
+// The views of a project's dashboard, in the order of its navigation. Each is a component given the project
+// and the API with the viewer's credentials. A view that shows revenue says so (`revenue: true`) and is left
+// out, with nothing of it requested, where the credentials may not read revenue (a share link that hides it);
+// issue 11's revenue views are added here, loaded lazily so that the first load stays small.
+import type { ComponentType } from 'preact';
+import { lazy } from 'preact-iso';
+import type { Api } from './api/client.ts';
+import type { Project } from './api/types.ts';
+import { TrafficView } from './views/traffic.tsx';
+
+export interface ViewProps {
+  api: Api;
+  project: Project;
+  /** The URL of the view (`/projects/my-site` or `/share/shr_…` plus the view's own segment). */
+  path: string;
+}
+
+export interface DashboardView {
+  /** The path segment after the project (`''` for the default view). */
+  id: string;
+  label: string;
+  /** Shows revenue figures: hidden where `access.revenue` is false. */
+  revenue?: boolean;
+  /** Changes settings: only for those who may edit (signed-in users, not share links or read keys). */
+  editorOnly?: boolean;
+  component: ComponentType<ViewProps>;
+}
+
+export const VIEWS: DashboardView[] = [
+  { id: '', label: 'Traffic', component: TrafficView },
+  {
+    id: 'settings',
+    label: 'Settings',
+    editorOnly: true,
+    component: lazy(() => import('./views/settings.tsx').then((m) => m.SettingsView)),
+  },
+];
+
+export const viewsFor = (project: Project): DashboardView[] =>
+  VIEWS.filter(
+    (view) => (!view.revenue || project.access.revenue) && (!view.editorOnly || project.access.can_edit),
+  );

@@ -1,0 +1,200 @@
+// A project's settings for those who may edit: its time zone (days are counted in it), its share links, and
+// how to install the tracker. Loaded only when opened.
+import { useState } from 'preact/hooks';
+import type { CreatedShare, Install, Project, Shares } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
+import { InstallGuide } from '../ui/install-guide.tsx';
+import { ErrorMessage, Loading } from '../ui/messages.tsx';
+import type { ViewProps } from '../views.ts';
+
+export function SettingsView({ api, project }: ViewProps) {
+  const base = `/projects/${encodeURIComponent(project.id)}`;
+  const install = useQuery<Install>(api, `${base}/install`);
+  return (
+    <div class="settings">
+      <TimeZoneForm api={api} project={project} />
+      <ShareLinks api={api} base={base} />
+      {install.error ? (
+        <ErrorMessage error={install.error} />
+      ) : install.data ? (
+        <InstallGuide api={api} project={project} install={install.data} />
+      ) : (
+        <Loading />
+      )}
+    </div>
+  );
+}
+
+function zones(): string[] {
+  try {
+    return (Intl as unknown as { supportedValuesOf(key: string): string[] }).supportedValuesOf('timeZone');
+  } catch {
+    return [];
+  }
+}
+
+function TimeZoneForm({ api, project }: Pick<ViewProps, 'api' | 'project'>) {
+  const [message, setMessage] = useState<string | null>(null);
+  return (
+    <section class="card" aria-labelledby="tz-title">
+      <h2 id="tz-title">Time zone</h2>
+      <p>
+        Days, weeks and months of the traffic figures are counted in the project's time zone, now{' '}
+        <strong>{project.time_zone}</strong>.
+      </p>
+      <form
+        class="row"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const zone = String(new FormData(e.currentTarget as HTMLFormElement).get('zone') ?? '').trim();
+          try {
+            const saved = await api.send<Project>('PATCH', `/projects/${encodeURIComponent(project.id)}`, {
+              time_zone: zone,
+            });
+            setMessage(`Saved: ${saved.time_zone}. Reload to see the figures in it.`);
+          } catch (err) {
+            setMessage((err as Error).message);
+          }
+        }}
+      >
+        <label class="field">
+          <span class="field-label">Time zone</span>
+          <input name="zone" list="zones" defaultValue={project.time_zone} required maxLength={64} />
+        </label>
+        <datalist id="zones">
+          {zones().map((z) => (
+            <option key={z} value={z} />
+          ))}
+        </datalist>
+        <button type="submit">Save</button>
+      </form>
+      {message && <output>{message}</output>}
+    </section>
+  );
+}
+
+function ShareLinks({ api, base }: { api: ViewProps['api']; base: string }) {
+  const shares = useQuery<Shares>(api, `${base}/shares`);
+  const [created, setCreated] = useState<CreatedShare | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <section class="card" aria-labelledby="shares-title">
+      <h2 id="shares-title">Share links</h2>
+      <p>
+        A share link shows this project's dashboard, read-only, to anyone who has it (and its password, if it
+        has one). Revenue stays hidden unless you include it.
+      </p>
+      {shares.error && <ErrorMessage error={shares.error} />}
+      {shares.data && shares.data.shares.length > 0 && (
+        <table class="plain">
+          <caption class="sr-only">Share links</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Link</th>
+              <th scope="col">Password</th>
+              <th scope="col">Revenue</th>
+              <th scope="col">Embeddable on</th>
+              <th scope="col">
+                <span class="sr-only">Revoke</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {shares.data.shares.map((s) => (
+              <tr key={s.id}>
+                <td>{s.name || '—'}</td>
+                <td>
+                  <code>{s.hint}</code>
+                </td>
+                <td>{s.password_protected ? 'yes' : 'no'}</td>
+                <td>{s.include_revenue ? 'shown' : 'hidden'}</td>
+                <td>{s.embed_origins.join(', ') || '—'}</td>
+                <td>
+                  <button
+                    type="button"
+                    class="link-button"
+                    onClick={async () => {
+                      if (!confirm(`Revoke the share link ${s.name || s.hint}? It stops working at once.`))
+                        return;
+                      await api
+                        .send('DELETE', `${base}/shares/${encodeURIComponent(s.id)}`)
+                        .catch(() => undefined);
+                      shares.reload();
+                    }}
+                  >
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {created && (
+        <output class="notice">
+          New link (copy it now, it is shown only once): <a href={created.url}>{created.url}</a>
+        </output>
+      )}
+      <form
+        class="stack share-form"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const formElement = e.currentTarget as HTMLFormElement;
+          const form = new FormData(formElement);
+          const password = String(form.get('password') ?? '');
+          const origins = String(form.get('origins') ?? '')
+            .split(/[\s,]+/)
+            .filter(Boolean);
+          setError(null);
+          try {
+            setCreated(
+              await api.send<CreatedShare>('POST', `${base}/shares`, {
+                name: String(form.get('name') ?? '').trim(),
+                ...(password ? { password } : {}),
+                include_revenue: form.get('revenue') === 'on',
+                embed_origins: origins,
+              }),
+            );
+            formElement.reset();
+            shares.reload();
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <h3>New share link</h3>
+        <label>
+          <span>
+            Name <span class="muted">(optional)</span>
+          </span>
+          <input name="name" maxLength={200} />
+        </label>
+        <label>
+          <span>
+            Password <span class="muted">(optional)</span>
+          </span>
+          <input name="password" type="password" autocomplete="new-password" maxLength={1024} />
+        </label>
+        <label class="check">
+          <input name="revenue" type="checkbox" /> Include revenue figures
+        </label>
+        <label>
+          <span>
+            May be embedded (iframe) on{' '}
+            <span class="muted">(origins such as https://blog.example, optional)</span>
+          </span>
+          <textarea name="origins" rows={2} />
+        </label>
+        {error && (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" class="primary">
+          Create share link
+        </button>
+      </form>
+    </section>
+  );
+}

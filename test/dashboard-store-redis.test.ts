@@ -1,0 +1,44 @@
+// The dashboard's state store on a real Redis (what docker-compose's dashboard and every replica share):
+// the same conformance suite as LMDB, and users, sessions and share links stored hashed.
+import { randomUUID } from 'node:crypto';
+import { RedisStateStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
+import { stateStoreConformance } from '@tally/dashboard-store/conformance';
+import { Redis } from 'ioredis';
+import { afterAll, expect, inject, it } from 'vitest';
+
+const prefix = `tally-test-${randomUUID()}:`;
+const clients: Redis[] = [];
+const open = () => {
+  const redis = new Redis(inject('redisUrl'));
+  clients.push(redis);
+  return new RedisStateStore(redis, prefix);
+};
+afterAll(async () => {
+  const redis = new Redis(inject('redisUrl'));
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+  for (const c of clients) c.disconnect();
+});
+
+stateStoreConformance('Redis', open, '');
+
+it('keeps users, sessions and share links with their secrets hashed', async () => {
+  const store = open();
+  const users = new Users(store);
+  await users.add('ada@example.com', ['shop']);
+  await users.setPassword('ada@example.com', 'correct horse battery');
+  const session = await new Sessions(store).create('ada@example.com');
+  const { token } = await new ShareLinks(store).create('shop', { password: 'share password' });
+  expect(await users.authenticate('ada@example.com', 'correct horse battery')).not.toBeNull();
+  const redis = new Redis(inject('redisUrl'));
+  const keys = await redis.keys(`${prefix}*`);
+  const values = (
+    await Promise.all(keys.map((k) => redis.type(k).then((t) => (t === 'string' ? redis.get(k) : ''))))
+  ).join('\n');
+  redis.disconnect();
+  for (const secret of ['correct horse battery', session, token, 'share password']) {
+    expect(values).not.toContain(secret);
+    expect(keys.join('\n')).not.toContain(secret);
+  }
+});

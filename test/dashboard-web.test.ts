@@ -1,0 +1,579 @@
+// The dashboard's web app in real headless Chromium (Debian's, driven by playwright-core) against npm start's
+// process: dashboard.md's worked example sent through /api/ingest and landed by the real consumers, a user
+// who sets a password through the link `tally users add` prints and signs in, the exact figures on the page,
+// a filter that changes every panel and lives in the URL, a range change, a CSV export, goals and funnels
+// defined in the app, share links opened signed out (one with a password, neither showing or requesting
+// revenue), an empty project's install guide, and no console errors. Screenshots of the main views, light
+// and dark, desktop and phone, go to test-output/dashboard-web/ (git-ignored) to be looked at.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { FileTokenStore } from '@tally/tokens';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
+import { launchChromium } from './support/browser.ts';
+import { eventually, ROOT, tally, tempDataDir } from './support/processes.ts';
+import { pipelineEnv, send, startTallyProcess, type TallyProcess } from './support/tally-process.ts';
+
+const SHOTS = join(ROOT, 'test-output', 'dashboard-web');
+const PROJECT = 'worked';
+const EMPTY = 'empty-site';
+const EMAIL = 'owner@example.com';
+const PASSWORD = 'a long enough password';
+/** Two days ago (UTC, the project's time zone): inside "Last 7 days", outside "Today". */
+const DAY = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+const at = (time: string) => Date.parse(`${DAY}T${time}:00Z`);
+const DESKTOP = { width: 1280, height: 900 };
+/** How long a poll of the page waits for what it expects (the first queries of a fresh chDB can be slow). */
+const POLL = { timeout: 20_000, interval: 100 };
+const PHONE = { width: 390, height: 844 };
+
+let browser: Browser;
+let running: TallyProcess;
+let dashboard: string;
+let readKey: string;
+let signInToken: string;
+const contexts: BrowserContext[] = [];
+/** Console errors and uncaught exceptions of every page, with the page's URL. */
+const consoleErrors: string[] = [];
+
+async function newPage(
+  options: { colorScheme?: 'light' | 'dark'; viewport?: typeof DESKTOP; bypassCSP?: boolean } = {},
+) {
+  const context = await browser.newContext({
+    bypassCSP: options.bypassCSP ?? false,
+    locale: 'en-US',
+    timezoneId: 'America/Los_Angeles', // not the project's zone: the page must not use the browser's
+    colorScheme: options.colorScheme ?? 'light',
+    viewport: options.viewport ?? DESKTOP,
+    acceptDownloads: true,
+  });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: uncaught ${error.message}`));
+  return page;
+}
+
+async function shoot(page: Page, name: string) {
+  await page.waitForLoadState('networkidle');
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** What axe-core (the accessibility engine of Lighthouse and Chrome's tools) finds wrong against WCAG 2 A/AA. */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  const result = (await page.evaluate(
+    "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })",
+  )) as { violations: { id: string; nodes: { target: string[] }[] }[]; passes: { id: string }[] };
+  expect(result.passes.map((p) => p.id)).toEqual(expect.arrayContaining(['color-contrast', 'button-name']));
+  return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+async function signIn(page: Page) {
+  await page.goto(`${dashboard}/login`);
+  await page.getByLabel('Email').fill(EMAIL);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${dashboard}/`);
+}
+
+/** The rows of a table as [label, ...cells], as a reader sees them. */
+function tableRows(rows: Locator): Promise<string[][]> {
+  return rows.evaluateAll((elements) =>
+    elements.map((row) =>
+      Array.from((row as unknown as { cells: ArrayLike<{ innerText: string }> }).cells, (cell) =>
+        cell.innerText.trim(),
+      ),
+    ),
+  );
+}
+
+/** The rows of a panel's list, once loaded. */
+const rowsOf = (page: Page, panel: string) =>
+  tableRows(page.locator(`section[data-panel="${panel}"] table.bars:not(.is-stale) tbody tr`));
+
+/**
+ * The figures at the top of the page, once loaded. Read them through `expect.poll`: right after a navigation
+ * the page may still show the previous view's figures for a render.
+ */
+async function figures(page: Page) {
+  await page.locator('.top-figures:not(.is-stale)').waitFor();
+  const ids = ['visitors', 'visits', 'pageviews', 'views-per-visit', 'bounce-rate', 'visit-duration'];
+  return Object.fromEntries(await Promise.all(ids.map(async (id) => [id, await text(page, `#${id}`)])));
+}
+
+const pagePath = (project: string, query = `period=custom&from=${DAY}&to=${DAY}`) =>
+  `/projects/${project}${query ? `?${query}` : ''}`;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  await buildWebIfStale();
+  const dataDir = tempDataDir();
+  const store = new FileTokenStore(dataDir);
+  const publicToken = (await store.create(PROJECT, 'public')).token;
+  const secretToken = (await store.create(PROJECT, 'secret')).token;
+  readKey = (await store.create(PROJECT, 'read')).token;
+  await store.create(EMPTY, 'public');
+  const printed = await tally(
+    ['users', 'add', EMAIL, '--project', PROJECT, '--project', EMPTY],
+    pipelineEnv({ TALLY_DATA_DIR: dataDir }),
+  );
+  signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
+  expect(signInToken).toBeTruthy();
+  [browser, running] = await Promise.all([launchChromium(), startTallyProcess({ TALLY_DATA_DIR: dataDir })]);
+  dashboard = running.endpoints.dashboardUrl as string;
+
+  // dashboard.md's worked example: v1 direct (/, /pricing, then /signup 50 minutes later), v2 from Google,
+  // v3 from the newsletter with the event signup, identified as C, who starts a 30 USD subscription.
+  const pageview = (visitor: string, time: string, path: string, extra: Record<string, unknown> = {}) => ({
+    type: 'pageview',
+    data: {
+      visitor_fingerprint: visitor,
+      session_id: `s_${visitor}`,
+      url: `https://shop.example${path}`,
+      path,
+      screen_width: 1440,
+      timestamp: at(time),
+      ...extra,
+    },
+  });
+  const records = [
+    pageview('v1', '10:00', '/'),
+    pageview('v1', '10:10', '/pricing'),
+    pageview('v1', '11:00', '/signup'),
+    pageview('v2', '10:05', '/blog/a', { referrer: 'https://www.google.com/', screen_width: 390 }),
+    pageview('v3', '12:00', '/pricing', {
+      url: 'https://shop.example/pricing?utm_source=newsletter&utm_medium=email',
+      utm_source: 'newsletter',
+      utm_medium: 'email',
+    }),
+    {
+      type: 'event',
+      data: {
+        visitor_fingerprint: 'v3',
+        session_id: 's_v3',
+        event_name: 'signup',
+        event_data: { plan: 'pro' },
+        timestamp: at('12:02'),
+      },
+    },
+    {
+      type: 'identify',
+      data: { visitor_fingerprint: 'v3', session_id: 's_v3', customer_id: 'C', timestamp: at('12:03') },
+    },
+  ];
+  for (const record of records) expect((await send(running.url, publicToken, record)).status).toBe(202);
+  const revenue = {
+    type: 'revenue',
+    data: {
+      visitor_fingerprint: 'v3',
+      session_id: 's_v3',
+      customer_id: 'C',
+      amount: 30,
+      currency: 'USD',
+      transaction_id: 'in_web_1',
+      event_type: 'subscription',
+      mrr_impact: 30,
+      is_recurring: true,
+      timestamp: at('12:05'),
+    },
+  };
+  expect((await send(running.url, secretToken, revenue)).status).toBe(202);
+  await eventually(30_000, 'the worked example landing in visits', async () => {
+    const res = await fetch(`${dashboard}/api/v1/projects/${PROJECT}/traffic/summary?from=${DAY}&to=${DAY}`, {
+      headers: { authorization: `Bearer ${readKey}` },
+    });
+    const body = (await res.json()) as { pageviews: number; events: number };
+    return res.status === 200 && body.pageviews === 5 && body.events === 1;
+  });
+}, 180_000);
+
+afterAll(async () => {
+  for (const context of contexts) await context.close().catch(() => undefined);
+  await browser?.close();
+  await running?.stop('SIGTERM');
+});
+
+describe('the dashboard in Chromium', () => {
+  let page: Page;
+  /** Share links made in the app: without password, and with one. */
+  const shares: { open?: string; locked?: string } = {};
+
+  it('serves the app with its cache headers: the page revalidated, hashed assets immutable', async () => {
+    const html = await fetch(`${dashboard}/projects/${PROJECT}`);
+    expect(html.headers.get('cache-control')).toBe('no-cache');
+    const body = await html.text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(body)?.[1] as string;
+    const asset = await fetch(`${dashboard}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  });
+
+  it('sets the password through the sign-in link, signs out and signs in again', async () => {
+    page = await newPage();
+    await page.goto(`${dashboard}/set-password#token=${signInToken}`);
+    expect(new URL(page.url()).hash).toBe(''); // the token leaves the address bar once read
+    await shoot(page, 'set-password-desktop-light');
+    await page.getByLabel('New password').fill(PASSWORD);
+    await page.getByLabel('Repeat it').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    // Two projects: the list of them.
+    await page.getByRole('link', { name: PROJECT }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/login$/);
+
+    await page.goto(`${dashboard}${pagePath(PROJECT)}`);
+    await page.waitForURL(/\/login\?next=/); // signed out: sign in first, then back here
+    await shoot(page, 'sign-in-desktop-light');
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${dashboard}${pagePath(PROJECT)}`);
+  });
+
+  it("shows the worked example's figures exactly", async () => {
+    await expect
+      .poll(() => figures(page), POLL)
+      .toEqual({
+        visitors: '3',
+        visits: '4',
+        pageviews: '5',
+        'views-per-visit': '1.25',
+        'bounce-rate': '50%',
+        'visit-duration': '3m 00s', // (600 + 0 + 0 + 120) s / 4 visits
+      });
+    expect(await text(page, '#current-visitors')).toBe('0');
+    expect(await text(page, '#visitor-caveat')).toContain('rotates daily');
+    await expect
+      .poll(() => rowsOf(page, 'sources'), POLL)
+      .toEqual([
+        ['Direct', '2', '1', '50%'],
+        ['Email', '1', '1', '25%'],
+        ['Organic Search', '1', '1', '25%'],
+      ]);
+    await expect
+      .poll(() => rowsOf(page, 'pages'), POLL)
+      .toEqual([
+        ['/pricing', '2', '2', '40%'],
+        ['/', '1', '1', '20%'],
+        ['/blog/a', '1', '1', '20%'],
+        ['/signup', '1', '1', '20%'],
+      ]);
+    await page.locator('section[data-panel="pages"]').getByRole('tab', { name: 'Entry pages' }).click();
+    await expect
+      .poll(() => rowsOf(page, 'pages'), POLL)
+      .toEqual([
+        ['/', '1', '1', '25%'],
+        ['/blog/a', '1', '1', '25%'],
+        ['/pricing', '1', '1', '25%'],
+        ['/signup', '1', '1', '25%'],
+      ]);
+    await expect.poll(() => rowsOf(page, 'events'), POLL).toEqual([['signup', '1', '1', '100%']]);
+    await expect.poll(() => rowsOf(page, 'devices'), POLL).toEqual([['Safari', '4', '3', '100%']]);
+    await page.locator('section[data-panel="devices"]').getByRole('tab', { name: 'Screens' }).click();
+    await expect
+      .poll(() => rowsOf(page, 'devices'), POLL)
+      .toEqual([
+        ['Desktop', '3', '2', '75%'],
+        ['Mobile', '1', '1', '25%'],
+      ]);
+    await shoot(page, 'traffic-desktop-light');
+  });
+
+  it('sorts a list by a column, and shows every column in its details', async () => {
+    const sources = page.locator('section[data-panel="sources"]');
+    await sources.getByRole('button', { name: 'Channel', exact: true }).click(); // by value, A to Z
+    await expect
+      .poll(() => rowsOf(page, 'sources').then((rows) => rows.map((r) => r[0])), POLL)
+      .toEqual(['Direct', 'Email', 'Organic Search']);
+    await sources.getByRole('button', { name: 'Channel', exact: true }).click(); // Z to A
+    await expect
+      .poll(() => rowsOf(page, 'sources').then((rows) => rows.map((r) => r[0])), POLL)
+      .toEqual(['Organic Search', 'Email', 'Direct']);
+    expect(await sources.locator('th[aria-sort]').innerText()).toContain('Channel');
+    await sources.getByRole('button', { name: 'Details' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Sources: Channels' });
+    await expect
+      .poll(() => tableRows(dialog.locator('table.bars:not(.is-stale) tbody tr')), POLL)
+      .toEqual([
+        // channel, visits, visitors, pageviews, bounce rate, duration, share
+        ['Direct', '2', '1', '3', '50%', '5m 00s', '50%'],
+        ['Email', '1', '1', '1', '0%', '2m 00s', '25%'],
+        ['Organic Search', '1', '1', '1', '100%', '0s', '25%'],
+      ]);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it('exports a list as CSV', async () => {
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export Channels as CSV' }).click();
+    const file = await download;
+    expect(file.suggestedFilename()).toBe(`${PROJECT}-channel-${DAY}-${DAY}.csv`);
+    const csv = readFileSync((await file.path()) as string, 'utf8');
+    expect(csv.split('\r\n').filter(Boolean)).toEqual([
+      'value,visits,visitors,pageviews,bounce_rate,visit_duration_s,share',
+      'Direct,2,1,3,0.5,300,0.5',
+      'Email,1,1,1,0,120,0.25',
+      'Organic Search,1,1,1,1,0,0.25',
+    ]);
+  });
+
+  it('filters every panel by a clicked row, and keeps the filter in the URL', async () => {
+    await page.getByRole('button', { name: 'Filter by channel Direct' }).click();
+    await page.waitForURL(/filters=channel%3D%3DDirect/);
+    // v1 alone: 2 visits, /, /pricing and /signup; no event.
+    await expect
+      .poll(() => figures(page), POLL)
+      .toMatchObject({
+        visitors: '1',
+        visits: '2',
+        pageviews: '3',
+        'bounce-rate': '50%',
+      });
+    await expect.poll(() => rowsOf(page, 'sources'), POLL).toEqual([['Direct', '2', '1', '100%']]);
+    await expect
+      .poll(() => rowsOf(page, 'pages').then((rows) => rows.map((r) => r[0])), POLL)
+      .toEqual(['/', '/signup']);
+    await expect.poll(() => rowsOf(page, 'devices'), POLL).toEqual([['Desktop', '2', '1', '100%']]);
+    await expect
+      .poll(() => page.locator('section[data-panel="events"] .empty').innerText(), POLL)
+      .toBe('No data for this range.');
+    await shoot(page, 'traffic-filtered-desktop-light');
+
+    // The URL alone brings the same view back (a bookmark, a link sent to someone).
+    const url = page.url();
+    const again = await page.context().newPage(); // the same user, in another tab
+    await again.goto(url);
+    await expect
+      .poll(() => figures(again), POLL)
+      .toMatchObject({ visitors: '1', visits: '2', pageviews: '3' });
+    expect(await again.locator('.chip').innerText()).toContain('Channel is Direct');
+    await again.close();
+
+    await page.getByRole('button', { name: 'Remove filter: Channel is Direct' }).click();
+    await page.waitForURL((u) => !u.search.includes('filters'));
+    await expect
+      .poll(() => figures(page), POLL)
+      .toMatchObject({ visitors: '3', visits: '4', pageviews: '5' });
+  });
+
+  it('changes the range', async () => {
+    await page.getByLabel('Range', { exact: true }).selectOption('7d');
+    await page.waitForURL(/period=7d/);
+    await expect
+      .poll(() => figures(page), POLL)
+      .toMatchObject({ visitors: '3', visits: '4', pageviews: '5' });
+    await page.getByLabel('Range', { exact: true }).selectOption('today');
+    await page.waitForURL(/period=today/);
+    await expect
+      .poll(() => figures(page), POLL)
+      .toMatchObject({ visitors: '0', visits: '0', pageviews: '0' });
+    await page.locator('output.notice').waitFor();
+    await page.getByLabel('Range', { exact: true }).selectOption('custom');
+    await page.getByLabel('From', { exact: true }).fill(DAY);
+    await page.getByLabel('To', { exact: true }).fill(DAY);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(new RegExp(`from=${DAY}&to=${DAY}`));
+    await expect
+      .poll(() => figures(page), POLL)
+      .toMatchObject({ visitors: '3', visits: '4', pageviews: '5' });
+  });
+
+  it('defines a goal and a funnel in the app and shows their conversions', async () => {
+    const goals = page.locator('section[data-panel="goals"]');
+    await goals.getByRole('button', { name: '+ Add goal' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a goal' });
+    await dialog.getByLabel('Event name').fill('signup');
+    await dialog.getByRole('button', { name: 'Add goal' }).click();
+    await expect.poll(() => rowsOf(page, 'goals'), POLL).toEqual([['signup', '1', '1', '33.3%', '×']]);
+
+    await goals.getByRole('tab', { name: 'Funnels' }).click();
+    await goals.getByRole('button', { name: '+ Add funnel' }).click();
+    const form = page.getByRole('dialog', { name: 'Add a funnel' });
+    await form.getByLabel('Name', { exact: true }).fill('Pricing to signup');
+    const steps = form.locator('fieldset');
+    await steps.nth(0).getByLabel('Reached by').selectOption('page');
+    await steps.nth(0).getByLabel('Page path').fill('/pricing');
+    await steps.nth(1).getByLabel('Event name').fill('signup');
+    await form.getByRole('button', { name: 'Add funnel' }).click();
+    await expect
+      .poll(() => rowsOf(page, 'goals'), POLL)
+      .toEqual([
+        ['1. /pricing', '2', '—', '100%'],
+        ['2. signup', '1', '50%', '50%'],
+      ]);
+  });
+
+  it('creates share links in the settings', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Share links' }).waitFor();
+    let previous = '';
+    const create = async (name: string, password?: string) => {
+      await page.getByLabel(/^Name/).fill(name);
+      if (password) await page.getByLabel(/^Password/).fill(password);
+      await page.getByRole('button', { name: 'Create share link' }).click();
+      const link = page.locator('output.notice a');
+      await expect
+        .poll(async () => ((await link.count()) ? link.innerText() : ''), POLL)
+        .toMatch(/\/share\/shr_/);
+      await expect.poll(() => link.innerText(), POLL).not.toBe(previous);
+      const url = await link.innerText();
+      previous = url;
+      await page.getByRole('cell', { name }).waitFor();
+      return url;
+    };
+    shares.open = await create('Public board');
+    shares.locked = await create('Investors', 'open sesame please');
+    await shoot(page, 'settings-desktop-light');
+  });
+
+  it('opens a share link signed out, without anything of revenue', async () => {
+    const shared = await newPage();
+    const requests: string[] = [];
+    shared.on('request', (request) => requests.push(request.url()));
+    await shared.goto(`${shares.open}?period=custom&from=${DAY}&to=${DAY}`);
+    await expect
+      .poll(() => figures(shared), POLL)
+      .toMatchObject({
+        visitors: '3',
+        visits: '4',
+        pageviews: '5',
+        'bounce-rate': '50%',
+      });
+    await expect.poll(() => rowsOf(shared, 'sources').then((rows) => rows.length), POLL).toBe(3);
+    await shared.waitForLoadState('networkidle');
+    expect(await shared.locator('.badge').innerText()).toBe('Shared view');
+    expect(await shared.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    expect(await shared.getByRole('link', { name: 'Settings' }).count()).toBe(0);
+    expect(await shared.getByRole('button', { name: '+ Add goal' }).count()).toBe(0);
+    expect(await shared.locator('body').innerText()).not.toMatch(/revenue|MRR|USD/i);
+    expect(requests.filter((url) => url.includes('/api/'))).not.toEqual([]);
+    expect(requests.filter((url) => /revenue|\/session|cookie/i.test(url))).toEqual([]);
+    const cookies = await shared.context().cookies();
+    expect(cookies).toEqual([]);
+    await shoot(shared, 'share-desktop-light');
+  });
+
+  it('asks for the password of a protected share link', async () => {
+    const shared = await newPage();
+    await shared.goto(`${shares.locked}?period=custom&from=${DAY}&to=${DAY}`);
+    await shared.getByRole('heading', { name: 'Investors' }).waitFor();
+    await shoot(shared, 'share-password-desktop-light');
+    await shared.getByLabel('Password').fill('wrong password');
+    await shared.getByRole('button', { name: 'Open the dashboard' }).click();
+    expect(await shared.getByRole('alert').innerText()).toBe('That is not the password of this link.');
+    await shared.getByLabel('Password').fill('open sesame please');
+    await shared.getByRole('button', { name: 'Open the dashboard' }).click();
+    await expect
+      .poll(() => figures(shared), POLL)
+      .toMatchObject({ visitors: '3', visits: '4', pageviews: '5' });
+    await shared.reload(); // the grant lasts for the tab
+    await expect.poll(() => figures(shared), POLL).toMatchObject({ visitors: '3' });
+  });
+
+  it('shows an empty project how to install the tracker', async () => {
+    await page.goto(`${dashboard}/projects/${EMPTY}`);
+    await page.getByRole('heading', { name: `Install the tracker on ${EMPTY}` }).waitFor();
+    expect(await page.locator('.install').innerText()).toContain('starting pub_');
+    await page.getByRole('button', { name: 'Create a public token' }).click();
+    const token = await page.locator('code.token').innerText();
+    expect(token).toMatch(/^pub_/);
+    expect(await page.locator('.snippet code').first().innerText()).toContain(`data-token="${token}"`);
+    await shoot(page, 'install-desktop-light');
+  });
+
+  it('looks right dark and on a phone (screenshots)', async () => {
+    const views: [string, string][] = [
+      ['traffic', pagePath(PROJECT)],
+      ['install', `/projects/${EMPTY}`],
+    ];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      for (const [size, viewport] of [
+        ['desktop', DESKTOP],
+        ['phone', PHONE],
+      ] as const) {
+        if (colorScheme === 'light' && size === 'desktop') continue; // taken above
+        const shot = await newPage({ colorScheme, viewport });
+        await signIn(shot);
+        for (const [name, path] of views) {
+          await shot.goto(`${dashboard}${path}`);
+          if (name === 'traffic')
+            await expect.poll(() => figures(shot), POLL).toMatchObject({ visitors: '3' });
+          else await shot.locator('.install').waitFor();
+          await shoot(shot, `${name}-${size}-${colorScheme}`);
+        }
+        const shared = await newPage({ colorScheme, viewport });
+        await shared.goto(`${shares.open}?period=custom&from=${DAY}&to=${DAY}`);
+        await expect.poll(() => figures(shared), POLL).toMatchObject({ visitors: '3' });
+        await shoot(shared, `share-${size}-${colorScheme}`);
+      }
+    }
+  });
+
+  it('is usable with the keyboard', async () => {
+    const keys = await newPage();
+    await signIn(keys);
+    await keys.goto(`${dashboard}${pagePath(PROJECT)}`);
+    await figures(keys);
+    // Tabs: one tab stop, arrows move between them.
+    const pages = keys.locator('section[data-panel="pages"]');
+    await pages.getByRole('tab', { name: 'Top pages' }).focus();
+    await keys.keyboard.press('ArrowRight');
+    expect(await pages.getByRole('tab', { name: 'Entry pages' }).getAttribute('aria-selected')).toBe('true');
+    expect(await keys.evaluate('document.activeElement.textContent')).toBe('Entry pages');
+    // A row is a button: Enter filters by it.
+    await keys.getByRole('button', { name: 'Filter by channel Email' }).focus();
+    await keys.keyboard.press('Enter');
+    await keys.waitForURL(/filters=channel%3D%3DEmail/);
+    await expect
+      .poll(() => figures(keys), POLL)
+      .toMatchObject({ visitors: '1', visits: '1', 'bounce-rate': '0%' });
+    // A figure is a button: Space draws it in the chart.
+    await keys.locator('button.figure', { hasText: 'Pageviews' }).focus();
+    await keys.keyboard.press('Space');
+    await keys.waitForURL(/metric=pageviews/);
+    expect(await keys.locator('#chart-title').innerText()).toContain('Pageviews');
+  });
+
+  it("passes axe-core's WCAG 2.1 A and AA checks (labels, names, contrast), light and dark", async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const page = await newPage({ colorScheme, bypassCSP: true }); // CSP would refuse axe's script
+      await page.goto(`${dashboard}/login`);
+      expect(await axeViolations(page), `sign-in, ${colorScheme}`).toEqual([]);
+      await signIn(page);
+      await page.goto(
+        `${dashboard}${pagePath(PROJECT, `period=custom&from=${DAY}&to=${DAY}&filters=channel%3D%3DDirect`)}`,
+      );
+      await figures(page);
+      await page.waitForLoadState('networkidle');
+      expect(await axeViolations(page), `traffic, ${colorScheme}`).toEqual([]);
+      await page.goto(`${dashboard}/projects/${PROJECT}/settings`);
+      await page.getByRole('heading', { name: 'Share links' }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await axeViolations(page), `settings, ${colorScheme}`).toEqual([]);
+      await page.goto(`${dashboard}/projects/${EMPTY}`);
+      await page.locator('.install').waitFor();
+      expect(await axeViolations(page), `install, ${colorScheme}`).toEqual([]);
+      const shared = await newPage({ colorScheme, bypassCSP: true });
+      await shared.goto(shares.locked as string);
+      await shared.getByRole('heading', { name: 'Investors' }).waitFor();
+      expect(await axeViolations(shared), `share password, ${colorScheme}`).toEqual([]);
+    }
+  });
+
+  it('logged no console error', () => {
+    // Browsers log every 401 answer as a failed resource: the app meets them only where it asks whether
+    // the visitor is signed in (the projects and the session, signed out) and where a password is refused.
+    const expected = /status of 401 .*\/api\/v1\/(projects|session|shared\/shr_[^/]+\/unlock)\)$/;
+    expect(consoleErrors.filter((line) => !expected.test(line))).toEqual([]);
+  });
+});
