@@ -17,6 +17,7 @@ import {
   type TrafficQuery,
   trafficBreakdown,
   trafficFigures,
+  trafficFiguresOfPeriods,
   trafficTimeseries,
   type Warehouse,
 } from '@tally/warehouse';
@@ -128,6 +129,19 @@ describe("dashboard.md's worked example through the analytics lander", () => {
       visit_duration_s: (600 + 120) / 4,
       visit_duration_median_s: 60,
     });
+  });
+
+  it('gives each of several periods the figures it has alone, in one pass or several', async () => {
+    const periods = [
+      { from: '2026-05-04', to: '2026-05-04' },
+      { from: '2026-05-03', to: '2026-05-03' },
+      { from: '2025-05-04', to: '2025-05-04' },
+    ];
+    for (const set of [periods.slice(0, 2), periods]) {
+      const together = await trafficFiguresOfPeriods(warehouse, query(project), set);
+      const alone = await Promise.all(set.map((p) => trafficFigures(warehouse, query(project, p))));
+      expect(together).toEqual(alone);
+    }
   });
 
   it('lists the entry pages and the channels of the visits', async () => {
