@@ -17,6 +17,7 @@ import {
   type TrafficQuery,
   trafficBreakdown,
   trafficFigures,
+  trafficFiguresOfPeriods,
   trafficTimeseries,
   type Warehouse,
 } from '@tally/warehouse';
@@ -130,6 +131,19 @@ describe("dashboard.md's worked example through the analytics lander", () => {
     });
   });
 
+  it('gives each of several periods the figures it has alone, in one pass or several', async () => {
+    const periods = [
+      { from: '2026-05-04', to: '2026-05-04' },
+      { from: '2026-05-03', to: '2026-05-03' },
+      { from: '2025-05-04', to: '2025-05-04' },
+    ];
+    for (const set of [periods.slice(0, 2), periods]) {
+      const together = await trafficFiguresOfPeriods(warehouse, query(project), set);
+      const alone = await Promise.all(set.map((p) => trafficFigures(warehouse, query(project, p))));
+      expect(together).toEqual(alone);
+    }
+  });
+
   it('lists the entry pages and the channels of the visits', async () => {
     const entries = await trafficBreakdown(warehouse, query(project), {
       dimension: 'entry_page',
@@ -219,6 +233,41 @@ describe("dashboard.md's worked example through the analytics lander", () => {
     ]);
     const berlin = await trafficTimeseries(warehouse, query(project, { timeZone: 'Europe/Berlin' }), 'day');
     expect(berlin).toEqual([expect.objectContaining({ date: '2026-05-04', pageviews: 5, visits: 4 })]);
+  });
+});
+
+describe('time zones', () => {
+  it('puts both 02:30 of the day clocks go back (Berlin) in the one 02:00 bucket, and the day in its day', async () => {
+    const project = 'dst';
+    await land([
+      message(project, 'pageview', Date.parse('2026-10-25T00:30:00Z'), {
+        visitor_fingerprint: 'a',
+        path: '/',
+      }),
+      message(project, 'pageview', Date.parse('2026-10-25T01:30:00Z'), {
+        visitor_fingerprint: 'b',
+        path: '/',
+      }),
+      message(project, 'pageview', Date.parse('2026-10-24T22:30:00Z'), {
+        visitor_fingerprint: 'c',
+        path: '/',
+      }),
+    ]);
+    const berlin = query(project, { from: '2026-10-25', to: '2026-10-25', timeZone: 'Europe/Berlin' });
+    const hours = await trafficTimeseries(warehouse, berlin, 'hour');
+    expect(hours).toHaveLength(24);
+    expect(
+      hours.filter((h) => h.pageviews > 0).map((h) => [h.date, h.pageviews, h.visitors, h.visits]),
+    ).toEqual([
+      ['2026-10-25 00:00', 1, 1, 1],
+      ['2026-10-25 02:00', 2, 2, 2],
+    ]);
+    // 22:30 UTC on the 24th is 00:30 on the 25th in Berlin: in the day there, not in UTC's.
+    expect(await trafficFigures(warehouse, berlin)).toMatchObject({ pageviews: 3, visits: 3 });
+    expect(await trafficFigures(warehouse, { ...berlin, timeZone: 'UTC' })).toMatchObject({
+      pageviews: 2,
+      visits: 2,
+    });
   });
 });
 

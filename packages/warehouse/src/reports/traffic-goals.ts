@@ -60,16 +60,6 @@ export async function goalConversions(
   };
 }
 
-/** A condition on one record `r` = (time, kind, name): kind 0 a pageview (name: its path), 1 an event. */
-function matches(target: GoalTarget, param: string, params: QueryParams): string {
-  if (target.event_name !== undefined) {
-    params[param] = target.event_name;
-    return `(r.2 = 1 AND r.3 = {${param}:String})`;
-  }
-  params[param] = pathPattern(target.path ?? '');
-  return `(r.2 = 0 AND r.3 LIKE {${param}:String})`;
-}
-
 /** Visitors who reached each step of the funnel (and every step before it, in order) within the range. */
 export async function funnelSteps(
   warehouse: Warehouse,
@@ -78,21 +68,36 @@ export async function funnelSteps(
 ): Promise<number[]> {
   const scope = trafficScope(query);
   const params: QueryParams = { ...scope.params };
-  const conditions = steps.map((step, i) => matches(step, `s${i}`, params));
+  // Per record, whether it reaches each step: pageviews by their path, events by their name.
+  const onPageview = steps.map((step, i) => {
+    if (step.event_name !== undefined) return '0';
+    params[`s${i}`] = pathPattern(step.path ?? '');
+    return `p LIKE {s${i}:String}`;
+  });
+  const onEvent = steps.map((step, i) => {
+    if (step.event_name === undefined) return '0';
+    params[`s${i}`] = step.event_name;
+    return `n = {s${i}:String}`;
+  });
+  const inRange = 't >= range_start AND t < range_end';
+  const tuple = (conditions: string[]) =>
+    `(toUInt64(toUnixTimestamp64Milli(t)), ${conditions.map((c) => `toUInt8(${c})`).join(', ')})`;
+  const reachesAny = (conditions: string[]) => conditions.filter((c) => c !== '0').join(' OR ') || '0';
   // The window covers the whole range (a day may have 25 hours): every chain within it counts.
   const windowMs = (dayNumber(query.to) - dayNumber(query.from) + 2) * 86_400_000;
-  // Only the records in the range that reach some step take part; a visitor's records are then put in
-  // time order by windowFunnel itself.
-  const any = conditions.join(' OR ');
+  // Only the records in the range that reach some step take part, as (time, reaches step 1, step 2, …).
   const rows = await warehouse.query<{ level: number; visitors: number }>(
     `${scope.with}
      SELECT level, count() AS visitors FROM (
-       SELECT visitor_hash, windowFunnel(${windowMs})(toUInt64(toUnixTimestamp64Milli(r.1)), ${conditions.join(', ')}) AS level
+       SELECT visitor_hash, windowFunnel(${windowMs})(r.1, ${steps.map((_, i) => `r.${i + 2} = 1`).join(', ')}) AS level
        FROM (
-         SELECT visitor_hash,
-                arrayJoin(arrayFilter(r -> r.1 >= range_start AND r.1 < range_end AND (${any}), arrayConcat(
-                  arrayMap((t, p) -> (t, 0, toString(p)), pageview_times, pageview_paths),
-                  arrayMap((t, n) -> (t, 1, toString(n)), event_times, event_names)))) AS r
+         SELECT visitor_hash, arrayJoin(arrayConcat(
+                  arrayMap((t, p) -> ${tuple(onPageview)},
+                           arrayFilter((t, p) -> ${inRange} AND (${reachesAny(onPageview)}), pageview_times, pageview_paths),
+                           arrayFilter((p, t) -> ${inRange} AND (${reachesAny(onPageview)}), pageview_paths, pageview_times)),
+                  arrayMap((t, n) -> ${tuple(onEvent)},
+                           arrayFilter((t, n) -> ${inRange} AND (${reachesAny(onEvent)}), event_times, event_names),
+                           arrayFilter((n, t) -> ${inRange} AND (${reachesAny(onEvent)}), event_names, event_times)))) AS r
          FROM visits FINAL WHERE ${scope.where}
        )
        GROUP BY visitor_hash

@@ -26,11 +26,15 @@ export interface TrafficPoint {
 /** Hours are only for ranges of at most this many days (744 points). */
 export const MAX_HOURLY_DAYS = 31;
 
-const BUCKET: Record<TrafficInterval, (t: string) => string> = {
-  hour: (t) => `formatDateTime(toStartOfHour(${t}, {tz:String}), '%Y-%m-%d %H:00', {tz:String})`,
-  day: (t) => `toString(toDate(${t}, {tz:String}))`,
-  week: (t) => `toString(toMonday(${t}, {tz:String}))`,
-  month: (t) => `toString(toStartOfMonth(${t}, {tz:String}))`,
+/** A bucket's key (a Date or DateTime in the time zone: cheap to compare in arrays) and its label. */
+const BUCKET: Record<TrafficInterval, { key: (t: string) => string; label: (k: string) => string }> = {
+  hour: {
+    key: (t) => `toStartOfHour(${t}, {tz:String})`,
+    label: (k) => `formatDateTime(${k}, '%Y-%m-%d %H:00', {tz:String})`,
+  },
+  day: { key: (t) => `toDate(${t}, {tz:String})`, label: (k) => `toString(${k})` },
+  week: { key: (t) => `toMonday(${t}, {tz:String})`, label: (k) => `toString(${k})` },
+  month: { key: (t) => `toStartOfMonth(${t}, {tz:String})`, label: (k) => `toString(${k})` },
 };
 
 /** The labels of every bucket of the range, in order. */
@@ -82,56 +86,48 @@ export async function trafficTimeseries(
   const labels = bucketsOf(query.from, query.to, interval, query.timeZone);
   const scope = trafficScope(query);
   const params = { ...scope.params };
-  // Pageviews and events by their own time; visitors per bucket from each visit's distinct buckets (a
-  // visit adds its visitor once to every bucket it has a record in). Arrays of times only: no tuples.
+  // One pass over the visits: each visit gives, for every bucket it has a record in, its pageviews and
+  // events there (by their own time), its visitor once, and itself if it starts there.
+  const bucket = BUCKET[interval];
   const inRange = (times: string) => `arrayFilter(t -> t >= range_start AND t < range_end, ${times})`;
-  const [pageviews, events, visitors] = await Promise.all(
-    [
-      `SELECT ${BUCKET[interval]('t')} AS date, count() AS n
-       FROM (SELECT arrayJoin(${inRange('pageview_times')}) AS t FROM visits FINAL WHERE ${scope.where})
-       GROUP BY date`,
-      `SELECT ${BUCKET[interval]('t')} AS date, count() AS n
-       FROM (SELECT arrayJoin(${inRange('event_times')}) AS t FROM visits FINAL WHERE ${scope.where})
-       GROUP BY date`,
-      `SELECT date, uniqExact(visitor_hash) AS n
-       FROM (
-         SELECT visitor_hash,
-                arrayJoin(arrayDistinct(arrayMap(t -> ${BUCKET[interval]('t')}, ${inRange('arrayConcat(pageview_times, event_times)')}))) AS date
-         FROM visits FINAL WHERE ${scope.where}
-       )
-       GROUP BY date`,
-    ].map((sql) => warehouse.query<{ date: string; n: number }>(`${scope.with} ${sql}`, params)),
-  );
-  const count = (rows: { date: string; n: number }[] | undefined) =>
-    new Map((rows ?? []).map((r) => [r.date, r.n]));
-  const byPageviews = count(pageviews);
-  const byEvents = count(events);
-  const byVisitors = count(visitors);
-  const visits = await warehouse.query<{
+  const rows = await warehouse.query<{
     date: string;
+    pageviews: number;
+    events: number;
+    visitors: number;
     visits: number;
     bounces: number;
     total_ms: number;
   }>(
     `${scope.with}
-     SELECT ${BUCKET[interval]('start')} AS date, count() AS visits, countIf(is_bounce) AS bounces,
-            sum(duration_ms) AS total_ms
-     FROM visits FINAL WHERE ${scope.where} AND start >= range_start
+     SELECT ${bucket.label('b.1')} AS date, sum(b.2) AS pageviews, sum(b.3) AS events,
+            uniqExact(visitor_hash) AS visitors, countIf(b.4) AS visits, countIf(b.4 AND is_bounce) AS bounces,
+            sumIf(duration_ms, b.4) AS total_ms
+     FROM (
+       SELECT visitor_hash, is_bounce, duration_ms,
+              arrayMap(t -> ${bucket.key('t')}, ${inRange('pageview_times')}) AS pb,
+              arrayMap(t -> ${bucket.key('t')}, ${inRange('event_times')}) AS eb,
+              start >= range_start AS starts,
+              ${bucket.key('start')} AS sb,
+              arrayJoin(arrayMap(k -> (k, countEqual(pb, k), countEqual(eb, k), starts AND k = sb),
+                                 arrayDistinct(arrayConcat(pb, eb)))) AS b
+       FROM visits FINAL WHERE ${scope.where}
+     )
      GROUP BY date`,
     params,
   );
-  const byVisits = new Map(visits.map((v) => [v.date, v]));
+  const byDate = new Map(rows.map((r) => [r.date, r]));
   return labels.map((date) => {
-    const v = byVisits.get(date);
-    const n = v?.visits ?? 0;
+    const row = byDate.get(date);
+    const n = row?.visits ?? 0;
     return {
       date,
-      pageviews: byPageviews.get(date) ?? 0,
-      visitors: byVisitors.get(date) ?? 0,
+      pageviews: row?.pageviews ?? 0,
+      visitors: row?.visitors ?? 0,
       visits: n,
-      bounce_rate: ratio(v?.bounces ?? 0, n),
-      visit_duration_s: n ? (v?.total_ms ?? 0) / n / 1000 : null,
-      events: byEvents.get(date) ?? 0,
+      bounce_rate: ratio(row?.bounces ?? 0, n),
+      visit_duration_s: n ? (row?.total_ms ?? 0) / n / 1000 : null,
+      events: row?.events ?? 0,
     };
   });
 }

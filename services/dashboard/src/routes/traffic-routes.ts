@@ -11,7 +11,7 @@ import {
   type TrafficInterval,
   type TrafficQuery,
   trafficBreakdown,
-  trafficFigures,
+  trafficFiguresOfPeriods,
   trafficTimeseries,
 } from '@tally/warehouse';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -59,9 +59,13 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const q = request.query as unknown as RangeParams;
     const query = await queryOf(request.params.project as string, q);
     const previousQuery = comparison(query, q.compare);
-    const [figures, previous, current] = await Promise.all([
-      trafficFigures(deps.warehouse, query),
-      previousQuery ? trafficFigures(deps.warehouse, previousQuery) : null,
+    // The range and its comparison period in one pass when they touch (the previous period does).
+    const periods = [
+      { from: query.from, to: query.to },
+      ...(previousQuery ? [{ from: previousQuery.from, to: previousQuery.to }] : []),
+    ];
+    const [[figures, previous = null], current] = await Promise.all([
+      trafficFiguresOfPeriods(deps.warehouse, query, periods),
       currentVisitors(deps.warehouse, query),
     ]);
     const body = { ...figures, time_zone: query.timeZone, current_visitors: current, previous };
