@@ -32,6 +32,10 @@ export default defineConfig({
             'services/dashboard/web/src/**/*.test.ts',
             'scripts/**/*.test.ts',
           ],
+          // A limit for a test that hangs, not a speed requirement: some unit tests start a thread, chDB
+          // or a socket, and on 2 cores beside the integration suite 5 s (vitest's default) was overrun.
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
         },
       },
       {

@@ -194,6 +194,22 @@ describe('reading', () => {
     expect(project.json().access).toEqual({ kind: 'share', can_edit: false, revenue: false });
   });
 
+  it('refuses months that are not months, reversed, or more than 100 years apart with 400', async () => {
+    for (const [range, message] of [
+      ['from=0000-00&to=0000-00', /from/],
+      ['from=2026-13&to=2026-14', /from/],
+      ['from=2026-03&to=2026-02', /from must not be after to/],
+      ['from=1900-01&to=2026-02', /at most 100 years/],
+    ] as const) {
+      const res = await app.inject({
+        url: `/api/v1/projects/alpha/revenue/mrr?${range}`,
+        headers: bearer(keyA),
+      });
+      expect(res.statusCode, range).toBe(400);
+      expect(JSON.stringify(res.json()), range).toMatch(message);
+    }
+  });
+
   it('answers CSV for format=csv and Accept: text/csv', async () => {
     const res = await app.inject({
       url: '/api/v1/projects/alpha/traffic/timeseries?from=2026-05-01&to=2026-05-02',

@@ -18,6 +18,7 @@ export class KafkaConsumer implements LogConsumer {
   readonly #onWarning: ((message: string, error: unknown) => void) | undefined;
   readonly #queue: PolledMessage[] = [];
   #started: Promise<void> | null = null;
+  #watching = false;
   #onQueued: (() => void) | null = null;
   #onDrained: (() => void) | null = null;
   #closeListeners: Array<() => void> = [];
@@ -40,6 +41,18 @@ export class KafkaConsumer implements LogConsumer {
 
   #start(): Promise<void> {
     this.#started ??= (async () => {
+      if (!this.#watching) {
+        this.#watching = true;
+        // kafkajs restarts its consumer only after errors it deems retriable; after any other (an error
+        // thrown while the broker was away, for one) it stays stopped, and this consumer would poll an
+        // empty queue for ever. The next poll starts it again, from the group's committed offsets.
+        this.#consumer.on(this.#consumer.events.CRASH, ({ payload }) => {
+          if (payload.restart || this.#closed) return;
+          this.#onWarning?.('Kafka consumer stopped on an error; starting it again', payload.error);
+          this.#started = null;
+          this.#onQueued?.();
+        });
+      }
       await this.#consumer.connect();
       await this.#consumer.subscribe({ topics: this.#topics, fromBeginning: true });
       await this.#consumer.run({
@@ -48,7 +61,10 @@ export class KafkaConsumer implements LogConsumer {
         partitionsConsumedConcurrently: 1,
         eachBatch: (payload) => this.#takeBatch(payload),
       });
-    })();
+    })().catch((error: unknown) => {
+      this.#started = null; // the next poll tries again
+      throw error;
+    });
     return this.#started;
   }
 

@@ -100,6 +100,13 @@ function responses(op: Operation): Record<string, unknown> {
   } else if (op.method !== 'GET') {
     out['403'] ??= error('`Cross-site request refused`: `Origin` is not the dashboard’s own.');
   }
+  // Refused by the HTTP server or the router before any route runs.
+  if (op.params) {
+    out['414'] ??= error('`URI Too Long`: a path parameter longer than 100 characters.');
+    // A parameter such as `..` or one with `/` makes another path, which no route may match.
+    out['404'] ??= message('`Not found`: no route matches the path.');
+  }
+  out['431'] ??= error('`Request Header Fields Too Large`: the request line and headers exceed 16 KiB.');
   return out;
 }
 

@@ -12,7 +12,7 @@ const rate = (description: string) =>
 
 export const PROJECT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
 export const DAY_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
-export const MONTH_PATTERN = '^\\d{4}-\\d{2}$';
+export const MONTH_PATTERN = '^[12]\\d{3}-(0[1-9]|1[0-2])$';
 
 export const ProjectParams = Type.Object({
   project: Type.String({
