@@ -114,7 +114,7 @@ describe('the tarballs', () => {
       const paths = files.map((f) => f.path);
       expect(paths, name).toContain('LICENSE');
       expect(paths, name).toContain('package.json');
-      if (name !== '@tally/contract') expect(paths, name).toContain('README.md');
+      expect(paths, name).toContain('README.md');
       for (const path of paths) {
         expect(path, name).toMatch(
           /^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts|js\.map)|dist\/cjs\/package\.json)$/,
