@@ -6,8 +6,9 @@
 //     this machine's Node.js: each sends a revenue record to a real gateway, which makes it durable;
 //   - @tally/core and @tally/react bundled by esbuild from that project's node_modules into a page that
 //     headless Chromium loads from a site of its own: its pageview and events reach the gateway (202);
-//   - `tsc --noEmit` on the consumer's files (test/packages-consumer/), so the published declarations work
-//     for ES module and CommonJS consumers alike.
+//   - `tsc --noEmit` on the consumer's files (test/packages-consumer/) and on the Stripe example copied in
+//     beside `npm install stripe`, as its README says, so the published declarations work for ES module and
+//     CommonJS consumers alike.
 // One temporary project serves all of it; nothing is published.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -79,11 +80,16 @@ beforeAll(async () => {
   records = openRecordReader(dataDir);
 
   cpSync(join(ROOT, 'test/packages-consumer'), project, { recursive: true });
+  // The Stripe example as its README tells a user to copy it into a project.
+  cpSync(join(ROOT, 'examples/stripe-webhook'), join(project, 'stripe-webhook'), {
+    recursive: true,
+    filter: (source) => !source.endsWith('.md'),
+  });
   writeFileSync(
     join(project, 'package.json'),
     JSON.stringify({ name: 'installs-tally', private: true, type: 'module' }),
   );
-  const thirdParty = ['react', 'react-dom', '@types/react', '@types/react-dom', '@types/node'].map(
+  const thirdParty = ['react', 'react-dom', '@types/react', '@types/react-dom', '@types/node', 'stripe'].map(
     (name) => `${name}@${installedVersion(name)}`,
   );
   await run(
@@ -136,7 +142,7 @@ describe('the tarballs', () => {
     }
   });
 
-  it('type-check in a consumer project: ES module, CommonJS and browser code (tsc --noEmit)', async () => {
+  it('type-check in a consumer project: ES module, CommonJS, browser code and the Stripe example (tsc --noEmit)', async () => {
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], {
       cwd: project,
