@@ -190,7 +190,7 @@ describe("the repository's build configuration", () => {
       name: string;
       dependencies?: Record<string, string>;
       peerDependencies?: Record<string, string>;
-      exports?: Record<string, Record<string, string>>;
+      exports?: Record<string, Record<string, string | { types?: string; default?: string }>>;
     };
   const dirOf = new Map(workspaces.map((dir) => [manifest(dir).name, dir]));
 
@@ -219,7 +219,19 @@ describe("the repository's build configuration", () => {
         const compiled = ['./testing', './conformance'].includes(path)
           ? undefined
           : source.replace(/^\.\/src\//, './dist/').replace(/\.ts$/, '.js');
-        expect(target.default, `${dir} ${path}`).toBe(compiled);
+        // The ES module is `default`, or `import` where a CommonJS copy sits beside it under `require`
+        // (the published packages: scripts/build-packages.mjs), each with its declarations under `types`.
+        const { import: esm, require: cjs } = target as Record<string, { types?: string; default?: string }>;
+        if (cjs) {
+          expect(Object.keys(target), `${dir} ${path}`).toEqual(['@tally/source', 'import', 'require']);
+          expect(esm?.default, `${dir} ${path}`).toBe(compiled);
+          expect(esm?.types, `${dir} ${path}`).toBe(compiled?.replace(/\.js$/, '.d.ts'));
+          expect(cjs.default, `${dir} ${path}`).toBe(compiled?.replace(/^\.\/dist\//, './dist/cjs/'));
+          expect(cjs.types, `${dir} ${path}`).toBe(cjs.default?.replace(/\.js$/, '.d.ts'));
+        } else {
+          expect(target.default, `${dir} ${path}`).toBe(compiled);
+          if (target.types) expect(target.types, `${dir} ${path}`).toBe(compiled?.replace(/\.js$/, '.d.ts'));
+        }
       }
     }
   });

@@ -50,10 +50,14 @@ describe('npm run build', () => {
     for (const dir of ['packages', 'services']) {
       for (const name of readdirNames(join(ROOT, dir))) {
         const pkg = JSON.parse(readFileSync(join(ROOT, dir, name, 'package.json'), 'utf8')) as {
-          exports?: Record<string, { default?: string }>;
+          exports?: Record<string, { default?: string; import?: { default?: string } }>;
           bin?: Record<string, string>;
         };
-        const targets = Object.values(pkg.exports ?? {}).flatMap((e) => (e.default ? [e.default] : []));
+        // `import` where the published packages have a CommonJS copy under `require` (build-packages.mjs).
+        const targets = Object.values(pkg.exports ?? {}).flatMap((e) => {
+          const target = e.default ?? e.import?.default;
+          return target ? [target] : [];
+        });
         if (!pkg.exports) targets.push('./dist/main.js'); // the CLI: a bin, no exports
         expect(targets.length, `${dir}/${name}`).toBeGreaterThan(0);
         for (const target of targets)

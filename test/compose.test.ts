@@ -147,11 +147,19 @@ describe('docker-compose.yml', () => {
 
 describe('Dockerfile', () => {
   const dockerfile = read('Dockerfile');
-  const workspaces = ['packages', 'services'].flatMap((dir) =>
-    readdirSync(`${ROOT}${dir}`, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => `${dir}/${entry.name}`),
+  // The workspaces under packages/* and services/*, and those the root package.json names one by one
+  // (services/dashboard/web).
+  const named = (JSON.parse(read('package.json')) as { workspaces: string[] }).workspaces.filter(
+    (entry) => !entry.includes('*'),
   );
+  const workspaces = [
+    ...['packages', 'services'].flatMap((dir) =>
+      readdirSync(`${ROOT}${dir}`, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => `${dir}/${entry.name}`),
+    ),
+    ...named,
+  ];
   const stage = (name: string) =>
     new RegExp(`^FROM [^\\n]* AS ${name}\\n([\\s\\S]*?)(?=^FROM |(?![\\s\\S]))`, 'm').exec(dockerfile)?.[1] ??
     '';

@@ -1,6 +1,7 @@
 // Runs the Stripe webhook example as a small HTTP server:
 //   STRIPE_WEBHOOK_SECRET=whsec_… TALLY_ENDPOINT=http://localhost:8080 TALLY_SECRET_TOKEN=sec_… \
-//   node --conditions=@tally/source --import tsx examples/stripe-webhook/server.ts        # listens on :4242, path /stripe/webhook
+//   node server.ts        # in a project with `stripe` and `@tally/revenue` installed; listens on :4242, path /stripe/webhook
+// (in this repository: node --conditions=@tally/source --import tsx examples/stripe-webhook/server.ts).
 // Its port is STRIPE_EXAMPLE_PORT (default 4242; 0 for any free one) and its address STRIPE_EXAMPLE_HOST
 // (default 0.0.0.0), not PORT and HOST: those are Tally's own, and the two often run side by side on one
 // machine with one environment.

