@@ -32,6 +32,7 @@ import {
 import { protocolError, publicHttpServer } from './http-server.ts';
 import { clientIpOf, ingestRoute } from './ingest-route.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { DEFAULT_TRACKER_DIR, trackerScriptRoutes } from './tracker-script.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
 export interface GatewayDeps {
@@ -48,6 +49,8 @@ export interface GatewayDeps {
   metrics?: GatewayMetrics;
   /** A pino logger; none (silent) by default, as in tests. */
   logger?: FastifyBaseLogger;
+  /** Where the tracker's bundles are (packages/core/dist/tracker by default); null: GET /tally.js is 404. */
+  trackerDir?: string | null;
 }
 
 declare module 'fastify' {
@@ -149,6 +152,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     keyGenerator: clientIpOf,
     errorResponseBuilder: () => new RateLimitedError(),
   });
+
+  // GET /tally.js and its versioned names: the only paths besides /api/ingest (see tracker-script.ts).
+  if (deps.trackerDir !== null && !trackerScriptRoutes(app, deps.trackerDir ?? DEFAULT_TRACKER_DIR)) {
+    app.log.warn('the tracker is not built (npm run build): GET /tally.js answers 404');
+  }
 
   app.setNotFoundHandler(async (request) => {
     throw request.url.split('?')[0] === '/api/ingest' ? new MethodNotAllowedError() : new NotFoundError();
