@@ -12,8 +12,11 @@ import { ROOT } from './processes.ts';
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const run = promisify(execFile);
 
-/** Launches headless Chromium, installing Debian's package through infra/chromium/install.sh if it is missing. */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Launches headless Chromium, installing Debian's package through infra/chromium/install.sh if it is missing.
+ * `extraArgs`: more switches, e.g. `--host-resolver-rules=MAP *.test 127.0.0.1` for pages on other hosts.
+ */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     try {
       await run('bash', [`${ROOT}infra/chromium/install.sh`], { timeout: 600_000 });
@@ -27,7 +30,7 @@ export async function launchChromium(): Promise<Browser> {
   }
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', ...extraArgs],
   });
 }
 
