@@ -1,6 +1,6 @@
 // @tally/core: Tally's cookieless browser tracker. `init` once, then `pageview`, `event`, `identify`,
 // `reset` and `getSessionId` from anywhere in the app. One tracker per page (a module-level singleton), so
-// the React binding, a script tag and direct imports all share its queue and session.
+// the React binding and direct imports share its queue and session (the script-tag bundles start their own).
 // Every function is safe to call before `init`, twice, or on a server render: it then does nothing.
 import { type BrowserTrackerConfig, createBrowserTracker, isBrowser, optOutState } from './browser.ts';
 import type { PageviewOptions, Tracker } from './tracker.ts';

@@ -33,8 +33,9 @@ export interface TallyProviderProps extends BrowserTrackerConfig {
 }
 
 /**
- * Configures the page's one tracker (the @tally/core singleton: a script tag or direct `@tally/core` calls
- * on the same page share it; its first configuration wins).
+ * Configures the page's one tracker (the @tally/core singleton: direct `@tally/core` calls on the same page
+ * share it; its first configuration wins). The script-tag bundle starts a tracker of its own: use one or
+ * the other on a page.
  */
 export function TallyProvider(props: TallyProviderProps) {
   const { children, token, endpoint, autoPageviews = false, maxRetries, retryBackoff, debug } = props;
