@@ -40,6 +40,11 @@ const pageview = (id: string) => ({
 
 beforeAll(async () => {
   await promisify(execFile)(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, timeout: 120_000 });
+  // npm run build's next step: the tracker's bundles, which the compiled gateway serves.
+  await promisify(execFile)(process.execPath, ['packages/core/scripts/tracker-bundles.mjs', '--if-stale'], {
+    cwd: ROOT,
+    timeout: 60_000,
+  });
 }, 150_000);
 afterAll(async () => {
   await Promise.all(running.map((p) => p.stop()));
@@ -73,6 +78,11 @@ describe('npm run build', () => {
     running.push(gateway);
     const id = randomUUID();
     expect((await send(gateway.url, token, pageview(id))).status).toBe(202);
+    // The compiled gateway finds the tracker's bundles (packages/core/dist/tracker) from its own dist/.
+    const script = await fetch(`${gateway.url}/tally.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await script.text()).toMatch(/^"use strict";/);
     expect(await gateway.stop()).toBe(0);
     const log = openRecordReader(dataDir);
     try {

@@ -37,7 +37,8 @@ function servePage(path: string, title: string, endpoint: string, token: string)
   site.serve(
     path,
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
-      `<script src="/tally.js" data-token="${token}" data-endpoint="${endpoint}"></script></head>` +
+      // The site is on 127.0.0.1: a local page, which sends nothing unless allowed.
+      `<script src="/tally.js" data-token="${token}" data-endpoint="${endpoint}" data-allow-localhost></script></head>` +
       '<body><p>Tally test page</p></body></html>',
   );
 }
@@ -163,7 +164,9 @@ describe('tracker against a real gateway', () => {
     await eventually(10_000, 'the tracker to see the 503', async () => {
       return (await inPage<number>(page, 'tally.pending()')) === 1;
     });
-    expect(proxy.posts[0]?.headers['x-api-token']).toBe(token); // normal sends: fetch with the header
+    // Normal sends: fetch, as a simple text/plain request (no preflight) with the token in the envelope.
+    expect(proxy.posts[0]?.headers['content-type']).toMatch(/^text\/plain/);
+    expect(JSON.parse(proxy.posts[0]?.body ?? '{}').token).toBe(token);
     return { proxy, page };
   }
 

@@ -1,5 +1,6 @@
 // Tokens created and revoked with the tally CLI take effect on a running gateway within 5 seconds, with
-// the token file in the data directory and with Redis (where every replica sees the change).
+// the token file in the data directory and with Redis (where every replica sees the change); so do a
+// project's allowed origins (`tally projects set --allowed-origins`).
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import {
@@ -86,5 +87,56 @@ describe.each(setups)('tally tokens with tokens in %s', (_name, makeEnv) => {
       'the revoked token being refused',
       async () => (await postIngest(gateway.url, revenue, token)).status === 401,
     );
+  });
+
+  it("applies a project's allowed origins within 5 s: other browser origins 403, servers pass, cleared by ''", async () => {
+    const env = makeEnv();
+    const gateway = await startGatewayProcess(env);
+    running.push(gateway);
+    const created = await tally(['tokens', 'create', '--project', 'shop', '--kind', 'public'], env);
+    const token = created.trim().split('\n').at(-1) as string;
+    const from = (origin?: string) =>
+      fetch(`${gateway.url}/api/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', ...(origin && { origin }) },
+        body: JSON.stringify({ ...pageview, token }),
+      });
+    await eventually(
+      5000,
+      'the token accepted',
+      async () => (await from('https://evil.example')).status === 202,
+    );
+
+    const set = await tally(
+      ['projects', 'set', 'shop', '--allowed-origins', 'https://shop.example,https://www.shop.example'],
+      env,
+    );
+    expect(set).toContain('https://shop.example, https://www.shop.example');
+    await eventually(5000, 'another origin refused', async () => {
+      const res = await from('https://evil.example');
+      return (
+        res.status === 403 &&
+        ((await res.json()) as { error?: string }).error === 'Origin not allowed for this project'
+      );
+    });
+    expect((await from('https://www.shop.example')).status).toBe(202);
+    expect((await from()).status).toBe(202); // a server: no Origin
+    const shown = JSON.parse(await tally(['projects', 'show', 'shop', '--json'], env));
+    expect(shown).toMatchObject({
+      project_id: 'shop',
+      allowed_origins: ['https://shop.example', 'https://www.shop.example'],
+      active_tokens: { public: 1 },
+    });
+    expect(await tally(['projects', 'list'], env)).toContain(
+      'allowed origins: https://shop.example, https://www.shop.example',
+    );
+
+    await tally(['projects', 'set', 'shop', '--allowed-origins', ''], env);
+    await eventually(
+      5000,
+      'any origin again',
+      async () => (await from('https://evil.example')).status === 202,
+    );
+    expect(await tally(['projects', 'list'], env)).toContain('allowed origins: any');
   });
 });

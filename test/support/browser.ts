@@ -14,7 +14,7 @@ const run = promisify(execFile);
 
 /**
  * Launches headless Chromium, installing Debian's package through infra/chromium/install.sh if it is missing.
- * `extraArgs` go after the usual ones (e.g. `--host-resolver-rules` to give 127.0.0.1 a site's name).
+ * `extraArgs`: more switches, e.g. `--host-resolver-rules=MAP *.test 127.0.0.1` for pages on other hosts.
  */
 export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {

@@ -75,7 +75,7 @@ function App(): ReactNode {
   const { token, endpoint } = page.TALLY_TEST_CONFIG;
   return createElement(
     TallyProvider,
-    { token, endpoint },
+    { token, endpoint, allowLocalhost: true }, // the test pages are served from 127.0.0.1
     createElement(TrackPageviews, { path }),
     createElement(Shop, { path, navigate }),
   );

@@ -14,6 +14,9 @@ Commands:
                                                       API); it is printed alone on the last line
   tokens list [--json]                                List tokens (never the tokens themselves)
   tokens revoke <token|id>                            Revoke a token; running gateways drop it within seconds
+  projects list [--json] | show <id> [--json]         Projects (from their tokens) and their settings
+  projects set <id> --allowed-origins <origin,...>    Origins the project's public tokens may send from
+                                                      (browsers elsewhere get 403); '' allows any again
   users add <email> --project <id>... | --all-projects [--password-stdin]
                                                       Add a dashboard user; prints a one-time link that sets
                                                       the password (or reads it from stdin)
@@ -59,6 +62,8 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'tokens':
       return (await import('./tokens.ts')).runTokens(config, rest, parseArgs);
+    case 'projects':
+      return (await import('./projects.ts')).runProjects(config, rest, parseArgs);
     case 'users':
       return (await import('./users.ts')).runUsers(config, rest, parseArgs);
     case 'sql':

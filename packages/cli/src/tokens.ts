@@ -21,12 +21,7 @@ export async function runTokens(
     },
   });
   const [action, target] = positionals;
-  const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
-    : null;
-  const store: TokenStore = redis
-    ? new RedisTokenStore(redis, config.REDIS_KEY_PREFIX)
-    : new FileTokenStore(resolve(config.TALLY_DATA_DIR));
+  const { store, close } = openTokenStore(config);
   try {
     switch (action) {
       case 'create': {
@@ -70,7 +65,23 @@ export async function runTokens(
         throw new Error(`unknown tokens action "${action ?? ''}" (create, list or revoke)`);
     }
   } finally {
-    await store.close();
-    redis?.disconnect();
+    await close();
   }
+}
+
+/** The token store the configuration names (Redis when REDIS_URL is set, else the data directory's file). */
+export function openTokenStore(config: TallyConfig): { store: TokenStore; close(): Promise<void> } {
+  const redis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    : null;
+  const store: TokenStore = redis
+    ? new RedisTokenStore(redis, config.REDIS_KEY_PREFIX)
+    : new FileTokenStore(resolve(config.TALLY_DATA_DIR));
+  return {
+    store,
+    async close() {
+      await store.close();
+      redis?.disconnect();
+    },
+  };
 }

@@ -1,14 +1,14 @@
-// Writes the script-tag bundle to dist/tally.js (the file to serve for <script src=".../tally.js">) and
-// prints its size. Run with `npm run build -w @tally/core`.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// Writes the script-tag bundles to dist/tracker/ (tally.<hash>.js, tally.full.<hash>.js, their source maps
+// and manifest.json, which the gateway serves) and prints their sizes. Run with `npm run build -w @tally/core`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { buildScriptBundle } from './bundle.ts';
+import { TRACKER_DIST, writeTrackerBundles } from './tracker-bundles.mjs';
 
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
-const code = await buildScriptBundle();
-mkdirSync(dist, { recursive: true });
-writeFileSync(`${dist}tally.js`, code);
-console.log(
-  `dist/tally.js: ${code.length} bytes minified, ${gzipSync(code, { level: 9 }).length} bytes gzipped`,
-);
+const manifest = await writeTrackerBundles();
+for (const bundle of manifest.bundles) {
+  const code = readFileSync(join(TRACKER_DIST, bundle.file));
+  console.log(
+    `${bundle.name}.js: ${code.length} bytes minified, ${gzipSync(code, { level: 9 }).length} gzipped`,
+  );
+}

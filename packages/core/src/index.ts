@@ -1,12 +1,29 @@
 // @tally/core: Tally's cookieless browser tracker. `init` once, then `pageview`, `event`, `identify`,
 // `reset` and `getSessionId` from anywhere in the app. One tracker per page (a module-level singleton), so
-// the React binding, a script tag and direct imports all share its queue and session.
+// the React binding and direct imports share its queue and session (the script-tag bundles start their own).
 // Every function is safe to call before `init`, twice, or on a server render: it then does nothing.
-import { type BrowserTrackerConfig, createBrowserTracker, isBrowser } from './browser.ts';
+import { type BrowserTrackerConfig, createBrowserTracker, isBrowser, optOutState } from './browser.ts';
 import type { PageviewOptions, Tracker } from './tracker.ts';
 
 export { backoffDelay, isRetryableStatus, retryAfterMs } from './backoff.ts';
-export { type BrowserTrackerConfig, browserPlatform, createBrowserTracker, isBrowser } from './browser.ts';
+export {
+  type BrowserTrackerConfig,
+  browserPlatform,
+  createBrowserTracker,
+  isBrowser,
+  isLocalPage,
+  OPT_OUT_KEY,
+  type PlatformConfig,
+} from './browser.ts';
+export {
+  DOWNLOAD_EXTENSIONS,
+  doNotTrack,
+  excludePaths,
+  FILE_DOWNLOAD_EVENT,
+  type LinkTracking,
+  OUTBOUND_LINK_EVENT,
+  trackLinks,
+} from './extras.ts';
 export {
   createTracker,
   type PageInfo,
@@ -38,3 +55,9 @@ export const identify = (customerId: string): void => current?.identify(customer
 export const reset = (): void => current?.reset();
 /** The current session id ('' before init), e.g. to pass to your server for revenue attribution. */
 export const getSessionId = (): string => current?.getSessionId() ?? '';
+/** Stops this browser from sending anything to Tally on this site, remembered in localStorage. */
+export const optOut = (): void => void optOutState('1');
+/** Undoes optOut. */
+export const optIn = (): void => void optOutState('');
+/** Whether this browser opted out on this site. */
+export const isOptedOut = (): boolean => optOutState();

@@ -69,7 +69,7 @@ function fakePlatform(script: Scripted[] = []) {
 const config = { token: 'pub_test', endpoint: 'https://tally.example.com/', retryBackoff: 1000 };
 
 describe('records', () => {
-  it('sends a pageview with the page, UTM parameters, session and timestamp, token in the header', async () => {
+  it('sends a pageview with the page, UTM parameters, session and timestamp, token in the envelope', async () => {
     const fake = fakePlatform();
     const tracker = createTracker(config, fake.platform);
     tracker.pageview();
@@ -80,6 +80,7 @@ describe('records', () => {
     expect(post?.token).toBe('pub_test');
     expect(post?.body).toEqual({
       type: 'pageview',
+      token: 'pub_test', // in the body: the browser sends a simple text/plain request, without preflight
       id: '00000000-0000-4000-8000-000000000002',
       data: {
         session_id: '00000000-0000-4000-8000-000000000001',
@@ -94,7 +95,6 @@ describe('records', () => {
         timestamp: fake.now(),
       },
     });
-    expect(post?.body).not.toHaveProperty('token');
     expect(post?.body.data).not.toHaveProperty('visitor_fingerprint'); // derived by the server
   });
 
@@ -324,6 +324,26 @@ describe('flush', () => {
     await fake.idle();
     tracker.flush();
     expect(fake.beacons).toHaveLength(0);
+  });
+});
+
+describe('blocked', () => {
+  it('queues nothing while the platform says so, and sends again once it no longer does', async () => {
+    const fake = fakePlatform();
+    let blocked = true;
+    const tracker = createTracker(config, { ...fake.platform, blocked: () => blocked });
+    tracker.pageview();
+    tracker.event('clicked');
+    tracker.identify('cus_1');
+    await fake.idle();
+    expect(fake.posts).toHaveLength(0);
+    expect(tracker.pending()).toBe(0);
+    tracker.flush();
+    expect(fake.beacons).toHaveLength(0);
+    blocked = false; // e.g. optIn()
+    tracker.event('after');
+    await fake.idle();
+    expect(fake.posts.map((p) => (p.body.data as { event_name?: string }).event_name)).toEqual(['after']);
   });
 });
 

@@ -49,9 +49,12 @@ export interface SessionStore {
 }
 
 export interface TrackerPlatform {
-  /** POSTs a JSON envelope with the token in X-API-Token; resolves with the status, rejects on network errors. */
+  /**
+   * POSTs a JSON envelope (the token is in it; a platform may also put `token` in X-API-Token); resolves with
+   * the status, rejects on network errors.
+   */
   post(url: string, token: string, body: string): Promise<SendResult>;
-  /** Hands an envelope (token in the body) to the platform to send even as the page goes away; false if refused. */
+  /** Hands an envelope to the platform to send even as the page goes away; false if refused. */
   beacon(url: string, body: string): boolean;
   now(): number;
   setTimer(callback: () => void, ms: number): void;
@@ -61,6 +64,11 @@ export interface TrackerPlatform {
   uuid(): string;
   page(): PageInfo;
   session?: SessionStore;
+  /**
+   * Whether nothing may be sent now (the visitor opted out, Do Not Track, a local page, an excluded path):
+   * asked before each record is queued, so that opting out takes effect at once.
+   */
+  blocked?(): boolean;
 }
 
 export interface PageviewOptions {
@@ -139,13 +147,15 @@ export function createTracker(config: TrackerConfig, platform: TrackerPlatform):
   }
 
   function enqueue(record: Outgoing) {
+    if (platform.blocked?.()) return;
     Object.assign(record.data, { session_id: session(true), timestamp: platform.now() });
     queue.push({ ...record, id: platform.uuid(), tries: 0 });
     pump();
   }
 
-  const envelope = (item: Item, withToken?: boolean) =>
-    JSON.stringify({ type: item.type, token: withToken ? token : undefined, id: item.id, data: item.data });
+  // The token travels in the envelope, so that a browser can send it as a simple text/plain request (no
+  // CORS preflight) and the beacon can carry it.
+  const envelope = (item: Item) => JSON.stringify({ type: item.type, token, id: item.id, data: item.data });
 
   function pump() {
     const item = queue[0];
@@ -175,7 +185,6 @@ export function createTracker(config: TrackerConfig, platform: TrackerPlatform):
       const delay =
         (rateLimited && retryAfterMs(result?.retryAfter, now)) ||
         backoffDelay(item.tries, base, platform.random());
-      log('retry in', delay);
       waitUntil = now + delay;
       platform.setTimer(() => {
         waitUntil = 0;
@@ -215,8 +224,7 @@ export function createTracker(config: TrackerConfig, platform: TrackerPlatform):
       if (rateLimited && platform.now() < waitUntil) return;
       // The record in flight is left to its own (keepalive) request.
       for (const item of queue.splice(inFlight ? 1 : 0)) {
-        if (!platform.beacon(url, envelope(item, true)))
-          platform.post(url, token, envelope(item)).catch(() => {});
+        if (!platform.beacon(url, envelope(item))) platform.post(url, token, envelope(item)).catch(() => {});
       }
     }),
     pending: () => queue.length,

@@ -33,14 +33,30 @@ export interface TallyProviderProps extends BrowserTrackerConfig {
 }
 
 /**
- * Configures the page's one tracker (the @tally/core singleton: a script tag or direct `@tally/core` calls
- * on the same page share it; its first configuration wins).
+ * Configures the page's one tracker (the @tally/core singleton: direct `@tally/core` calls on the same page
+ * share it; its first configuration wins). The script-tag bundle starts a tracker of its own: use one or
+ * the other on a page.
  */
 export function TallyProvider(props: TallyProviderProps) {
   const { children, token, endpoint, autoPageviews = false, maxRetries, retryBackoff, debug } = props;
+  const { allowLocalhost, respectDoNotTrack, hashRouting, outboundLinks, fileDownloads, exclude } = props;
   const api = useMemo<TallyApi>(() => {
     // init() returns the running tracker, or starts it; it returns undefined on a server.
-    const tracker = () => init({ token, endpoint, autoPageviews, maxRetries, retryBackoff, debug });
+    const tracker = () =>
+      init({
+        token,
+        endpoint,
+        autoPageviews,
+        maxRetries,
+        retryBackoff,
+        debug,
+        allowLocalhost,
+        respectDoNotTrack,
+        hashRouting,
+        outboundLinks,
+        fileDownloads,
+        exclude,
+      });
     return {
       pageview: (options) => tracker()?.pageview(options),
       event: (name, data) => tracker()?.event(name, data),
@@ -48,7 +64,20 @@ export function TallyProvider(props: TallyProviderProps) {
       reset: () => tracker()?.reset(),
       getSessionId: () => tracker()?.getSessionId() ?? '',
     };
-  }, [token, endpoint, autoPageviews, maxRetries, retryBackoff, debug]);
+  }, [
+    token,
+    endpoint,
+    autoPageviews,
+    maxRetries,
+    retryBackoff,
+    debug,
+    allowLocalhost,
+    respectDoNotTrack,
+    hashRouting,
+    outboundLinks,
+    fileDownloads,
+    exclude,
+  ]);
   // Start the tracker once mounted in the browser even if nothing calls it (automatic pageviews, unload flush).
   useEffect(() => {
     api.getSessionId();

@@ -7,10 +7,18 @@ import {
   generateToken,
   matchesToken,
   newTokenInfo,
+  type ProjectAccess,
+  projectAccess,
   type TokenInfo,
   type TokenKind,
   type TokenStore,
 } from './token.ts';
+
+/** The file's content: the tokens, and the projects' settings by project id. */
+interface TokenFile {
+  tokens?: TokenInfo[];
+  projects?: Record<string, ProjectAccess>;
+}
 
 export class FileTokenStore implements TokenStore {
   readonly path: string;
@@ -23,26 +31,41 @@ export class FileTokenStore implements TokenStore {
     assertProjectId(projectId);
     const token = generateToken(kind);
     const info = newTokenInfo(token, projectId, kind);
-    await this.#write([...(await this.list()), info]);
+    const file = await this.#read();
+    await this.#write({ ...file, tokens: [...(file.tokens ?? []), info] });
     return { token, info };
   }
 
   async list(): Promise<TokenInfo[]> {
+    return (await this.#read()).tokens ?? [];
+  }
+
+  async setAllowedOrigins(projectId: string, origins: readonly string[]): Promise<ProjectAccess> {
+    const access = projectAccess(projectId, origins);
+    const file = await this.#read();
+    await this.#write({ ...file, projects: { ...file.projects, [projectId]: access } });
+    return access;
+  }
+
+  async projects(): Promise<ProjectAccess[]> {
+    return Object.values((await this.#read()).projects ?? {});
+  }
+
+  async #read(): Promise<TokenFile> {
     try {
-      const parsed = JSON.parse(await readFile(this.path, 'utf8')) as { tokens?: TokenInfo[] };
-      return parsed.tokens ?? [];
+      return JSON.parse(await readFile(this.path, 'utf8')) as TokenFile;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
       throw error;
     }
   }
 
   async revoke(tokenOrId: string): Promise<boolean> {
-    const tokens = await this.list();
-    const target = tokens.find((t) => !t.revoked_at && matchesToken(t, tokenOrId));
+    const file = await this.#read();
+    const target = file.tokens?.find((t) => !t.revoked_at && matchesToken(t, tokenOrId));
     if (!target) return false;
     target.revoked_at = new Date().toISOString();
-    await this.#write(tokens);
+    await this.#write(file);
     return true;
   }
 
@@ -58,10 +81,14 @@ export class FileTokenStore implements TokenStore {
 
   async close(): Promise<void> {}
 
-  async #write(tokens: TokenInfo[]): Promise<void> {
+  async #write(file: TokenFile): Promise<void> {
     await mkdir(dirname(this.path), { recursive: true });
     const tmp = `${this.path}.${process.pid}.tmp`;
-    await writeFile(tmp, `${JSON.stringify({ tokens }, null, 2)}\n`, { mode: 0o600 });
+    await writeFile(
+      tmp,
+      `${JSON.stringify({ tokens: file.tokens ?? [], ...(file.projects && { projects: file.projects }) }, null, 2)}\n`,
+      { mode: 0o600 },
+    );
     await rename(tmp, this.path);
   }
 }

@@ -6,6 +6,8 @@ import {
   generateToken,
   matchesToken,
   newTokenInfo,
+  type ProjectAccess,
+  projectAccess,
   type TokenInfo,
   type TokenKind,
   type TokenStore,
@@ -14,11 +16,14 @@ import {
 export class RedisTokenStore implements TokenStore {
   readonly #redis: Redis;
   readonly #key: string;
+  /** Project id → ProjectAccess; changes bump the tokens' version, so verifiers reload both. */
+  readonly #projectsKey: string;
 
   /** `prefix` namespaces the keys (default `tally:`), so that tests and deployments can share a server. */
   constructor(redis: Redis, prefix = 'tally:') {
     this.#redis = redis;
     this.#key = `${prefix}tokens`;
+    this.#projectsKey = `${prefix}projects`;
   }
 
   async create(projectId: string, kind: TokenKind): Promise<{ token: string; info: TokenInfo }> {
@@ -50,6 +55,21 @@ export class RedisTokenStore implements TokenStore {
       .incr(`${this.#key}:version`)
       .exec();
     return true;
+  }
+
+  async setAllowedOrigins(projectId: string, origins: readonly string[]): Promise<ProjectAccess> {
+    const access = projectAccess(projectId, origins);
+    await this.#redis
+      .multi()
+      .hset(`${this.#projectsKey}`, projectId, JSON.stringify(access))
+      .incr(`${this.#key}:version`)
+      .exec();
+    return access;
+  }
+
+  async projects(): Promise<ProjectAccess[]> {
+    const all = await this.#redis.hgetall(this.#projectsKey);
+    return Object.values(all).map((v) => JSON.parse(v) as ProjectAccess);
   }
 
   async version(): Promise<string> {

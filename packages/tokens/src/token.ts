@@ -24,13 +24,27 @@ export interface TokenInfo {
   revoked_at: string | null;
 }
 
+/**
+ * What is set per project for its ingest tokens: the origins its public tokens may send from (an empty list:
+ * any). Kept beside the tokens, in the same store, so that it reaches every gateway the way tokens do.
+ */
+export interface ProjectAccess {
+  project_id: string;
+  allowed_origins: string[];
+  updated_at: string;
+}
+
 export interface TokenStore {
   /** Stores a new token for `projectId` and returns it: the only time the token itself is seen. */
   create(projectId: string, kind: TokenKind): Promise<{ token: string; info: TokenInfo }>;
   list(): Promise<TokenInfo[]>;
   /** Revokes by token or by id; false when no such token exists. */
   revoke(tokenOrId: string): Promise<boolean>;
-  /** A value that changes whenever the tokens change; cheap to read. */
+  /** Sets the origins a project's public tokens may send from; an empty list lifts the restriction. */
+  setAllowedOrigins(projectId: string, origins: readonly string[]): Promise<ProjectAccess>;
+  /** Every project with settings. */
+  projects(): Promise<ProjectAccess[]>;
+  /** A value that changes whenever the tokens or the projects' settings change; cheap to read. */
   version(): Promise<string>;
   close(): Promise<void>;
 }
@@ -80,4 +94,32 @@ export function newTokenInfo(token: string, projectId: string, kind: TokenKind):
 /** Finds the token a `revoke` argument names: a full token (by its hash) or an id. */
 export function matchesToken(info: TokenInfo, tokenOrId: string): boolean {
   return tokenKindOf(tokenOrId) ? info.hash === hashToken(tokenOrId) : info.id === tokenOrId;
+}
+
+/**
+ * An origin as browsers send it in the Origin header (`https://shop.example`, `http://localhost:3000`):
+ * scheme, host and port only, lower case, default port left out. Throws on anything else (a path, `*`).
+ */
+export function normalizeOrigin(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new Error(`"${value}" is not an origin (scheme://host[:port], e.g. https://shop.example)`);
+  }
+  const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+  if (!/^https?:$/.test(url.protocol) || !bare) {
+    throw new Error(`"${value}" is not an origin (scheme://host[:port], e.g. https://shop.example)`);
+  }
+  return url.origin;
+}
+
+/** The project's settings with a new list of allowed origins, normalized and without duplicates. */
+export function projectAccess(projectId: string, origins: readonly string[]): ProjectAccess {
+  assertProjectId(projectId);
+  return {
+    project_id: projectId,
+    allowed_origins: [...new Set(origins.map(normalizeOrigin))],
+    updated_at: new Date().toISOString(),
+  };
 }

@@ -2,7 +2,14 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileTokenStore, generateToken, hashToken, isWellFormedToken, TokenVerifier } from './index.ts';
+import {
+  FileTokenStore,
+  generateToken,
+  hashToken,
+  isWellFormedToken,
+  normalizeOrigin,
+  TokenVerifier,
+} from './index.ts';
 
 describe('tokens', () => {
   it('are pub_/sec_ and 32 base62 characters, all different', () => {
@@ -108,5 +115,39 @@ describe('TokenVerifier.verifyFresh', () => {
     // Malformed tokens never reach the store.
     expect(await verifier.verifyFresh('pub_short')).toBeNull();
     expect(checks() - before).toBe(1);
+  });
+});
+
+describe('allowed origins', () => {
+  it('are normalized, stored beside the tokens, kept across token changes, and cleared by an empty list', async () => {
+    const store = new FileTokenStore(mkdtempSync(join(tmpdir(), 'tally-tok-')));
+    const before = await store.version();
+    const access = await store.setAllowedOrigins('shop', [
+      'https://Shop.Example/',
+      'https://shop.example:443',
+      'http://localhost:3000',
+    ]);
+    expect(access.allowed_origins).toEqual(['https://shop.example', 'http://localhost:3000']);
+    expect(await store.version()).not.toBe(before); // verifiers reload
+    const { info } = await store.create('shop', 'public');
+    await store.revoke(info.id);
+    expect((await store.projects()).map((p) => p.allowed_origins)).toEqual([
+      ['https://shop.example', 'http://localhost:3000'],
+    ]);
+    await store.setAllowedOrigins('shop', []);
+    expect((await store.projects())[0]?.allowed_origins).toEqual([]);
+  });
+
+  it('refuse what is not an origin', async () => {
+    const store = new FileTokenStore(mkdtempSync(join(tmpdir(), 'tally-tok-')));
+    for (const bad of [
+      'shop.example',
+      'https://shop.example/path',
+      '*',
+      'ftp://shop.example',
+      'https://shop.example/?q',
+    ])
+      await expect(store.setAllowedOrigins('shop', [bad]), bad).rejects.toThrow(/not an origin/);
+    expect(normalizeOrigin(' https://xn--bcher-kva.example ')).toBe('https://xn--bcher-kva.example');
   });
 });

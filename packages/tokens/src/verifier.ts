@@ -1,10 +1,30 @@
 // TokenVerifier: checks tokens against an in-memory copy of a store, refreshed when the store changes,
 // so that checking a token on the hot path costs no I/O.
-import { hashToken, isWellFormedToken, type TokenInfo, type TokenKind, tokenKindOf } from './token.ts';
+import {
+  hashToken,
+  isWellFormedToken,
+  type ProjectAccess,
+  type TokenInfo,
+  type TokenKind,
+  tokenKindOf,
+} from './token.ts';
 
 export interface TokenSource {
   version(): Promise<string>;
   list(): Promise<TokenInfo[]>;
+  /** The projects' settings (allowed origins); a source without them restricts no origin. */
+  projects?(): Promise<ProjectAccess[]>;
+}
+
+/** Which browser origins may send with a project's public tokens (the gateway's check: origin-policy.ts). */
+export interface OriginPolicy {
+  /** Whether a public token of `projectId` may send from `origin` (an Origin header's value). */
+  originAllowed(projectId: string, origin: string): boolean;
+  /**
+   * Whether some project's public token may send from `origin`: what a CORS preflight, which carries no
+   * token, can be told. False only when every project with a public token lists its origins, none this one.
+   */
+  anyProjectAllows(origin: string): boolean;
 }
 
 /**
@@ -13,10 +33,14 @@ export interface TokenSource {
  * A well-formed token it does not know makes it check the store at once (at most every `missRefreshMs`),
  * so a token works from the first request after it was created.
  */
-export class TokenVerifier {
+export class TokenVerifier implements OriginPolicy {
   readonly #store: TokenSource;
   readonly #refreshMs: number;
   #byHash = new Map<string, TokenInfo>();
+  /** Project id → the origins its public tokens may send from (only projects that restrict them). */
+  #allowedOrigins = new Map<string, ReadonlySet<string>>();
+  /** Some project with an active public token restricts no origin. */
+  #someProjectOpen = true;
   #version: string | null = null;
   #timer: NodeJS.Timeout | null = null;
   #onError: (error: unknown) => void;
@@ -54,10 +78,18 @@ export class TokenVerifier {
   async refresh(): Promise<void> {
     const version = await this.#store.version();
     if (version === this.#version) return;
-    const tokens = await this.#store.list();
+    const [tokens, projects] = await Promise.all([this.#store.list(), this.#store.projects?.() ?? []]);
     const kinds = this.#kinds;
     this.#byHash = new Map(
       tokens.filter((t) => !t.revoked_at && (!kinds || kinds.has(t.kind))).map((t) => [t.hash, t]),
+    );
+    this.#allowedOrigins = new Map(
+      projects
+        .filter((p) => p.allowed_origins.length > 0)
+        .map((p) => [p.project_id, new Set(p.allowed_origins)]),
+    );
+    this.#someProjectOpen = tokens.some(
+      (t) => !t.revoked_at && t.kind === 'public' && !this.#allowedOrigins.has(t.project_id),
     );
     this.#version = version;
   }
@@ -94,6 +126,18 @@ export class TokenVerifier {
     if (!isWellFormedToken(token)) return false;
     const kind = tokenKindOf(token);
     return !this.#kinds || (kind !== null && this.#kinds.has(kind));
+  }
+
+  originAllowed(projectId: string, origin: string): boolean {
+    const allowed = this.#allowedOrigins.get(projectId);
+    return !allowed || allowed.has(origin.toLowerCase());
+  }
+
+  anyProjectAllows(origin: string): boolean {
+    if (this.#someProjectOpen) return true;
+    const normalized = origin.toLowerCase();
+    for (const allowed of this.#allowedOrigins.values()) if (allowed.has(normalized)) return true;
+    return false;
   }
 
   stop(): void {

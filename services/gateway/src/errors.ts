@@ -109,6 +109,22 @@ export class SecretTokenRequiredError extends IngestError {
   }
 }
 
+/**
+ * 403 for a browser request (it has an Origin header) with a public token of a project that lists the
+ * origins it may send from, and not this one; also a CORS preflight from an origin no project allows.
+ * Only when the operator set allowed origins (`tally projects set --allowed-origins`): an addition to the
+ * spec's responses.
+ */
+export class OriginNotAllowedError extends IngestError {
+  readonly statusCode = 403;
+  constructor() {
+    super('Origin not allowed for this project');
+  }
+  body() {
+    return { error: 'Origin not allowed for this project' };
+  }
+}
+
 export class RateLimitedError extends IngestError {
   readonly statusCode = 429;
   override readonly retryable = true;

@@ -7,7 +7,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { TallyConfig } from '@tally/config';
 import { trustedProxies } from '@tally/config';
 import { type RecordLog, withAppendTimeout } from '@tally/log';
-import type { TokenVerifier } from '@tally/tokens';
+import type { OriginPolicy, TokenVerifier } from '@tally/tokens';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -32,12 +32,16 @@ import {
 import { protocolError, publicHttpServer } from './http-server.ts';
 import { clientIpOf, ingestRoute } from './ingest-route.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { refuseDisallowedPreflight } from './origin-policy.ts';
+import { DEFAULT_TRACKER_DIR, trackerScriptRoutes } from './tracker-script.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
 export interface GatewayDeps {
   config: TallyConfig;
   log: RecordLog;
   tokens: Pick<TokenVerifier, 'verify' | 'verifyFresh'>;
+  /** Allowed origins per project (by default the token verifier's, when it is one). */
+  origins?: OriginPolicy;
   visitorIds: VisitorIds;
   /** Country of a client IP (by default the DB-IP database shipped in the package). */
   countries?: CountryLookup;
@@ -48,6 +52,8 @@ export interface GatewayDeps {
   metrics?: GatewayMetrics;
   /** A pino logger; none (silent) by default, as in tests. */
   logger?: FastifyBaseLogger;
+  /** Where the tracker's bundles are (packages/core/dist/tracker by default); null: GET /tally.js is 404. */
+  trackerDir?: string | null;
 }
 
 declare module 'fastify' {
@@ -61,6 +67,9 @@ declare module 'fastify' {
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config } = deps;
+  const origins =
+    deps.origins ??
+    ('anyProjectAllows' in deps.tokens ? (deps.tokens as unknown as OriginPolicy) : undefined);
   /** Set when close() begins: see the hooks below. */
   let draining = false;
   const app = Fastify({
@@ -107,6 +116,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     const isPreflight = request.headers.origin && request.headers['access-control-request-method'];
     done(request.method === 'OPTIONS' && !isPreflight ? new InvalidPreflightError() : undefined);
   });
+  if (origins) app.addHook('onRequest', refuseDisallowedPreflight(origins));
   // CORS before the other hooks, so that every response (429 and other errors included) carries the headers.
   await app.register(cors, {
     origin: '*',
@@ -150,6 +160,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     errorResponseBuilder: () => new RateLimitedError(),
   });
 
+  // GET /tally.js and its versioned names: the only paths besides /api/ingest (see tracker-script.ts).
+  if (deps.trackerDir !== null && !trackerScriptRoutes(app, deps.trackerDir ?? DEFAULT_TRACKER_DIR)) {
+    app.log.warn('the tracker is not built (npm run build): GET /tally.js answers 404');
+  }
+
   app.setNotFoundHandler(async (request) => {
     throw request.url.split('?')[0] === '/api/ingest' ? new MethodNotAllowedError() : new NotFoundError();
   });
@@ -168,6 +183,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     config,
     log: withAppendTimeout(deps.log, config.APPEND_TIMEOUT_MS),
     tokens: deps.tokens,
+    origins,
     visitorIds: deps.visitorIds,
     countries: deps.countries ?? sharedCountryLookup(),
     metrics: deps.metrics,

@@ -9,18 +9,20 @@ import {
   validateIngest,
 } from '@tally/contract';
 import type { RecordLog } from '@tally/log';
-import type { TokenVerifier } from '@tally/tokens';
+import type { OriginPolicy, TokenVerifier } from '@tally/tokens';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import type { CountryLookup } from './country.ts';
 import { BadRequestError, InvalidTokenError, MissingTokenError, SecretTokenRequiredError } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { assertOriginAllowed } from './origin-policy.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
 export interface IngestRouteOptions {
   config: TallyConfig;
   log: RecordLog;
   tokens: Pick<TokenVerifier, 'verify' | 'verifyFresh'>;
+  origins?: OriginPolicy | undefined;
   visitorIds: VisitorIds;
   countries: CountryLookup;
   metrics?: GatewayMetrics | undefined;
@@ -32,7 +34,7 @@ const MAX_USER_AGENT = 512;
 const ACCEPTED = '{"success":true}';
 
 export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, options) => {
-  const { config, log, tokens, visitorIds, countries, metrics } = options;
+  const { config, log, tokens, origins, visitorIds, countries, metrics } = options;
 
   app.post('/api/ingest', { config: { rateLimit: {} } }, async (request, reply) => {
     const body = request.body;
@@ -51,6 +53,7 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
     // Read keys (the dashboard's API) are no ingest tokens: refused like any unknown token.
     if (!tokenInfo || (tokenInfo.kind !== 'public' && tokenInfo.kind !== 'secret'))
       throw new InvalidTokenError();
+    assertOriginAllowed(request, tokenInfo, origins);
     if (body.type === 'revenue' && tokenInfo.kind !== 'secret') throw new SecretTokenRequiredError();
 
     const result = validateIngest(body);
