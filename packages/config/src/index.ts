@@ -124,10 +124,10 @@ export const ConfigSchema = Type.Object({
       'Requests one gateway event loop handles at once; a request beyond it is answered at once with 503 and `Retry-After` (counted in `tally_gateway_shed_total`), so that the accepted ones keep a short wait.',
   }),
   GATEWAY_MAX_PENDING_APPENDS: Type.Integer({
-    default: 128,
+    default: 256,
     minimum: 1,
     description:
-      'Requests one gateway event loop keeps waiting for the record log to make their record durable; while that many wait, a new request gets 503 and `Retry-After` at once (a slow log sheds load instead of queueing it).',
+      'Requests one gateway event loop keeps waiting for the record log to make their record durable; while that many wait, a new request gets 503 and `Retry-After` at once. Below `GATEWAY_MAX_IN_FLIGHT` it sheds load earlier when the log is slow (appends share one commit, so many waiting is not by itself a long wait).',
   }),
   FUTURE_TIMESTAMP_TOLERANCE_MS: Type.Integer({
     default: 3_600_000,
