@@ -61,6 +61,8 @@ interface Phase {
   cpuPercent: number;
   otherCpuPercent: number;
   peakRssMiB: number;
+  /** Of which the process's own memory (RssAnon), without the record log's file pages LMDB maps in. */
+  peakRssAnonMiB: number;
   targetRate?: number;
   unsent?: number;
 }
@@ -102,10 +104,11 @@ async function phase(
     cpuPercent: server?.cpuPercent ?? 0,
     otherCpuPercent: cpu.otherCpuPercent,
     peakRssMiB: server?.peakRssMiB ?? 0,
+    peakRssAnonMiB: server?.peakRssAnonMiB ?? 0,
     ...(rate !== undefined && { targetRate: rate, unsent: result.unsent ?? 0 }),
   };
   log(
-    `${name} ${mode}${rate ? ` @${rate}/s` : ''}: ${out.acceptedRps} 2xx/s, shed ${out.shedPercent}%, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms, p99.9 ${out.latencyMs.p99_9} ms, ${out.cpuUsPerRequest} µs CPU/request, RSS ${out.peakRssMiB} MiB (others on the machine: ${out.otherCpuPercent}% CPU)`,
+    `${name} ${mode}${rate ? ` @${rate}/s` : ''}: ${out.acceptedRps} 2xx/s, shed ${out.shedPercent}%, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms, p99.9 ${out.latencyMs.p99_9} ms, ${out.cpuUsPerRequest} µs CPU/request, RSS ${out.peakRssMiB} MiB (anon ${out.peakRssAnonMiB}) (others on the machine: ${out.otherCpuPercent}% CPU)`,
   );
   return out;
 }
