@@ -49,6 +49,8 @@ export interface LoadResult {
   unsent?: number;
   /** Mode fixed: time from write to response, without the queueing behind a busy connection. */
   serviceTimeMs?: Latencies;
+  /** Mode fixed: latency (from when each was due) of the 2xx answers alone. */
+  acceptedLatencyMs?: Latencies;
   /** First and last millisecond (Unix epoch) of the measured period. */
   startedAt: number;
   endedAt: number;

@@ -2,6 +2,7 @@
 // env file. Every setting is documented here, where it is declared; the README's table is checked against
 // this schema by a test.
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import envSchema from 'env-schema';
@@ -108,6 +109,25 @@ export const ConfigSchema = Type.Object({
     default: 5000,
     minimum: 1,
     description: 'How long a request waits for the record log to make a record durable before answering 503.',
+  }),
+  GATEWAY_WORKERS: Type.Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 256,
+    description:
+      'Event loops (worker threads) that serve the public ingest API, sharing its port (`reusePort`, Node.js 22.12 or newer; on an older Node.js one, with a warning). `0`: one per core (`os.availableParallelism()`). With the embedded log they hand their records to the one writer in the main thread, which commits them together; with Kafka each has its own producer.',
+  }),
+  GATEWAY_MAX_IN_FLIGHT: Type.Integer({
+    default: 256,
+    minimum: 1,
+    description:
+      'Requests one gateway event loop handles at once; a request beyond it is answered at once with 503 and `Retry-After` (counted in `tally_gateway_shed_total`), so that the accepted ones keep a short wait.',
+  }),
+  GATEWAY_MAX_PENDING_APPENDS: Type.Integer({
+    default: 256,
+    minimum: 1,
+    description:
+      'Requests one gateway event loop keeps waiting for the record log to make their record durable; while that many wait, a new request gets 503 and `Retry-After` at once. Below `GATEWAY_MAX_IN_FLIGHT` it sheds load earlier when the log is slow (appends share one commit, so many waiting is not by itself a long wait).',
   }),
   FUTURE_TIMESTAMP_TOLERANCE_MS: Type.Integer({
     default: 3_600_000,
@@ -252,4 +272,9 @@ export function trustedProxies(config: TallyConfig): string[] | false {
     .map((s) => s.trim())
     .filter(Boolean);
   return list.length ? list : false;
+}
+
+/** The gateway's event loops: GATEWAY_WORKERS, or one per core when it is 0. */
+export function gatewayWorkers(config: Pick<TallyConfig, 'GATEWAY_WORKERS'>): number {
+  return config.GATEWAY_WORKERS > 0 ? config.GATEWAY_WORKERS : availableParallelism();
 }

@@ -148,7 +148,7 @@ function responses(): Record<string, unknown> {
       true,
     ),
     '503': error(
-      'The record log could not make the record durable in time, or the gateway is shutting down (the connection is then closed); nothing was acknowledged. Retry after Retry-After seconds.',
+      'The gateway is overloaded (admission control: too many requests in flight or waiting for the record log; answered at once, before the body is read), the record log could not make the record durable in time, or the gateway is shutting down (the connection is then closed); nothing was acknowledged. Retry after Retry-After seconds.',
       true,
     ),
   };

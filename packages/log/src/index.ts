@@ -20,3 +20,4 @@ export {
 } from './kafka/index.ts';
 export { openRecordLog } from './open.ts';
 export * from './record-log.ts';
+export { appendThroughPort, serveAppends } from './thread/append-port.ts';

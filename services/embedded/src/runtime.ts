@@ -1,6 +1,8 @@
 // startTally: the whole pipeline in one process on embedded defaults, as `npm start` runs it: the gateway
-// in a worker thread of its own (with its record log, the writer), both consumers in the main thread
-// reading the same log through the RecordLog interface, the warehouse (chDB in TALLY_DATA_DIR/warehouse,
+// in worker threads of its own (GATEWAY_WORKERS event loops sharing the port; one thread is the embedded
+// log's writer itself, several append through MessagePorts to the main thread's log, the one writer, whose
+// group commit takes all their records; on Kafka each has its producer), both consumers in the main thread
+// reading the same log through the RecordLog interface (never on the ingestion threads), the warehouse (chDB in TALLY_DATA_DIR/warehouse,
 // or a ClickHouse server when CLICKHOUSE_URL is set), and the admin server, whose metrics are the
 // consumers' and the gateway thread's together.
 // chDB lets one process open its data directory, so this process also serves ClickHouse's HTTP interface
@@ -11,9 +13,10 @@
 // connection of its own (chDB admits several connections in the process that holds the directory).
 import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
-import type { TallyConfig } from '@tally/config';
+import { gatewayWorkers, type TallyConfig } from '@tally/config';
 import { ConsumerMetrics } from '@tally/consumer';
 import { type RunningDashboard, startDashboard } from '@tally/dashboard';
+import { type GatewayWorkers, reusePortSupported, startGatewayWorkers } from '@tally/gateway';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
@@ -31,11 +34,10 @@ import {
 } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
-import { type GatewayThread, startGatewayThread } from './gateway-thread.ts';
 
 export interface RunningTally {
-  /** The gateway, in its worker thread. */
-  gateway: Pick<GatewayThread, 'url'>;
+  /** The gateway, in its worker threads. */
+  gateway: Pick<GatewayWorkers, 'url' | 'count'>;
   /** The admin server (/healthz, /readyz, /metrics). */
   adminUrl: string;
   /** The ClickHouse HTTP interface over the embedded warehouse (null with CLICKHOUSE_URL). */
@@ -57,18 +59,31 @@ export async function startTally(
     onRetry: (error, attempt) => logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
   });
   let http: ClickHouseHttpInterface | null = null;
-  let gateway: GatewayThread | null = null;
+  let gateway: GatewayWorkers | null = null;
   let admin: FastifyInstance | null = null;
   let adminUrl = '';
   let dashboard: RunningDashboard | null = null;
   let dashboardWarehouse: Warehouse | null = null;
   const metrics = new ConsumerMetrics();
-  // The consumers' record log. The gateway thread opens its own instance of it, as the writer.
+  // The consumers' record log. One gateway thread opens its own instance of it, as the writer; several
+  // append to this one, which is then the writer.
+  let loops = gatewayWorkers(config);
+  if (loops > 1 && !reusePortSupported()) {
+    logger.warn(
+      `GATEWAY_WORKERS=${loops} needs Node.js 22.12 or newer to share the port (reusePort); ` +
+        `running one gateway event loop on Node.js ${process.versions.node}`,
+    );
+    loops = 1;
+  }
+  const holdsWriter = loops > 1 && !(config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL);
   let log: RecordLog | null = null;
   try {
     log = await openRecordLog(
       { ...config, TALLY_DATA_DIR: dataDir },
-      { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message) },
+      {
+        onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message),
+        ...(holdsWriter && { writer: true }),
+      },
     );
     const consumersLog = log;
     const migrations = await migrate(warehouse);
@@ -89,11 +104,14 @@ export async function startTally(
       });
       publishEndpoint(dataDir, { url: http.url, ...writer, analyst, pid: process.pid });
     }
-    gateway = await startGatewayThread({ ...config, TALLY_DATA_DIR: dataDir });
-    const thread = gateway;
+    gateway = await startGatewayWorkers(
+      { ...config, TALLY_DATA_DIR: dataDir },
+      { count: loops, ...(holdsWriter && { appendLog: consumersLog }) },
+    );
+    const threads = gateway;
     admin = buildAdmin({
-      health: () => allHealthy([() => thread.health(), () => consumersLog.health()]),
-      metrics: async () => mergedMetrics([metrics.registry], [await thread.metrics()]),
+      health: () => allHealthy([() => threads.health(), () => consumersLog.health()]),
+      metrics: async () => mergedMetrics([metrics.registry], await threads.metrics()),
       logger,
     });
     adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
@@ -148,7 +166,7 @@ export async function startTally(
   const runningDashboard = dashboard;
   const ownWarehouse = dashboardWarehouse;
   return {
-    gateway: { url: running.url },
+    gateway: { url: running.url, count: running.count },
     adminUrl,
     warehouseUrl: http?.url ?? null,
     dashboardUrl: runningDashboard.url,

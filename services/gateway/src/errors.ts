@@ -143,7 +143,7 @@ export class RateLimitedError extends IngestError {
 export class ServiceUnavailableError extends IngestError {
   readonly statusCode = 503;
   override readonly retryable = true;
-  override readonly retryAfterSeconds = UNAVAILABLE_RETRY_AFTER_S;
+  override readonly retryAfterSeconds: number = UNAVAILABLE_RETRY_AFTER_S;
   constructor(options?: { cause?: unknown }) {
     super('Service temporarily unavailable', options);
   }
@@ -151,6 +151,17 @@ export class ServiceUnavailableError extends IngestError {
     return { error: 'Service temporarily unavailable, retry later' };
   }
 }
+
+/**
+ * 503 at once, before the request is read: the event loop has as many requests in flight, or as many
+ * appends waiting for the log, as admission.ts allows. A short Retry-After: overload passes in moments.
+ */
+export class OverloadedError extends ServiceUnavailableError {
+  override readonly retryAfterSeconds = OVERLOADED_RETRY_AFTER_S;
+}
+
+/** Seconds a client is asked to wait after a 503 of admission control. */
+export const OVERLOADED_RETRY_AFTER_S = 1;
 
 export class NotFoundError extends IngestError {
   readonly statusCode = 404;

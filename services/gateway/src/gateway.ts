@@ -17,6 +17,7 @@ import Fastify, {
 } from 'fastify';
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
+import { Admission } from './admission.ts';
 import { decodeContentEncoding } from './content-encoding.ts';
 import { type CountryLookup, sharedCountryLookup } from './country.ts';
 import {
@@ -54,6 +55,8 @@ export interface GatewayDeps {
   logger?: FastifyBaseLogger;
   /** Where the tracker's bundles are (packages/core/dist/tracker by default); null: GET /tally.js is 404. */
   trackerDir?: string | null;
+  /** Which of the gateway's event loops this is (GATEWAY_WORKERS), for the metrics' worker label. */
+  worker?: string;
 }
 
 declare module 'fastify' {
@@ -70,6 +73,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const origins =
     deps.origins ??
     ('anyProjectAllows' in deps.tokens ? (deps.tokens as unknown as OriginPolicy) : undefined);
+  const admission = new Admission(
+    { maxInFlight: config.GATEWAY_MAX_IN_FLIGHT, maxPendingAppends: config.GATEWAY_MAX_PENDING_APPENDS },
+    deps.metrics,
+    deps.worker,
+  );
   /** Set when close() begins: see the hooks below. */
   let draining = false;
   const app = Fastify({
@@ -83,7 +91,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     return503OnClosing: false,
     // Node's HTTP server under it: timeouts, one request at a time per connection, Node's own answers
     // made like ours.
-    ...publicHttpServer(config),
+    ...publicHttpServer(config, admission),
     // Errors Fastify answers before any route or hook (a URL it cannot decode): through the same mapping.
     frameworkErrors: (error, request, reply) => replyWithError(error, request, reply),
   });
@@ -181,7 +189,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   }
   app.register(ingestRoute, {
     config,
-    log: withAppendTimeout(deps.log, config.APPEND_TIMEOUT_MS),
+    log: admission.countingAppends(withAppendTimeout(deps.log, config.APPEND_TIMEOUT_MS)),
     tokens: deps.tokens,
     origins,
     visitorIds: deps.visitorIds,

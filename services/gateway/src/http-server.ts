@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { TallyConfig } from '@tally/config';
 import type { FastifyServerFactoryHandler, FastifyServerOptions } from 'fastify';
+import type { Admission } from './admission.ts';
 import { ConnectionOrder } from './connection-order.ts';
 import {
   ExpectationFailedError,
@@ -20,11 +21,12 @@ type PublicServerOptions = Required<
   Pick<FastifyServerOptions<Server>, 'serverFactory' | 'clientErrorHandler'>
 >;
 
-export function publicHttpServer(config: TallyConfig): PublicServerOptions {
+export function publicHttpServer(config: TallyConfig, admission?: Admission): PublicServerOptions {
   let order: ConnectionOrder | undefined;
   return {
     serverFactory: (handler: FastifyServerFactoryHandler) => {
-      order = new ConnectionOrder(handler);
+      // Admission control sees a request when its turn on the connection comes, before Fastify does.
+      order = new ConnectionOrder(admission ? admission.guard(handler) : handler);
       const server = createServer(
         {
           // Slow clients (slowloris) are cut off: each phase of a connection has a bound (408, then closed).

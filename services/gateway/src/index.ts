@@ -1,6 +1,8 @@
 // @tally/gateway: the ingest gateway as a library (buildGateway, startGateway) for main.ts and tests.
 export * from './errors.ts';
 export * from './gateway.ts';
+export * from './gateway-service.ts';
+export * from './gateway-threads.ts';
 export * from './ingest-route.ts';
 export * from './metrics.ts';
 export * from './runtime.ts';

@@ -1,13 +1,17 @@
-// The gateway process: the runner reads the configuration, starts the gateway, tells it is ready, and
-// shuts it down cleanly on SIGTERM/SIGINT.
+// The gateway process: the runner reads the configuration, starts the gateway (its GATEWAY_WORKERS event
+// loops), tells it is ready, and shuts it down cleanly on SIGTERM/SIGINT.
 import { runService } from '@tally/service';
-import { startGateway } from './runtime.ts';
+import { startGatewayService } from './gateway-service.ts';
 
 await runService({
   name: 'gateway',
   async start(config, logger) {
-    const gateway = await startGateway(config, { logger });
-    return { endpoints: { url: gateway.url, adminUrl: gateway.adminUrl }, close: () => gateway.close() };
+    const gateway = await startGatewayService(config, logger);
+    return {
+      endpoints: { url: gateway.url, adminUrl: gateway.adminUrl },
+      failed: gateway.failed,
+      close: () => gateway.close(),
+    };
   },
   banner(gateway, config) {
     const using = config.REDIS_URL ? 'Redis' : `${config.TALLY_DATA_DIR} (embedded)`;

@@ -1,5 +1,7 @@
-// Prometheus metrics of the gateway, served on the admin port: requests by status and record type, and
-// how long the record log takes to make an append durable.
+// Prometheus metrics of the gateway, served on the admin port: requests by status and record type, how
+// long the record log takes to make an append durable, and admission control (requests shed, requests
+// admitted per event loop: with several workers their metrics are merged, and the worker label tells them
+// apart).
 import { Counter, Histogram, Registry } from 'prom-client';
 
 export class GatewayMetrics {
@@ -15,5 +17,27 @@ export class GatewayMetrics {
     help: 'Time for the record log to make an appended record durable.',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
+  });
+  readonly shed = new Counter({
+    name: 'tally_gateway_shed_total',
+    help: 'Requests answered 503 at once by admission control, by the limit they met (in_flight, pending_appends).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  /** Where admitted requests are counted (admission.ts): an integer per request, read at each scrape. */
+  admittedSource: { worker: string; count(): number } | null = null;
+  #admittedReported = 0;
+  readonly admitted: Counter<'worker'> = new Counter({
+    name: 'tally_gateway_admitted_total',
+    help: 'Requests admitted by a gateway event loop (worker), whatever their answer.',
+    labelNames: ['worker'] as const,
+    registers: [this.registry],
+    collect: () => {
+      const source = this.admittedSource;
+      if (!source) return;
+      const count = source.count();
+      this.admitted.inc({ worker: source.worker }, count - this.#admittedReported);
+      this.#admittedReported = count;
+    },
   });
 }

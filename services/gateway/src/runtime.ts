@@ -35,6 +35,12 @@ export interface StartGatewayOptions {
   admin?: boolean;
   /** The process's logger (by default one of the gateway's own, at LOG_LEVEL). */
   logger?: Logger;
+  /** Close `log` with the gateway although the caller gave it (a gateway thread's port to its parent's log). */
+  ownsLog?: boolean;
+  /** Which of the gateway's event loops this is (GATEWAY_WORKERS; gateway-threads.ts). */
+  worker?: string;
+  /** Listen beside other event loops on the same port (gateway-threads.ts). */
+  reusePort?: boolean;
 }
 
 // Never log a token, a raw IP or a payload body.
@@ -72,7 +78,7 @@ export async function startGateway(
     onError: (error) => logger.warn({ err: error }, 'token refresh failed; keeping the tokens loaded before'),
   });
   const visitorIds = new VisitorIds(redis ? new RedisSaltStore(redis, prefix) : new FileSaltStore(dataDir));
-  const ownsLog = !options.log;
+  const ownsLog = !options.log || options.ownsLog === true;
   const metrics = new GatewayMetrics();
   let log: RecordLog | null = options.log ?? null;
   let app: FastifyInstance | null = null;
@@ -104,12 +110,19 @@ export async function startGateway(
       redisPrefix: prefix,
       metrics,
       logger,
+      ...(options.worker !== undefined && { worker: options.worker }),
     });
     admin =
       options.admin === false
         ? null
         : buildAdmin({ health: () => appLog.health(), metrics: () => metrics.registry.metrics(), logger });
-    url = await app.listen({ port: config.PORT, host: config.HOST });
+    // reusePort is in Node's listen options from 22.12 (gateway-threads.ts checks); @types/node 20 lacks it.
+    const listenOptions = {
+      port: config.PORT,
+      host: config.HOST,
+      ...(options.reusePort && { reusePort: true }),
+    };
+    url = await app.listen(listenOptions);
     adminUrl = (await admin?.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST })) ?? null;
   } catch (error) {
     await closeAll().catch(() => {});

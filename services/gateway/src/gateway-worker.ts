@@ -1,13 +1,15 @@
-// The gateway of `npm start` in a worker thread of its own: the HTTP server, validation and the durable
-// append get an event loop (and so a core) to themselves, while the main thread runs the consumers, the
-// warehouse and the admin server. The worker opens its own record log as the writer; the consumers read
-// the same log through another instance (the embedded log is shared by LMDB across threads; Kafka is Kafka).
+// One gateway event loop in a worker thread of its own (gateway-threads.ts starts it): the HTTP server,
+// validation and the durable append get an event loop (and so a core) to themselves, while the main thread
+// runs the admin server (and in `npm start` the consumers and the warehouse). It appends through the
+// MessagePort it was given to the log its parent holds (the embedded log's one writer), or else opens its
+// own record log: as the writer when it is the only gateway thread, or its own Kafka producer.
 // Messages to the parent: { type: 'listening', url }, { type: 'closed' } once the gateway has drained and
 // closed after the parent's 'close', { type: 'failed', message, stack }, and the answers to the parent's
 // { type: 'metrics' | 'health', id } questions ({ type: 'answer', id, value }).
 import { parentPort, workerData } from 'node:worker_threads';
-import type { TallyConfig } from '@tally/config';
-import { startGateway } from '@tally/gateway';
+import { appendThroughPort } from '@tally/log';
+import type { GatewayWorkerData } from './gateway-threads.ts';
+import { startGateway } from './runtime.ts';
 
 const port = parentPort;
 if (!port) throw new Error('gateway-worker.ts runs only as a worker thread');
@@ -15,7 +17,13 @@ if (!port) throw new Error('gateway-worker.ts runs only as a worker thread');
 type Question = { type: 'metrics' | 'health'; id: number };
 
 try {
-  const gateway = await startGateway(workerData as TallyConfig, { admin: false });
+  const data = workerData as GatewayWorkerData;
+  const gateway = await startGateway(data.config, {
+    admin: false,
+    worker: data.worker,
+    reusePort: data.reusePort,
+    ...(data.appendPort && { log: appendThroughPort(data.appendPort), ownsLog: true }),
+  });
   port.on('message', (message: 'close' | Question) => {
     if (message === 'close') {
       gateway.close().then(

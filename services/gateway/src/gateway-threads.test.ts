@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import { openEmbeddedLog } from '@tally/log';
 import { afterEach, expect, it } from 'vitest';
-import { startGatewayThread } from './gateway-thread.ts';
+import { startGatewayThread } from './gateway-threads.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -30,7 +30,9 @@ it('serves from its thread, and closes: drained, log released, thread ended', as
   const cfg = config();
   const gateway = await startGatewayThread(cfg);
   expect(await gateway.health()).toEqual({ ok: true });
-  expect((await gateway.metrics()).map((m) => m.name)).toContain('tally_ingest_requests_total');
+  expect((await gateway.metrics()).map((m: { name: string }) => m.name)).toContain(
+    'tally_ingest_requests_total',
+  );
   const res = await fetch(`${gateway.url}/api/ingest`, {
     method: 'POST',
     body: '{}',

@@ -1,0 +1,270 @@
+// The gateway's event loops in worker threads (GATEWAY_WORKERS): startGatewayThread runs gateway-worker in
+// one thread and gives the parent what it needs of it (its URL, its metrics and health for the admin
+// server the parent serves, a close that drains it, and a promise that rejects if the thread fails or
+// ends on its own); startGatewayWorkers runs several on one port. They share the port with `reusePort`
+// (the kernel spreads connections over the listening sockets), which Node.js has from 22.12 and 23.1; on
+// an older Node.js there is one event loop, with a warning. With a log the parent holds (the embedded
+// log, whose one writer is the parent's), each thread appends through a MessagePort (log/thread); without
+// one (Kafka), each thread opens its own log, with its own producer.
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { gatewayWorkers, type TallyConfig } from '@tally/config';
+import { type RecordLog, serveAppends } from '@tally/log';
+import type { Health, MetricsJson } from '@tally/service';
+
+export interface GatewayThread {
+  url: string;
+  /** The gateway's metrics, as its registry's JSON. */
+  metrics(): Promise<MetricsJson>;
+  /** The health of the gateway's record log. */
+  health(): Promise<Health>;
+  /** Rejects if the gateway thread fails or exits unasked. */
+  readonly failed: Promise<never>;
+  /** Stops accepting, finishes in-flight requests, closes the gateway's log, and ends the thread. */
+  close(): Promise<void>;
+}
+
+type WorkerMessage =
+  | { type: 'listening'; url: string }
+  | { type: 'closed' }
+  | { type: 'failed'; message: string; stack?: string; code?: string; port?: number; address?: string }
+  | { type: 'answer'; id: number; value: unknown };
+
+function asError(message: {
+  message: string;
+  stack?: string;
+  code?: string;
+  port?: number;
+  address?: string;
+}): Error {
+  const error = Object.assign(new Error(message.message), {
+    ...(message.code && { code: message.code }),
+    ...(message.port !== undefined && { port: message.port }),
+    ...(message.address && { address: message.address }),
+  });
+  if (message.stack) error.stack = message.stack;
+  return error;
+}
+
+/**
+ * The thread, from the compiled dist/ (npm start, the image) or from the TypeScript sources (tests, tsx).
+ * Compiled, it runs gateway-worker.js as it is. From the sources, gateway-worker.mjs registers tsx in the
+ * thread first (Node 20 does not give a worker the parent's `--import` hooks), and the thread gets the export
+ * condition that resolves the workspace packages to their sources, as the parent process does.
+ */
+function workerOf(workerData: GatewayWorkerData, transferList: MessagePort[]): Worker {
+  if (!import.meta.url.endsWith('.ts')) {
+    return new Worker(new URL('./gateway-worker.js', import.meta.url), { workerData, transferList });
+  }
+  return new Worker(new URL('./gateway-worker.mjs', import.meta.url), {
+    workerData,
+    transferList,
+    execArgv: [...process.execArgv, '--conditions=@tally/source'],
+  });
+}
+
+/** What a gateway thread is started with (gateway-worker.ts reads it). */
+export interface GatewayWorkerData {
+  config: TallyConfig;
+  /** Its index among the gateway's event loops, the `worker` label of its metrics. */
+  worker: string;
+  /** Listen with reusePort, beside the other threads on the same port. */
+  reusePort: boolean;
+  /** Where to append, when the parent holds the record log; else the thread opens its own. */
+  appendPort: MessagePort | null;
+}
+
+export interface GatewayThreadOptions {
+  worker?: string;
+  reusePort?: boolean;
+  /** The record log the parent holds, to which the thread appends through a MessagePort. */
+  appendLog?: RecordLog | undefined;
+}
+
+export async function startGatewayThread(
+  config: TallyConfig,
+  options: GatewayThreadOptions = {},
+): Promise<GatewayThread> {
+  let appendPort: MessagePort | null = null;
+  if (options.appendLog) {
+    const channel = new MessageChannel();
+    serveAppends(options.appendLog, channel.port1);
+    appendPort = channel.port2;
+  }
+  const worker = workerOf(
+    { config, worker: options.worker ?? '0', reusePort: options.reusePort ?? false, appendPort },
+    appendPort ? [appendPort] : [],
+  );
+  let closing = false;
+  let fail: (error: Error) => void = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  failed.catch(() => {}); // observed by the caller
+  let listen: (address: { url: string }) => void = () => {};
+  let refuse: (error: Error) => void = () => {};
+  const listening = new Promise<{ url: string }>((resolve, reject) => {
+    listen = resolve;
+    refuse = reject;
+  });
+  // Settles when the thread has closed the gateway (or failed to), or has ended.
+  let settle: () => void = () => {};
+  const settled = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+
+  // Questions to the thread, answered by id.
+  let nextId = 0;
+  const waiting = new Map<number, (value: unknown) => void>();
+  const ask = <T>(type: 'metrics' | 'health'): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, resolve as (value: unknown) => void);
+      try {
+        worker.postMessage({ type, id });
+      } catch (error) {
+        waiting.delete(id);
+        reject(error);
+      }
+    });
+
+  worker.on('message', (message: WorkerMessage) => {
+    if (message.type === 'listening') return listen(message);
+    if (message.type === 'answer') {
+      waiting.get(message.id)?.(message.value);
+      waiting.delete(message.id);
+      return;
+    }
+    if (message.type === 'failed') {
+      refuse(asError(message));
+      fail(asError(message));
+    }
+    settle(); // 'closed', or 'failed' (at start, or while closing)
+  });
+  worker.on('error', (error) => {
+    refuse(error);
+    fail(error);
+  });
+  worker.on('exit', (code) => {
+    for (const answer of waiting.values()) answer(null); // no answer will come
+    waiting.clear();
+    const error = new Error(`the gateway thread exited (code ${code})`);
+    refuse(error);
+    if (!closing) fail(error);
+    settle();
+  });
+
+  let address: { url: string };
+  try {
+    address = await listening;
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+  let closed: Promise<void> | null = null;
+  return {
+    url: address.url,
+    metrics: async () => (await ask<MetricsJson | null>('metrics').catch(() => null)) ?? [],
+    health: async () =>
+      closing
+        ? { ok: false, detail: 'shutting down' }
+        : ((await ask<Health | null>('health').catch(() => null)) ?? {
+            ok: false,
+            detail: 'the gateway thread ended',
+          }),
+    failed,
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        try {
+          worker.postMessage('close');
+        } catch {
+          // the thread has ended already: then it is settled
+        }
+        await settled;
+        // Everything is closed in the thread; end it even if a handle would keep its loop alive.
+        await worker.terminate();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** Whether this Node.js can share a port between event loops (`reusePort`: 22.12+, 23.1+). */
+export function reusePortSupported(version = process.versions.node): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+}
+
+/** The gateway's event loops together: one URL, their metrics, their health, one close. */
+export interface GatewayWorkers {
+  url: string;
+  /** How many threads serve (GATEWAY_WORKERS, or one where reusePort is missing). */
+  count: number;
+  /** Every thread's metrics (registry JSON), for mergedMetrics. */
+  metrics(): Promise<MetricsJson[]>;
+  /** The first unhealthy thread's health, or ok. */
+  health(): Promise<Health>;
+  /** Rejects if any thread fails or exits unasked. */
+  readonly failed: Promise<never>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts GATEWAY_WORKERS gateway threads on one port: the first on PORT (0: any free port), the others
+ * beside it on the port it got. `appendLog`: the record log the caller holds and keeps open until close()
+ * has resolved; without it each thread opens the log the configuration names (Kafka).
+ */
+export async function startGatewayWorkers(
+  config: TallyConfig,
+  options: { appendLog?: RecordLog; count?: number; onWarning?: (message: string) => void } = {},
+): Promise<GatewayWorkers> {
+  let count = options.count ?? gatewayWorkers(config);
+  if (count > 1 && !reusePortSupported()) {
+    options.onWarning?.(
+      `GATEWAY_WORKERS=${count} needs Node.js 22.12 or newer to share the port (reusePort); ` +
+        `running one gateway event loop on Node.js ${process.versions.node}`,
+    );
+    count = 1;
+  }
+  const reusePort = count > 1;
+  const threads: GatewayThread[] = [];
+  try {
+    const first = await startGatewayThread(config, { worker: '0', reusePort, appendLog: options.appendLog });
+    threads.push(first);
+    const port = Number(new URL(first.url).port);
+    const others = await Promise.allSettled(
+      Array.from({ length: count - 1 }, (_, i) =>
+        startGatewayThread(
+          { ...config, PORT: port },
+          { worker: String(i + 1), reusePort, appendLog: options.appendLog },
+        ),
+      ),
+    );
+    for (const other of others) if (other.status === 'fulfilled') threads.push(other.value);
+    const refused = others.find((other) => other.status === 'rejected');
+    if (refused) throw refused.reason;
+  } catch (error) {
+    await Promise.all(threads.map((thread) => thread.close()));
+    throw error;
+  }
+  const failed = Promise.race(threads.map((thread) => thread.failed));
+  failed.catch(() => {}); // observed by the caller
+  let closing: Promise<void> | null = null;
+  return {
+    url: (threads[0] as GatewayThread).url,
+    count,
+    metrics: () => Promise.all(threads.map((thread) => thread.metrics())),
+    async health() {
+      for (const thread of threads) {
+        const health = await thread.health();
+        if (!health.ok) return health;
+      }
+      return { ok: true };
+    },
+    failed,
+    close() {
+      closing ??= Promise.all(threads.map((thread) => thread.close())).then(() => {});
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,104 @@
+// GATEWAY_WORKERS=2: two gateway event loops (worker threads) on one port, the embedded log's one writer in
+// the main thread fed by both. Requests over many connections reach both loops (tally_gateway_admitted_total
+// per worker, merged on the admin port), every 202 is a record in the log, the loops drain on close and
+// the writer lock is released. Needs reusePort (Node.js 22.12+): on an older Node.js it is skipped, with the
+// reason; CI runs the suite on Node.js 24, where it runs.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@tally/config';
+import { openEmbeddedLog } from '@tally/log';
+import { FileTokenStore } from '@tally/tokens';
+import { pino } from 'pino';
+import { afterEach, expect, it } from 'vitest';
+import { startGatewayService } from './gateway-service.ts';
+import { reusePortSupported } from './gateway-threads.ts';
+import { recordsIn } from './testing.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function post(url: string, token: string, body: string, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${url}/api/ingest`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'x-api-token': token } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+it.skipIf(!reusePortSupported())(
+  `two event loops share the port and the one log${reusePortSupported() ? '' : ` (skipped: Node.js ${process.versions.node} has no reusePort)`}`,
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tally-workers-'));
+    dirs.push(dir);
+    const token = (await new FileTokenStore(dir).create('workers-project', 'public')).token;
+    const config = loadConfig({
+      TALLY_DATA_DIR: dir,
+      PORT: '0',
+      ADMIN_PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      GATEWAY_WORKERS: '2',
+    });
+    const gateway = await startGatewayService(config, pino({ level: 'silent' }));
+    let closed = false;
+    try {
+      expect(gateway.workers).toBe(2);
+      // Many connections, several rounds: the kernel spreads new connections over both listening sockets.
+      const ids: string[] = [];
+      for (let round = 0; round < 4; round++) {
+        const agent = new Agent({ keepAlive: false, maxSockets: 64 });
+        const statuses = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => {
+            const id = `0190f5e4-5f6a-7000-8000-${String(round * 100 + i).padStart(12, '0')}`;
+            ids.push(id);
+            const body = JSON.stringify({
+              type: 'pageview',
+              id,
+              data: { session_id: `s${i}`, visitor_fingerprint: `v${i}`, url: 'https://example.com/' },
+            });
+            return post(gateway.url, token, body, agent);
+          }),
+        );
+        agent.destroy();
+        expect(statuses.every((s) => s === 202)).toBe(true);
+      }
+      const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
+      const perWorker = Object.fromEntries(
+        [...metrics.matchAll(/^tally_gateway_admitted_total\{worker="(\d+)"\} (\d+)$/gm)].map((m) => [
+          m[1],
+          Number(m[2]),
+        ]),
+      );
+      expect(Object.keys(perWorker).sort()).toEqual(['0', '1']);
+      expect((perWorker['0'] ?? 0) + (perWorker['1'] ?? 0)).toBe(160);
+      expect(perWorker['0']).toBeGreaterThan(0);
+      expect(perWorker['1']).toBeGreaterThan(0);
+      expect(metrics).toMatch(/^tally_ingest_requests_total\{status="202",type="pageview"\} 160$/m);
+      expect((await fetch(`${gateway.adminUrl}/readyz`)).status).toBe(200);
+
+      await gateway.close();
+      closed = true;
+      // Closed: the writer lock is free, and every acknowledged record is in the log.
+      const log = openEmbeddedLog({ path: join(dir, 'log'), writer: true });
+      try {
+        const stored = await recordsIn(log, ids.length);
+        expect(stored.map((r) => r.id).sort()).toEqual([...ids].sort());
+      } finally {
+        await log.close();
+      }
+    } finally {
+      if (!closed) await gateway.close();
+    }
+  },
+);
