@@ -92,13 +92,18 @@ async function newPage() {
   const page = await context.newPage();
   const ingest: Request[] = [];
   const answers: Response[] = [];
-  page.on('request', (request) => {
+  const failures: string[] = [];
+  // The context's events, not the page's: a keepalive send outlives the page a link leaves.
+  context.on('request', (request) => {
     if (request.url().endsWith('/api/ingest')) ingest.push(request);
   });
-  page.on('response', (response) => {
+  context.on('response', (response) => {
     if (response.url().endsWith('/api/ingest')) answers.push(response);
   });
-  return { page, ingest, answers };
+  context.on('requestfailed', (request) => {
+    if (request.url().endsWith('/api/ingest')) failures.push(request.failure()?.errorText ?? 'failed');
+  });
+  return { page, ingest, answers, failures };
 }
 
 /** Waits until the script has started (window.tally is the tracker, not the snippet's stub). */
@@ -123,6 +128,8 @@ async function rowsOf(project: string, session: string, count: number): Promise<
       { project, session },
     );
     return rows.length >= count;
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}; landed: ${JSON.stringify(rows.map((r) => [r.type, r.event_name]))}`);
   });
   return rows;
 }
@@ -156,7 +163,7 @@ describe('tally.js served by Tally, on a page of another origin', () => {
         `<a id="out" href="${site('other.test', '/elsewhere')}">elsewhere</a>`,
     });
     html.set('/elsewhere', '<!doctype html><title>Elsewhere</title><p>another site</p>');
-    const { page } = await newPage();
+    const { page, ingest, answers, failures } = await newPage();
     await page.goto(site('shop.test', '/links/'));
     await started(page);
     const session = await inPage<string>(page, 'tally.getSessionId()');
@@ -165,7 +172,10 @@ describe('tally.js served by Tally, on a page of another origin', () => {
     await (await download).cancel();
     await Promise.all([page.waitForURL(site('other.test', '/elsewhere')), page.click('#out')]);
 
-    const rows = await rowsOf('tracker-open', session, 3);
+    const rows = await rowsOf('tracker-open', session, 3).catch((error: Error) => {
+      const seen = { sent: ingest.length, answers: answers.map((r) => r.status()), failures };
+      throw new Error(`${error.message}; requests: ${JSON.stringify(seen)}`);
+    });
     expect(rows.map((r) => [r.type, r.event_name, r.event_data])).toEqual([
       ['pageview', '', {}],
       ['event', 'File Download', { url: site('shop.test', '/files/report.pdf') }],
