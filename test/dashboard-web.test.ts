@@ -487,7 +487,10 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Create a public token' }).click();
     const token = await page.locator('code.token').innerText();
     expect(token).toMatch(/^pub_/);
-    expect(await page.locator('.snippet code').first().innerText()).toContain(`data-token="${token}"`);
+    // The script tag loads tally.js from this Tally's gateway, which it then sends to.
+    expect(await page.locator('.snippet code').first().innerText()).toBe(
+      `<script defer src="${running.url}/tally.js" data-token="${token}"></script>`,
+    );
     await shoot(page, 'install-desktop-light');
   });
 

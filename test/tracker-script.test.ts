@@ -226,6 +226,37 @@ describe('tally.js served by Tally, on a page of another origin', () => {
     expect(ingest.map((r) => JSON.parse(r.postData() ?? '{}').data?.path)).toEqual(['/local-allowed/']);
   });
 
+  it('tally.full.js: hash routes are pageviews; excluded paths and Global Privacy Control send nothing', async () => {
+    const full = (attributes: string) => scriptTag('tally.full.js', tokens.open, attributes);
+    servePage('/hash/', full('data-hash-routing'));
+    servePage('/private/page', full('data-exclude="/private/**"'));
+    servePage('/gpc/', full('data-respect-dnt'));
+
+    // Excluded, then with GPC on: nothing is queued or sent; the hash-routed page, loaded last, lands.
+    const { page, ingest } = await newPage();
+    await page.goto(site('shop.test', '/private/page'));
+    await started(page);
+    await inPage(page, `tally.event('excluded')`);
+    expect(await inPage<number>(page, 'tally.pending()')).toBe(0);
+    await page.addInitScript('Object.defineProperty(navigator, "globalPrivacyControl", { value: true })');
+    await page.goto(site('shop.test', '/gpc/'));
+    await started(page);
+    await inPage(page, `tally.event('gpc')`);
+    expect(await inPage<number>(page, 'tally.pending()')).toBe(0);
+
+    const hashed = await newPage();
+    await hashed.page.goto(site('shop.test', '/hash/'));
+    await started(hashed.page);
+    const session = await inPage<string>(hashed.page, 'tally.getSessionId()');
+    await inPage(hashed.page, `location.hash = '#/pricing'`);
+    const rows = await rowsOf('tracker-open', session, 2);
+    expect(rows.map((r) => [r.type, r.url])).toEqual([
+      ['pageview', site('shop.test', '/hash/')],
+      ['pageview', site('shop.test', '/hash/#/pricing')],
+    ]);
+    expect(ingest).toEqual([]);
+  });
+
   it("refuses a project's public token from an origin it does not allow (403), and nothing lands", async () => {
     servePage('/guarded/', scriptTag('tally.js', tokens.guarded));
     const other = await newPage();

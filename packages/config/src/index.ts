@@ -15,6 +15,12 @@ export const ConfigSchema = Type.Object({
     description: 'Port of the public ingest API.',
   }),
   HOST: Type.String({ default: '0.0.0.0', description: 'Address the public ingest API binds to.' }),
+  GATEWAY_PUBLIC_URL: Type.Optional(
+    Type.String({
+      description:
+        "The gateway's address as browsers reach it (`https://t.example.com`), shown in the dashboard's install snippet (`<script src=\"…/tally.js\">`); default the dashboard's host name on `PORT`.",
+    }),
+  ),
   ADMIN_PORT: Type.Integer({
     default: 8081,
     minimum: 0,

@@ -118,7 +118,8 @@ export async function startTally(
     // The dashboard's own connection: its reads never queue behind the consumers' statements.
     dashboardWarehouse = await openWarehouse({ ...config, TALLY_DATA_DIR: dataDir });
     dashboard = await startDashboard(
-      { ...config, TALLY_DATA_DIR: dataDir },
+      // The port the gateway got (PORT may be 0), for the install snippet's address.
+      { ...config, TALLY_DATA_DIR: dataDir, PORT: Number(new URL(threads.url).port) },
       {
         warehouse: dashboardWarehouse,
         logger: logger.child({ service: 'dashboard' }),

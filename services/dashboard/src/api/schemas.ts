@@ -363,6 +363,10 @@ export const ProjectUpdate = Type.Object(
 export const Install = Type.Object(
   {
     has_data: Type.Boolean({ description: 'Whether the project has received any pageview or event.' }),
+    gateway_url: Type.String({
+      description:
+        'Where browsers reach the gateway, which serves `/tally.js` and `/api/ingest`: `GATEWAY_PUBLIC_URL`, else this host on the gateway port.',
+    }),
     public_tokens: Type.Array(
       Type.Object({ id: Type.String(), hint: Type.String(), created_at: Type.String() }),
       { description: 'Active public tokens (only their first characters: tokens are stored hashed).' },

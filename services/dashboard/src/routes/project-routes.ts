@@ -72,8 +72,10 @@ export function projectRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const tokens = (await deps.tokens.list()).filter(
       (t) => t.project_id === project && t.kind === 'public' && !t.revoked_at,
     );
+    const configured = deps.config.GATEWAY_PUBLIC_URL?.replace(/\/+$/, '');
     return {
       has_data: (row?.n ?? 0) > 0,
+      gateway_url: configured ?? `${request.protocol}://${hostOnly(request.hostname)}:${deps.config.PORT}`,
       public_tokens: tokens.map((t) => ({ id: t.id, hint: t.hint, created_at: t.created_at })),
     };
   });
@@ -113,4 +115,11 @@ export function projectRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     }
     return reply.code(204).send();
   });
+}
+
+/** The host of a Host header's name (an IPv6 address keeps its brackets). */
+function hostOnly(hostname: string): string {
+  return hostname.startsWith('[')
+    ? hostname.slice(0, hostname.indexOf(']') + 1)
+    : hostname.replace(/:\d+$/, '');
 }

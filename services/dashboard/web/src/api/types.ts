@@ -140,6 +140,7 @@ export interface Projects {
 
 export interface Install {
   has_data: boolean;
+  gateway_url: string;
   public_tokens: { id: string; hint: string; created_at: string }[];
 }
 export interface CreatedToken {

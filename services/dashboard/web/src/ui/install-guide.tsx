@@ -6,19 +6,15 @@ import type { Api } from '../api/client.ts';
 import type { CreatedToken, Install, Project } from '../api/types.ts';
 import { useInterval } from './use-interval.ts';
 
-/** Where the tracker sends records: the ingest port of this host (npm start's default, 8080). */
-export function guessIngestOrigin(): string {
-  return `${location.protocol}//${location.hostname}:8080`;
-}
-
 export function InstallGuide(props: { api: Api; project: Project; install: Install; onCheck?(): void }) {
   const [created, setCreated] = useState<CreatedToken | null>(null);
   const [error, setError] = useState<string | null>(null);
   useInterval(() => props.onCheck?.(), 10_000);
   const newest = props.install.public_tokens.at(-1);
   const token = created?.token ?? newest?.hint ?? 'pub_…';
-  const endpoint = guessIngestOrigin();
-  const scriptTag = `<script defer src="${endpoint}/tally.js" data-token="${token}" data-endpoint="${endpoint}"></script>`;
+  const endpoint = props.install.gateway_url;
+  // The script sends to the origin it was loaded from: no data-endpoint needed.
+  const scriptTag = `<script defer src="${endpoint}/tally.js" data-token="${token}"></script>`;
   const npm = `import { init } from '@tally/core';\n\ninit({ token: '${token}', endpoint: '${endpoint}' });`;
   return (
     <section class="card install" aria-labelledby="install-title">
@@ -78,9 +74,9 @@ export function InstallGuide(props: { api: Api; project: Project; install: Insta
       )}
       <h3>2. The script tag</h3>
       <p>
-        In every page's <code>&lt;head&gt;</code>, with your Tally server's address (here guessed as{' '}
-        <code>{endpoint}</code>, the ingest port of this host; serve <code>tally.js</code> from{' '}
-        <code>packages/core/dist</code>):
+        In every page's <code>&lt;head&gt;</code>: Tally's gateway at <code>{endpoint}</code> serves the
+        script, which sends to the same address (set <code>GATEWAY_PUBLIC_URL</code> when browsers reach it at
+        another one).
       </p>
       <Snippet text={scriptTag} label="Script tag" />
       <p>Or from a bundled application:</p>
