@@ -233,11 +233,10 @@ describe('POST /api/ingest on hostile input', () => {
   it('answers any value as the body token (no header) with 401', async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(anyString, jsonValue), async (token) => {
-        const res = await inject({
-          headers: { 'content-type': 'text/plain' },
-          payload: JSON.stringify({ type: 'pageview', token, data: { session_id: 's' } }),
-        });
-        expectWellFormed(res, [401]);
+        const payload = JSON.stringify({ type: 'pageview', token, data: { session_id: 's' } });
+        const res = await inject({ headers: { 'content-type': 'text/plain' }, payload });
+        // A token object with a `__proto__` or `constructor` key makes the body unsafe to parse: 400 first.
+        expectWellFormed(res, /"(__proto__|constructor)":/.test(payload) ? [400, 401] : [401]);
       }),
       RUNS,
     );
