@@ -127,7 +127,11 @@ function responses(): Record<string, unknown> {
       '`Missing API token` (none in the header or the body) or `Invalid API token` (malformed, ' +
         'unknown or revoked; the three are not told apart).',
     ),
-    '403': error('`Revenue events require secret token`: `type` `revenue` with a public (`pub_`) token.'),
+    '403': error(
+      '`Revenue events require secret token`: `type` `revenue` with a public (`pub_`) token; or ' +
+        '`Origin not allowed for this project`: a public token sent with an `Origin` its project does not ' +
+        'list (only when the operator set allowed origins: `tally projects set <id> --allowed-origins`).',
+    ),
     '413': message(
       "The body is larger than the server's `BODY_LIMIT` (65536 bytes by default), compressed or decoded.",
     ),
@@ -166,7 +170,8 @@ function preflight(): Record<string, unknown> {
   return {
     operationId: 'ingestPreflight',
     summary: 'CORS preflight',
-    description: 'Browsers ask before a cross-origin POST; any origin is allowed.',
+    description:
+      'Browsers ask before a cross-origin POST; any origin is allowed unless the operator restricted them.',
     security: [],
     parameters: [
       header('Origin', "The page's origin."),
@@ -185,6 +190,12 @@ function preflight(): Record<string, unknown> {
       '400': {
         description: 'Not a preflight: `Origin` or `Access-Control-Request-Method` is missing.',
         content: json('Message'),
+      },
+      '403': {
+        description:
+          '`Origin not allowed for this project`: the operator restricted the origins of public tokens, and ' +
+          'no project allows this one.',
+        content: json('Error'),
       },
     },
   };

@@ -39,7 +39,7 @@ export class TokenVerifier implements OriginPolicy {
   #byHash = new Map<string, TokenInfo>();
   /** Project id → the origins its public tokens may send from (only projects that restrict them). */
   #allowedOrigins = new Map<string, ReadonlySet<string>>();
-  /** Some project with an active public token restricts no origin. */
+  /** No project restricts origins, or some project with an active public token restricts none. */
   #someProjectOpen = true;
   #version: string | null = null;
   #timer: NodeJS.Timeout | null = null;
@@ -88,9 +88,11 @@ export class TokenVerifier implements OriginPolicy {
         .filter((p) => p.allowed_origins.length > 0)
         .map((p) => [p.project_id, new Set(p.allowed_origins)]),
     );
-    this.#someProjectOpen = tokens.some(
-      (t) => !t.revoked_at && t.kind === 'public' && !this.#allowedOrigins.has(t.project_id),
-    );
+    // Preflights are refused only where the operator restricted origins: with no restriction anywhere (a
+    // new install, before any public token), every origin may ask.
+    this.#someProjectOpen =
+      this.#allowedOrigins.size === 0 ||
+      tokens.some((t) => !t.revoked_at && t.kind === 'public' && !this.#allowedOrigins.has(t.project_id));
     this.#version = version;
   }
 

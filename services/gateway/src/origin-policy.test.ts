@@ -107,4 +107,23 @@ describe('the CORS preflight', () => {
     await verifier.refresh();
     expect((await preflight('https://evil.example')).statusCode).toBe(204);
   });
+
+  it('is answered on a gateway where no project restricts origins, even before any public token', async () => {
+    const fresh = new FileTokenStore(mkdtempSync(join(tmpdir(), 'tally-origins-')));
+    await fresh.create('servers', 'secret');
+    const freshVerifier = new TokenVerifier(fresh, { refreshMs: 100_000, kinds: ['public', 'secret'] });
+    await freshVerifier.refresh();
+    const other = await testGateway({}, { tokens: freshVerifier, trackerDir: null });
+    try {
+      const res = await other.app.inject({
+        method: 'OPTIONS',
+        url: '/api/ingest',
+        headers: { origin: 'https://any.example', 'access-control-request-method': 'POST' },
+      });
+      expect(res.statusCode).toBe(204);
+    } finally {
+      await other.close();
+      freshVerifier.stop();
+    }
+  });
 });
