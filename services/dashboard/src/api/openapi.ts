@@ -90,10 +90,16 @@ function responses(op: Operation): Record<string, unknown> {
   if (op.access !== 'public') {
     out['401'] ??= error('`Unauthorized`: no valid credentials (none, unknown, revoked or expired).');
   }
-  if (op.access === 'reader' || op.access === 'revenue' || op.access === 'editor') {
+  if (
+    op.access === 'reader' ||
+    op.access === 'revenue' ||
+    op.access === 'editor' ||
+    op.access === 'operator'
+  ) {
     out['403'] ??= error(
       '`Forbidden`: the credentials are of another project, or (editor operations) not of a signed-in user' +
         (op.access === 'revenue' ? '; `Revenue is not shared` on a share link without revenue' : '') +
+        (op.access === 'operator' ? '; any share link' : '') +
         (op.method !== 'GET' ? '; `Cross-site request refused` when `Origin` is not the dashboard’s' : '') +
         '.',
     );
@@ -110,6 +116,8 @@ function security(op: Operation): unknown[] {
     case 'user':
     case 'editor':
       return [{ session: [] }];
+    case 'operator':
+      return [{ readKey: [] }, { session: [] }];
     default:
       return [{ readKey: [] }, { session: [] }, { shareLink: [] }];
   }
