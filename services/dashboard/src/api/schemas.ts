@@ -2,13 +2,7 @@
 // validates requests and serialises responses with them, and the OpenAPI document
 // (schemas/openapi-dashboard.yaml) is generated from them (operations.ts, openapi.ts).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import {
-  ATTRIBUTION_DIMENSIONS,
-  BREAKDOWN_DIMENSIONS,
-  CASH_KINDS,
-  DRILLDOWN_FIGURES,
-  TOUCHES,
-} from '@tally/warehouse';
+import { ATTRIBUTION_DIMENSIONS, BREAKDOWN_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/warehouse';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const rate = (description: string) =>
@@ -560,15 +554,17 @@ export const ReconciliationQuery = Type.Object({
   month: Type.String({ pattern: MONTH_PATTERN, description: 'The month (YYYY-MM, UTC).' }),
   currency: currencyQuery,
 });
-const moneyObject = (keys: readonly string[], description: string) =>
-  Type.Object(Object.fromEntries(keys.map((k) => [k, Money(`${k}.`)])), { description });
 export const Reconciliation = Type.Object(
   {
     month: Type.String(),
     currency: Type.String(),
     cash: Type.Object(
       {
-        ...Object.fromEntries(CASH_KINDS.map((k) => [k, Money(`Cash of ${k} records.`)])),
+        recurring: Money('subscription, renewal, upgrade and downgrade records.'),
+        one_off: Money('purchase records.'),
+        refunds: Money('refund records.'),
+        churn: Money('churn records.'),
+        unlabelled: Money('Records without event_type.'),
         total: Money('All of the month’s cash revenue: the sum of the kinds.'),
         records: Type.Integer(),
       },
@@ -589,9 +585,15 @@ export const Reconciliation = Type.Object(
       closes: Type.Boolean({ description: 'false is an error: computed_end differs from mrr_end.' }),
     }),
     stored_movements: nullable(
-      moneyObject(
-        ['new', 'expansion', 'reactivation', 'contraction', 'churn'],
-        'The mrr_movements table’s sums.',
+      Type.Object(
+        {
+          new: Money(''),
+          expansion: Money(''),
+          reactivation: Money(''),
+          contraction: Money(''),
+          churn: Money(''),
+        },
+        { description: 'The month’s movements as the mrr_movements table holds them.' },
       ),
     ),
     warnings: Type.Array(
@@ -680,7 +682,7 @@ export const CustomerPage = Type.Object(
         timestamp: Type.String(),
         received_at: Type.String(),
         timestamp_clamped: Type.Boolean(),
-        data: Type.Object({}, { additionalProperties: true, description: 'The payload as received.' }),
+        data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload as received.' }),
       }),
     ),
     visits: Type.Array(
@@ -791,7 +793,12 @@ export const Health = Type.Object(
         type: Type.String(),
         last_received_at: nullable(Type.String()),
         minutes_since_last: nullable(Type.Integer()),
-        status: Type.Union(['ok', 'stalled', 'idle', 'none'].map((s) => Type.Literal(s))),
+        status: Type.Union([
+          Type.Literal('ok'),
+          Type.Literal('stalled'),
+          Type.Literal('idle'),
+          Type.Literal('none'),
+        ]),
         landed_last_hour: Type.Integer(),
         per_minute: Type.Array(Type.Integer(), { description: 'The last 60 minutes, oldest first.' }),
       }),
