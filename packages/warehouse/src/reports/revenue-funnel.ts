@@ -1,15 +1,16 @@
 // The acquisition funnel (dashboard.md): per group of the visitors' first visit (channel, source or
-// campaign), visitors whose first visit fell in the days from…to (UTC) → of them, identified (linked to a
-// customer by identify or revenue records) → paying (a customer who ever had MRR, or made a purchase) →
-// the MRR now and cash to date of their customers, and MRR per 1,000 visitors. A customer reached by
-// visitors of several groups counts its money once, in the group of its earliest visitor of the cohort,
-// so the groups' money adds up to the total.
+// campaign), visitors whose first visit fell in the days from…to (in the project's time zone) → of them,
+// identified (linked to a customer by identify or revenue records) → paying (a customer who ever had MRR,
+// or made a purchase) → the MRR now and cash to date of their customers, and MRR per 1,000 visitors. A
+// customer reached by visitors of several groups counts its money once, in the group of its earliest
+// visitor of the cohort, so the groups' money adds up to the total.
 import { divideRounded, formatMicros } from '@tally/contract';
 import type { Warehouse } from '../warehouse.ts';
 import type { Money } from './monthly-revenue.ts';
 import { byRecordTime, type MrrInput, MrrLedger } from './mrr-movements.ts';
 import { LINKED_VISITORS_SQL, NO_VALUE } from './revenue-attribution.ts';
 import { ATTRIBUTION_DIMENSIONS, type AttributionDimension, RevenueQueryError } from './revenue-scope.ts';
+import { addDays, checkRange } from './traffic-scope.ts';
 
 export interface FunnelRow {
   key: string;
@@ -40,14 +41,20 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 export async function acquisitionFunnel(
   warehouse: Warehouse,
   records: readonly MrrInput[],
-  options: { project: string; from: string; to: string; by: AttributionDimension; currency: string },
+  options: {
+    project: string;
+    from: string;
+    to: string;
+    by: AttributionDimension;
+    currency: string;
+    /** The project's time zone (days are the project's, as every traffic figure's); default UTC. */
+    timeZone?: string;
+  },
 ): Promise<AcquisitionFunnel> {
   if (!ATTRIBUTION_DIMENSIONS.includes(options.by)) throw new RevenueQueryError('unknown breakdown');
-  const start = DAY.test(options.from) ? Date.parse(`${options.from}T00:00:00Z`) : Number.NaN;
-  const end = DAY.test(options.to) ? Date.parse(`${options.to}T00:00:00Z`) + 86_400_000 : Number.NaN;
-  if (Number.isNaN(start) || Number.isNaN(end))
+  if (!DAY.test(options.from) || !DAY.test(options.to))
     throw new RevenueQueryError('from and to must be days YYYY-MM-DD');
-  if (start >= end) throw new RevenueQueryError('from must not be after to');
+  checkRange(options.from, options.to);
   // `by` is one of ATTRIBUTION_DIMENSIONS (checked above): a column name, never request text.
   const rows = await warehouse.query<{
     visitor_id: string;
@@ -62,15 +69,20 @@ export async function acquisitionFunnel(
        SELECT visitor_id, argMin(${options.by}, start) AS key, min(start) AS first_start
        FROM visits FINAL WHERE project_id = {project:String}
        GROUP BY visitor_id
-       HAVING first_start >= fromUnixTimestamp64Milli({start:Int64}, 'UTC')
-          AND first_start < fromUnixTimestamp64Milli({end:Int64}, 'UTC')
+       HAVING first_start >= toDateTime64({start:String}, 3, {tz:String})
+          AND first_start < toDateTime64({end:String}, 3, {tz:String})
      ) AS f
      LEFT JOIN
      (
        SELECT visitor_id, groupUniqArray(customer_id) AS customers FROM (${LINKED_VISITORS_SQL}) GROUP BY visitor_id
      ) AS l ON l.visitor_id = f.visitor_id
      SETTINGS join_use_nulls = 0`,
-    { project: options.project, start, end },
+    {
+      project: options.project,
+      start: `${options.from} 00:00:00`,
+      end: `${addDays(options.to, 1)} 00:00:00`,
+      tz: options.timeZone ?? 'UTC',
+    },
   );
   // Who paid, their MRR now and cash to date, in the currency.
   const ledger = new MrrLedger(options.currency);

@@ -753,7 +753,9 @@ export const FunnelQuery = Type.Object({
   format: rangeQuery.format,
 });
 const funnelFigures = {
-  visitors: Type.Integer({ description: 'Visitors whose first visit fell in the range (UTC days).' }),
+  visitors: Type.Integer({
+    description: "Visitors whose first visit fell in the range (the project's days).",
+  }),
   identified: Type.Integer({ description: 'Of them, linked to a customer.' }),
   paying: Type.Integer({ description: 'Of them, linked to a customer who ever had MRR or made a purchase.' }),
   identified_rate: nullable(Type.Number()),

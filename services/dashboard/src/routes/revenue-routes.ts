@@ -122,6 +122,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const records = await readMrrInputs(deps.warehouse, { project, currency });
     const body = await acquisitionFunnel(deps.warehouse, records, {
       project,
+      timeZone: (await deps.projects.settings(project)).time_zone,
       from: q.from,
       to: q.to,
       by: q.by ?? 'channel',
