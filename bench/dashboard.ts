@@ -4,23 +4,40 @@
 // bench/lib/workload.ts), builds the visits table with the analytics consumer's own backfill (the fold of
 // reports/visits.ts over every visitor's records), then measures every query of the dashboard's read API
 // for the last 30 days, without and with a filter: p50 and p95 per panel over `--runs` runs, and the whole
-// page's data (every panel one after the other, and all at once; and what a page shows at first). Prints one JSON object on stdout;
-// progress on stderr. Never a timed test.
+// page's data (every panel one after the other, and all at once; and what a page shows at first). Then the
+// revenue views (issue 11): `--customers` customers (50,000) with a year of revenue history each
+// (subscription, monthly renewals, upgrades, downgrades, churn and returns) and an identify record linking
+// each to a seeded visitor, the mrr_movements table built as the revenue consumer builds it, and every
+// revenue panel and query measured the same way. Prints one JSON object on stdout; progress on stderr.
+// Never a timed test.
 //
-//   node --import tsx bench/dashboard.ts [--records 10000000] [--days 90] [--runs 10] [--keep <dir>]
+//   node --import tsx bench/dashboard.ts [--records 10000000] [--days 90] [--runs 10] [--customers 50000] [--keep <dir>]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  acquisitionFunnel,
+  backfillMrrMovements,
   backfillVisits,
   comparisonRange,
   currentVisitors,
+  customerList,
   funnelSteps,
   goalConversions,
+  ingestionHealth,
   migrate,
+  mrrReport,
   openChdbWarehouse,
   parseFilters,
   type Row,
+  readCustomerRecords,
+  readCustomerTouches,
+  readMrrInputs,
+  readStoredMovements,
+  readVisitTimeline,
+  reconcile,
+  revenueAttribution,
+  revenueDrilldown,
   type TrafficQuery,
   trafficBreakdown,
   trafficFiguresOfPeriods,
@@ -31,7 +48,10 @@ import { loadSnapshot, machineInfo } from './lib/machine.ts';
 import { parseArgs } from './lib/report.ts';
 import { CAMPAIGNS, EVENTS, PAGES, REFERRERS } from './lib/workload.ts';
 
-const options = parseArgs({ records: 10_000_000, days: 90, runs: 10, keep: '' }, process.argv.slice(2));
+const options = parseArgs(
+  { records: 10_000_000, days: 90, runs: 10, customers: 50_000, keep: '' },
+  process.argv.slice(2),
+);
 const log = (message: string) => process.stderr.write(`[bench:dashboard] ${message}\n`);
 const PROJECT = 'bench';
 
@@ -180,6 +200,169 @@ async function seed(warehouse: Warehouse, end: number): Promise<void> {
   await flush();
 }
 
+const PLANS = ['19', '49', '99', '249'];
+
+/**
+ * `--customers` customers, each linked by an identify record to one of the seeded visitors, with a year of
+ * monthly revenue before `end`: a subscription, renewals, and now and then an upgrade, a downgrade, a churn
+ * and a return. Rows as the revenue consumer writes them (money as decimal text).
+ */
+async function seedCustomers(warehouse: Warehouse, end: number): Promise<void> {
+  const visitors = Math.max(1000, Math.round(options.records / 12));
+  const yearStart = end - 365 * 86_400_000;
+  let revenue: Row[] = [];
+  let identities: Row[] = [];
+  const flush = async () => {
+    await warehouse.insert('revenue', revenue);
+    await warehouse.insert('identities', identities);
+    revenue = [];
+    identities = [];
+  };
+  for (let c = 0; c < options.customers; c++) {
+    const customer = `cust_${c}`;
+    const visitor = `fp_${Math.floor(rand() * visitors)}`;
+    let t = yearStart + Math.floor(rand() * 330 * 86_400_000);
+    identities.push({
+      project_id: PROJECT,
+      id: uuid(),
+      timestamp: t - 60_000,
+      received_at: t - 60_000,
+      visitor_id: visitor,
+      session_id: visitor,
+      customer_id: customer,
+    });
+    let mrr = Number(pick(PLANS));
+    let n = 0;
+    const record = (event_type: string, amount: number, impact: number | null) => {
+      revenue.push({
+        project_id: PROJECT,
+        transaction_id: `${customer}_${n++}`,
+        id: uuid(),
+        timestamp: t,
+        received_at: t,
+        customer_id: customer,
+        visitor_id: visitor,
+        session_id: visitor,
+        event_type,
+        amount: String(amount),
+        currency: 'USD',
+        mrr_impact: impact === null ? null : String(impact),
+        is_recurring: event_type === 'purchase' ? false : true,
+        payment_processor: 'stripe',
+        metadata: { plan: `plan_${mrr}` },
+        payload: '{}',
+      });
+    };
+    record('subscription', mrr, mrr);
+    let active = true;
+    for (t += 30 * 86_400_000; t < end; t += 30 * 86_400_000) {
+      const r = rand();
+      if (!active) {
+        if (r < 0.1) {
+          mrr = Number(pick(PLANS));
+          record('subscription', mrr, mrr);
+          active = true;
+        }
+      } else if (r < 0.04) {
+        record('churn', 0, -mrr);
+        active = false;
+      } else if (r < 0.12) {
+        const next = mrr * 2;
+        record('upgrade', next - mrr, next - mrr);
+        mrr = next;
+      } else if (r < 0.16 && mrr > 19) {
+        const next = Math.round(mrr / 2);
+        record('downgrade', next, next - mrr);
+        mrr = next;
+      } else {
+        record('renewal', mrr, 0);
+      }
+    }
+    if (rand() < 0.05) record('purchase', 500, null);
+    if (revenue.length >= 100_000) {
+      await flush();
+      log(`seeded ${c + 1} customers`);
+    }
+  }
+  await flush();
+  log("building mrr_movements (the revenue consumer's backfill)");
+  await backfillMrrMovements(warehouse);
+}
+
+/** The revenue views' queries, as the API runs them for the last 12 months (USD). */
+function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknown> }> {
+  const to = new Date(end - 86_400_000).toISOString().slice(0, 7);
+  const [y, m] = to.split('-').map(Number) as [number, number];
+  const from = new Date(Date.UTC(y, m - 12, 1)).toISOString().slice(0, 7);
+  const until = Date.UTC(y, m, 1);
+  const currency = 'USD';
+  const w = () => warehouse();
+  const withTouches = async (by: 'channel' | 'utm_campaign', touch: 'first' | 'last') => {
+    const [records, touches] = await Promise.all([
+      readMrrInputs(w(), { project: PROJECT, until, currency }),
+      readCustomerTouches(w(), PROJECT),
+    ]);
+    return revenueAttribution(records, { from, to, currency, by, touch, touches });
+  };
+  return [
+    { name: 'revenue mrr (12 months)', run: () => mrrReport(w(), { project: PROJECT, from, to, currency }) },
+    { name: 'revenue attribution first-touch channel', run: () => withTouches('channel', 'first') },
+    { name: 'revenue attribution last-touch campaign', run: () => withTouches('utm_campaign', 'last') },
+    {
+      name: 'revenue reconciliation (a month)',
+      run: async () => {
+        const [records, stored] = await Promise.all([
+          readMrrInputs(w(), { project: PROJECT, until, currency }),
+          readStoredMovements(w(), { project: PROJECT, month: to, currency }),
+        ]);
+        return reconcile(records, { month: to, currency, stored });
+      },
+    },
+    {
+      name: 'revenue records (drill-down of new, 12 months)',
+      run: async () =>
+        revenueDrilldown(await readMrrInputs(w(), { project: PROJECT, until, currency }), {
+          figure: 'new',
+          from,
+          to,
+          currency,
+        }),
+    },
+    {
+      name: 'revenue funnel (30 days, channel)',
+      run: async () =>
+        acquisitionFunnel(w(), await readMrrInputs(w(), { project: PROJECT, currency }), {
+          project: PROJECT,
+          from: '2026-04-20',
+          to: '2026-05-19',
+          by: 'channel',
+          currency,
+        }),
+    },
+    {
+      name: 'revenue customers (list)',
+      run: async () => {
+        const [records, touches] = await Promise.all([
+          readMrrInputs(w(), { project: PROJECT, currency }),
+          readCustomerTouches(w(), PROJECT),
+        ]);
+        return customerList(records, { currency, touches }).slice(0, 50);
+      },
+    },
+    {
+      name: 'revenue customer page',
+      run: () =>
+        Promise.all([
+          readMrrInputs(w(), { project: PROJECT, customers: ['cust_7'] }),
+          readCustomerTouches(w(), PROJECT, ['cust_7']),
+          readCustomerRecords(w(), PROJECT, 'cust_7'),
+          readVisitTimeline(w(), PROJECT, 'cust_7'),
+        ]),
+    },
+    { name: 'health', run: () => ingestionHealth(w(), { project: PROJECT, now: end }) },
+  ];
+}
+
 interface Panel {
   name: string;
   run(query: TrafficQuery): Promise<unknown>;
@@ -270,9 +453,20 @@ async function main(): Promise<void> {
     await backfillVisits(warehouse(), 64);
     visitsSeconds = (performance.now() - t) / 1000;
   }
+  let customersSeconds = 0;
+  const [stored] = await warehouse().query<{ n: number }>(
+    "SELECT uniqExact(customer_id) AS n FROM revenue WHERE customer_id LIKE 'cust\\_%'",
+  );
+  if (Number(stored?.n ?? 0) === 0 && options.customers > 0) {
+    const t = performance.now();
+    await seedCustomers(warehouse(), end);
+    customersSeconds = (performance.now() - t) / 1000;
+  }
   const [counts] = await warehouse().query<Record<string, number>>(
     `SELECT (SELECT count() FROM events) AS events, (SELECT count() FROM identities) AS identities,
-            (SELECT count() FROM revenue) AS revenue, (SELECT count() FROM visits FINAL) AS visits`,
+            (SELECT count() FROM revenue) AS revenue, (SELECT count() FROM visits FINAL) AS visits,
+            (SELECT uniqExact(customer_id) FROM revenue) AS customers,
+            (SELECT count() FROM mrr_movements FINAL) AS mrr_movements`,
   );
   log(`data: ${JSON.stringify(counts)}`);
   await warehouse()
@@ -327,10 +521,23 @@ async function main(): Promise<void> {
       firstViewMs: percentiles(firstView),
     };
   }
+  const revenue: Record<string, unknown> = {};
+  for (const panel of revenuePanels(end)) {
+    await panel.run(); // warm
+    const times: number[] = [];
+    for (let i = 0; i < options.runs; i++) {
+      const t = performance.now();
+      await panel.run();
+      times.push(performance.now() - t);
+    }
+    revenue[panel.name] = percentiles(times);
+    log(`${panel.name}: ${JSON.stringify(percentiles(times))}`);
+  }
+  results.revenue = revenue;
   await warehouse().close();
   if (!options.keep) rmSync(dir, { recursive: true, force: true });
   process.stdout.write(
-    `${JSON.stringify({ machine: machineInfo(), load, options, data: counts, seedSeconds, visitsSeconds, range: { from: base.from, to: base.to }, results }, null, 2)}\n`,
+    `${JSON.stringify({ machine: machineInfo(), load, options, data: counts, seedSeconds, visitsSeconds, customersSeconds, range: { from: base.from, to: base.to }, results }, null, 2)}\n`,
   );
 }
 

@@ -30,6 +30,13 @@ Commands:
   report mrr --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--json]
                                                       MRR, movements, churn rates, ARPA and cash revenue per
                                                       month (default: the last 12 months)
+  report attribution --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD]
+                     [--by channel|source|utm_campaign] [--touch first|last] [--json]
+                                                      MRR movements, MRR at the end, paying customers and cash
+                                                      by the customers' first (or last) touch
+  report reconciliation --project <id> [--month YYYY-MM] [--currency USD] [--json]
+                                                      A month's cash by kind, the MRR bridge (exit 1 if it does
+                                                      not close) and data warnings with their record ids
   revenue search --project <id> --metadata key=value [...] [--json]
                                                       Revenue records whose metadata has these keys and values
   log groups [--json]                                 Consumer groups of the embedded record log: position, lag

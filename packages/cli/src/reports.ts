@@ -1,14 +1,30 @@
-// `tally report traffic|mrr` and `tally revenue search`: the warehouse's reports for one project, as
-// JSON (--json) or as text for a terminal.
+// `tally report traffic|mrr|attribution|reconciliation` and `tally revenue search`: the warehouse's reports
+// for one project, as JSON (--json) or as text for a terminal. Attribution and reconciliation run the same
+// functions as the dashboard's API, so both give the same figures.
 import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { divideRounded, toMicros } from '@tally/contract';
 import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
 import {
+  ATTRIBUTION_DIMENSIONS,
+  type Attribution,
+  type AttributionDimension,
+  checkMonth,
+  checkMonthRange,
+  currencyOf,
   type MonthlyRevenue,
+  monthStart,
   mrrReport,
+  type Reconciliation,
+  readCustomerTouches,
+  readMrrInputs,
+  readStoredMovements,
+  reconcile,
+  revenueAttribution,
   searchRevenue,
+  TOUCHES,
+  type Touch,
   type TrafficReport,
   trafficReport,
   type Warehouse,
@@ -24,7 +40,7 @@ const required = (value: string | undefined, what: string): string => {
 /** Today (UTC) as YYYY-MM-DD, `offset` days later. */
 const day = (offset = 0) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 /** This month (UTC) as YYYY-MM, `offset` months later. */
-function month(offset = 0): string {
+function monthOf(offset = 0): string {
   const now = new Date();
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + offset, 1)).toISOString().slice(0, 7);
 }
@@ -71,16 +87,55 @@ export async function runReport(
       to: { type: 'string' },
       currency: { type: 'string' },
       limit: { type: 'string' },
+      month: { type: 'string' },
+      by: { type: 'string' },
+      touch: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
   const [kind] = positionals;
-  if (kind !== 'traffic' && kind !== 'mrr')
-    throw new Error(`unknown report "${kind ?? ''}" (traffic or mrr)`);
+  if (kind !== 'traffic' && kind !== 'mrr' && kind !== 'attribution' && kind !== 'reconciliation')
+    throw new Error(`unknown report "${kind ?? ''}" (traffic, mrr, attribution or reconciliation)`);
   const project = required(values.project, '--project <id>');
+  if (kind === 'reconciliation') {
+    const month = values.month ?? monthOf(0);
+    checkMonth(month, '--month');
+    const currency = currencyOf(values.currency);
+    return withWarehouse(config, async (warehouse) => {
+      await checkProject(config, warehouse, project);
+      const [records, stored] = await Promise.all([
+        readMrrInputs(warehouse, { project, until: monthStart(month, 1), currency }),
+        readStoredMovements(warehouse, { project, month, currency }),
+      ]);
+      const report = reconcile(records, { month, currency, stored });
+      process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : reconciliationText(report));
+      return report.errors.length === 0 ? 0 : 1;
+    });
+  }
+  if (kind === 'attribution') {
+    const from = values.from ?? monthOf(-11);
+    const to = values.to ?? monthOf(0);
+    checkMonthRange(from, to);
+    const by = (values.by ?? 'channel') as AttributionDimension;
+    if (!ATTRIBUTION_DIMENSIONS.includes(by))
+      throw new Error(`--by takes ${ATTRIBUTION_DIMENSIONS.join(', ')}`);
+    const touch = (values.touch ?? 'first') as Touch;
+    if (!TOUCHES.includes(touch)) throw new Error(`--touch takes ${TOUCHES.join(' or ')}`);
+    const currency = currencyOf(values.currency);
+    return withWarehouse(config, async (warehouse) => {
+      await checkProject(config, warehouse, project);
+      const [records, touches] = await Promise.all([
+        readMrrInputs(warehouse, { project, until: monthStart(to, 1), currency }),
+        readCustomerTouches(warehouse, project),
+      ]);
+      const report = revenueAttribution(records, { from, to, currency, by, touch, touches });
+      process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : attributionText(report));
+      return 0;
+    });
+  }
   // Sensible ranges: the last 30 days (today included) of traffic, the last 12 months of revenue.
-  const from = values.from ?? (kind === 'traffic' ? day(-29) : month(-11));
-  const to = values.to ?? (kind === 'traffic' ? day() : month());
+  const from = values.from ?? (kind === 'traffic' ? day(-29) : monthOf(-11));
+  const to = values.to ?? (kind === 'traffic' ? day() : monthOf());
   if (from > to) throw new Error(`--from ${from} is after --to ${to}`);
   return withWarehouse(config, async (warehouse) => {
     const known = await checkProject(config, warehouse, project);
@@ -201,6 +256,73 @@ function mrrTable(report: MonthlyRevenue[]): string {
     m.data_warnings.map((w) => `warning: ${m.month} ${w.transaction_id} (${w.customer_id}): ${w.message}\n`),
   );
   return [format(header), ...lines.map(format), ...warnings].join('');
+}
+
+function attributionText(report: Attribution): string {
+  const header = [
+    'key',
+    'customers',
+    'paying',
+    'new',
+    'expansion',
+    'reactiv.',
+    'contract.',
+    'churn',
+    'MRR end',
+    'cash',
+  ];
+  const line = (key: string, r: Attribution['total']) => [
+    key,
+    String(r.customers),
+    String(r.paying_customers),
+    money(r.new),
+    money(r.expansion),
+    money(r.reactivation),
+    money(r.contraction),
+    money(r.churn),
+    money(r.mrr_end),
+    money(r.cash_revenue),
+  ];
+  const lines = [...report.rows.map((r) => line(r.key, r)), line('total', report.total)];
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
+  const format = (cells: string[]) =>
+    `${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ')}\n`;
+  return [
+    `${report.from} to ${report.to}, ${report.currency}, by ${report.touch}-touch ${report.by}\n`,
+    format(header),
+    ...lines.map(format),
+  ].join('');
+}
+
+function reconciliationText(r: Reconciliation): string {
+  const b = r.bridge;
+  const rows: Array<[string, string]> = [
+    ['cash: recurring', money(r.cash.recurring)],
+    ['cash: one-off', money(r.cash.one_off)],
+    ['cash: refunds', money(r.cash.refunds)],
+    ['cash: churn', money(r.cash.churn)],
+    ['cash: unlabelled', money(r.cash.unlabelled)],
+    ['cash: total', money(r.cash.total)],
+    ['MRR start', money(b.mrr_start)],
+    ['+ new', money(b.new)],
+    ['+ expansion', money(b.expansion)],
+    ['+ reactivation', money(b.reactivation)],
+    ['- contraction', money(b.contraction)],
+    ['- churn', money(b.churn)],
+    ['= computed end', money(b.computed_end)],
+    ['MRR end', money(b.mrr_end)],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const amount = Math.max(...rows.map(([, v]) => v.length));
+  return [
+    `${r.month}, ${r.currency}\n`,
+    ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v.padStart(amount)}\n`),
+    b.closes ? '  the bridge closes\n' : '',
+    ...r.errors.map((e) => `error: ${e}\n`),
+    ...r.warnings.map(
+      (w) => `warning: ${w.transaction_id} (${w.customer_id}) ${w.record_ids.join(' ')}: ${w.message}\n`,
+    ),
+  ].join('');
 }
 
 export async function runRevenue(

@@ -90,6 +90,8 @@ export function authorise(caller: Caller, access: Access, project: string | unde
   }
   if (project === undefined || !canRead(caller, project)) throw new ForbiddenError();
   if (access === 'editor' && caller.kind !== 'user') throw new ForbiddenError();
+  // Ingestion health is for the people who run the project, not for the public of a share link.
+  if (access === 'operator' && caller.kind === 'share') throw new ForbiddenError();
   if (access === 'revenue' && caller.kind === 'share' && !caller.share.include_revenue) {
     throw new ForbiddenError('Revenue is not shared');
   }

@@ -77,8 +77,18 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     .replace(':funnel', 'f1')
     .replace(':goal', 'g1')
     .replace(':share', 's1')
-    .replace(':token', 'shr_x');
-  const query = op.url.includes('/revenue/') ? '?from=2026-01&to=2026-02' : '?from=2026-05-01&to=2026-05-07';
+    .replace(':token', 'shr_x')
+    .replace(':customer_id', 'c1');
+  const queries: Record<string, string> = {
+    revenueReconciliation: '?month=2026-01',
+    revenueRecords: '?figure=new&from=2026-01&to=2026-02',
+    revenueFunnel: '?from=2026-05-01&to=2026-05-07',
+    revenueCustomers: '?limit=10',
+    projectHealth: '?stall_minutes=5',
+  };
+  const query =
+    queries[op.operationId] ??
+    (op.url.includes('/revenue/') ? '?from=2026-01&to=2026-02' : '?from=2026-05-01&to=2026-05-07');
   const bodies: Record<string, Record<string, unknown>> = {
     updateProject: { time_zone: 'Europe/Berlin' },
     createGoal: { name: 'Signup', event_name: 'signup' },
@@ -194,19 +204,45 @@ describe('reading', () => {
     expect(project.json().access).toEqual({ kind: 'share', can_edit: false, revenue: false });
   });
 
-  it('refuses months that are not months, reversed, or more than 100 years apart with 400', async () => {
-    for (const [range, message] of [
-      ['from=0000-00&to=0000-00', /from/],
-      ['from=2026-13&to=2026-14', /from/],
-      ['from=2026-03&to=2026-02', /from must not be after to/],
-      ['from=1900-01&to=2026-02', /at most 100 years/],
-    ] as const) {
-      const res = await app.inject({
-        url: `/api/v1/projects/alpha/revenue/mrr?${range}`,
-        headers: bearer(keyA),
-      });
-      expect(res.statusCode, range).toBe(400);
-      expect(JSON.stringify(res.json()), range).toMatch(message);
+  it('hides every revenue view on a share link without revenue, and health on every share link', async () => {
+    for (const op of OPERATIONS.filter((o) => o.access === 'revenue')) {
+      const request = requestFor(op, 'alpha');
+      const hidden = await app.inject({ ...request, headers: bearer(shareA) });
+      expect(hidden.statusCode, op.operationId).toBe(403);
+      expect(hidden.json()).toEqual({ error: 'Revenue is not shared' });
+      const shown = await app.inject({ ...request, headers: bearer(shareAWithRevenue) });
+      // The customer of the request does not exist: found only by those who may look.
+      expect(shown.statusCode, op.operationId).toBe(op.operationId === 'revenueCustomer' ? 404 : 200);
+    }
+    const health = '/api/v1/projects/alpha/health';
+    expect((await app.inject({ url: health, headers: bearer(shareAWithRevenue) })).statusCode).toBe(403);
+    const res = await app.inject({ url: health, headers: bearer(keyA) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      stall_minutes: 15,
+      consumer_groups: null,
+      dead_letters: null,
+      types: [
+        { type: 'pageview', status: 'none', per_minute: new Array(60).fill(0) },
+        { type: 'event', status: 'none' },
+        { type: 'identify', status: 'none' },
+        { type: 'revenue', status: 'none' },
+      ],
+    });
+  });
+
+  it('refuses a month that does not exist, a backwards or too long range, with 400', async () => {
+    for (const query of [
+      'revenue/mrr?from=2026-13&to=2026-14',
+      'revenue/mrr?from=0000-00&to=0000-00',
+      'revenue/attribution?from=2026-05&to=2026-01',
+      'revenue/attribution?from=2000-01&to=2026-01',
+      'revenue/reconciliation?month=2026-00',
+      'revenue/funnel?from=2026-05-07&to=2026-05-01',
+    ]) {
+      const res = await app.inject({ url: `/api/v1/projects/alpha/${query}`, headers: bearer(keyA) });
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json(), query).toHaveProperty('message');
     }
   });
 

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { COMPONENTS } from './api/schemas.ts';
 import type { DashboardDeps } from './deps.ts';
 import { CrossSiteError, NotFoundError, toDashboardError } from './errors.ts';
+import { healthRoutes } from './routes/health-routes.ts';
 import { projectRoutes } from './routes/project-routes.ts';
 import { revenueRoutes } from './routes/revenue-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
@@ -78,6 +79,7 @@ export async function buildDashboard(
   trafficRoutes(app, deps);
   shareRoutes(app, deps);
   revenueRoutes(app, deps);
+  healthRoutes(app, deps);
   await webRoutes(app, deps);
   return app;
 }

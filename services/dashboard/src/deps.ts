@@ -4,6 +4,26 @@ import type { ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard
 import type { TokenStore, TokenVerifier } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
 
+/**
+ * What the health view reads of the record log, when the dashboard runs beside it (npm start): its dead
+ * letters and, on the embedded log, the consumer groups' positions and lag. Structural, so that the
+ * dashboard does not depend on the log's package.
+ */
+export interface HealthLog {
+  deadLetters: {
+    list(): Promise<
+      Array<{
+        id: string;
+        topic: string;
+        error_code: string;
+        failed_at: number;
+        record: { project_id: string } | null;
+      }>
+    >;
+  };
+  groups?: () => Array<{ group: string; topic: string; position: number; lag: number }>;
+}
+
 export interface DashboardDeps {
   config: TallyConfig;
   warehouse: Warehouse;
@@ -19,4 +39,6 @@ export interface DashboardDeps {
   attemptLimit: { max: number; timeWindow: number };
   /** Where the web app's built files are (services/dashboard/web/dist by default). */
   webRoot?: string;
+  /** The record log, for the health view (absent: lag and dead letters are reported unavailable). */
+  log?: HealthLog;
 }

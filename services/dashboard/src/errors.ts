@@ -5,7 +5,13 @@
 // Messages are fixed texts: internal details go to the log, never into a response.
 
 import { UserError } from '@tally/dashboard-store';
-import { BreakdownError, FilterSyntaxError, TrafficRangeError, WarehouseError } from '@tally/warehouse';
+import {
+  BreakdownError,
+  FilterSyntaxError,
+  RevenueQueryError,
+  TrafficRangeError,
+  WarehouseError,
+} from '@tally/warehouse';
 
 export abstract class DashboardError extends Error {
   abstract readonly statusCode: number;
@@ -122,7 +128,8 @@ export function toDashboardError(error: unknown): DashboardError {
   if (
     error instanceof FilterSyntaxError ||
     error instanceof TrafficRangeError ||
-    error instanceof BreakdownError
+    error instanceof BreakdownError ||
+    error instanceof RevenueQueryError
   ) {
     return new BadRequestError(error.message);
   }

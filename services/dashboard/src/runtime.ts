@@ -20,6 +20,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
 import { buildDashboard } from './dashboard.ts';
+import type { HealthLog } from './deps.ts';
 
 /** Attempts (sign-in, password links, share passwords) per client address per 15 minutes. */
 export const ATTEMPTS_PER_WINDOW = 10;
@@ -35,6 +36,8 @@ export interface StartDashboardOptions {
   /** A warehouse the caller opened and closes (npm start's own connection). */
   warehouse?: Warehouse;
   logger?: Logger;
+  /** The record log of the process (npm start), for the health view. */
+  log?: HealthLog;
 }
 
 /** The warehouse of a dashboard process of its own: the server, else the running Tally's endpoint, else chDB. */
@@ -96,6 +99,7 @@ export async function startDashboard(
         readKeys,
         tokens: tokenStore,
         attemptLimit: { max: ATTEMPTS_PER_WINDOW, timeWindow: ATTEMPT_WINDOW_MS },
+        ...(options.log ? { log: options.log } : {}),
       },
       { logger, redis },
     );

@@ -123,6 +123,7 @@ export async function startTally(
       {
         warehouse: dashboardWarehouse,
         logger: logger.child({ service: 'dashboard' }),
+        log: consumersLog,
       },
     );
   } catch (error) {

@@ -137,6 +137,7 @@ export function rate(numerator: bigint, denominator: bigint): number | null {
 }
 
 interface StoredRevenueRow {
+  id: string;
   transaction_id: string;
   customer_id: string;
   customer_subscription_id: string;
@@ -171,7 +172,7 @@ export async function readMrrInputs(
   if (options.currency) params.currency = options.currency;
   if (options.customers) params.customers = [...options.customers];
   const rows = await warehouse.query<StoredRevenueRow>(
-    `SELECT transaction_id, customer_id, customer_subscription_id, event_type, currency,
+    `SELECT id, transaction_id, customer_id, customer_subscription_id, event_type, currency,
             toString(amount) AS amount, toString(mrr_impact) AS mrr_impact, is_recurring,
             metadata['interval'] AS interval,
             toUnixTimestamp64Milli(timestamp) AS timestamp_ms, toUnixTimestamp64Milli(received_at) AS received_at_ms
@@ -185,6 +186,7 @@ export async function readMrrInputs(
   );
   return rows.map((row) => ({
     transaction_id: row.transaction_id,
+    id: row.id,
     customer_id: row.customer_id,
     customer_subscription_id: row.customer_subscription_id,
     event_type: row.event_type as MrrInput['event_type'],

@@ -10,6 +10,8 @@ import { divideRounded, formatMicros, type RevenueEventType } from '@tally/contr
 /** A stored revenue record, as the MRR rules read it. Money in micro-units. */
 export interface MrrInput {
   transaction_id: string;
+  /** The record id (envelope `id`), when read from the warehouse: drill-downs and warnings name it. */
+  id?: string;
   customer_id: string;
   /** '' for records without one: they share the customer's default subscription. */
   customer_subscription_id: string;
@@ -103,6 +105,16 @@ export class MrrLedger {
 
   customerMrr(customer: string): bigint {
     return this.#sums.get(customer) ?? 0n;
+  }
+
+  /** One subscription's MRR now ('' is the customer's default subscription), micro-units. */
+  subscriptionMrr(customer: string, subscription: string): bigint {
+    return this.#subscriptions.get(`${customer}\u0000${subscription}`) ?? 0n;
+  }
+
+  /** Whether the customer ever had MRR above zero (a new MRR would be a reactivation). */
+  everPaid(customer: string): boolean {
+    return this.#everPaying.has(customer);
   }
 
   apply(record: MrrInput): { movement: MrrMovement | null; warning: DataWarning | null } {

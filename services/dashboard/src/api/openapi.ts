@@ -87,13 +87,23 @@ function responses(op: Operation): Record<string, unknown> {
   if (op.querystring || op.body || op.params) {
     out['400'] ??= message('A parameter or the body does not match the schema (the message names which).');
   }
+  // Answered before any route runs, by the HTTP server: a path segment longer than Fastify's limit (414)
+  // and a request line with headers over Node's 16 KB (431). Documented so that clients expect them.
+  out['414'] ??= { description: 'URI Too Long: a path parameter is longer than the server accepts.' };
+  out['431'] ??= { description: 'Request Header Fields Too Large: the URL and headers exceed 16 KB.' };
   if (op.access !== 'public') {
     out['401'] ??= error('`Unauthorized`: no valid credentials (none, unknown, revoked or expired).');
   }
-  if (op.access === 'reader' || op.access === 'revenue' || op.access === 'editor') {
+  if (
+    op.access === 'reader' ||
+    op.access === 'revenue' ||
+    op.access === 'editor' ||
+    op.access === 'operator'
+  ) {
     out['403'] ??= error(
       '`Forbidden`: the credentials are of another project, or (editor operations) not of a signed-in user' +
         (op.access === 'revenue' ? '; `Revenue is not shared` on a share link without revenue' : '') +
+        (op.access === 'operator' ? '; any share link' : '') +
         (op.method !== 'GET' ? '; `Cross-site request refused` when `Origin` is not the dashboard’s' : '') +
         '.',
     );
@@ -117,6 +127,8 @@ function security(op: Operation): unknown[] {
     case 'user':
     case 'editor':
       return [{ session: [] }];
+    case 'operator':
+      return [{ readKey: [] }, { session: [] }];
     default:
       return [{ readKey: [] }, { session: [] }, { shareLink: [] }];
   }

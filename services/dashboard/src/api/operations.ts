@@ -10,10 +10,11 @@ import * as S from './schemas.ts';
  * - `reader`: a read key of the project, a signed-in user granted the project, or a share link of it;
  * - `revenue`: as reader, but a share link only when its creator included revenue;
  * - `editor`: a signed-in user granted the project (settings, goals, funnels, share links);
+ * - `operator`: a read key of the project or a signed-in user granted it, never a share link (health);
  * - `user`: any signed-in user;
  * - `public`: anyone (signing in, opening a share link), rate-limited where a secret is guessed.
  */
-export type Access = 'reader' | 'revenue' | 'editor' | 'user' | 'public';
+export type Access = 'reader' | 'revenue' | 'editor' | 'operator' | 'user' | 'public';
 
 export interface Operation {
   operationId: string;
@@ -23,7 +24,7 @@ export interface Operation {
   summary: string;
   description?: string;
   access: Access;
-  tag: 'Traffic' | 'Goals and funnels' | 'Projects' | 'Sign-in' | 'Share links' | 'Revenue';
+  tag: 'Traffic' | 'Goals and funnels' | 'Projects' | 'Sign-in' | 'Share links' | 'Revenue' | 'Health';
   params?: TSchema;
   querystring?: TSchema;
   body?: TSchema;
@@ -344,6 +345,97 @@ export const OPERATIONS: Operation[] = [
     querystring: S.MrrQuery,
     responses: { 200: S.MrrMonths },
     csv: true,
+  },
+  {
+    operationId: 'revenueAttribution',
+    method: 'GET',
+    url: `${P}/revenue/attribution`,
+    tag: 'Revenue',
+    summary: "MRR movements, MRR at the end, paying customers and cash by the customers' first or last touch",
+    description:
+      "A customer's visitors are those its identify records link to it and the visitor_fingerprint of its " +
+      'revenue records; its first touch is their earliest visit, its last touch the last visit that started ' +
+      'before its first revenue record. Every column of `rows` adds up exactly to `total`, which equals the ' +
+      'MRR report over the same months.',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.AttributionQuery,
+    responses: { 200: S.Attribution },
+    csv: true,
+  },
+  {
+    operationId: 'revenueReconciliation',
+    method: 'GET',
+    url: `${P}/revenue/reconciliation`,
+    tag: 'Revenue',
+    summary: 'One month: cash by kind of record, the MRR bridge, the data warnings with their records',
+    description:
+      'A bridge that does not close, or movements that differ from the mrr_movements table, are listed in `errors`.',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.ReconciliationQuery,
+    responses: { 200: S.Reconciliation },
+  },
+  {
+    operationId: 'revenueRecords',
+    method: 'GET',
+    url: `${P}/revenue/records`,
+    tag: 'Revenue',
+    summary: 'Drill-down: the movements, records or customers that make up a figure (they sum exactly to it)',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.RecordsQuery,
+    responses: { 200: S.Drilldown },
+    csv: true,
+  },
+  {
+    operationId: 'revenueFunnel',
+    method: 'GET',
+    url: `${P}/revenue/funnel`,
+    tag: 'Revenue',
+    summary: 'Acquisition funnel per first-visit group: visitors, identified, paying, MRR and cash',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.FunnelQuery,
+    responses: { 200: S.AcquisitionFunnel },
+    csv: true,
+  },
+  {
+    operationId: 'revenueCustomers',
+    method: 'GET',
+    url: `${P}/revenue/customers`,
+    tag: 'Revenue',
+    summary: 'Customers: MRR now, status, first seen, first touch, lifetime cash (largest MRR first)',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.CustomersQuery,
+    responses: { 200: S.CustomerList },
+    csv: true,
+  },
+  {
+    operationId: 'revenueCustomer',
+    method: 'GET',
+    url: `${P}/revenue/customers/:customer_id`,
+    tag: 'Revenue',
+    summary: "A customer: MRR history per subscription, every revenue record, its visitors' visits",
+    access: 'revenue',
+    params: S.CustomerParams,
+    responses: { 200: S.CustomerPage, 404: S.Message },
+  },
+  {
+    operationId: 'projectHealth',
+    method: 'GET',
+    url: `${P}/health`,
+    tag: 'Health',
+    summary:
+      'Ingestion health: records landed per minute by type, the last of each, stalled types, log lag, dead letters',
+    description:
+      'Consumer lag is of the whole embedded record log (null on Kafka); `unavailable` lists what this ' +
+      'deployment cannot tell (records refused by the gateway are not counted per project).',
+    access: 'operator',
+    params: S.ProjectParams,
+    querystring: S.HealthQuery,
+    responses: { 200: S.Health },
   },
 ];
 

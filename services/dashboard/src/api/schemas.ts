@@ -2,7 +2,7 @@
 // validates requests and serialises responses with them, and the OpenAPI document
 // (schemas/openapi-dashboard.yaml) is generated from them (operations.ts, openapi.ts).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { BREAKDOWN_DIMENSIONS } from '@tally/warehouse';
+import { ATTRIBUTION_DIMENSIONS, BREAKDOWN_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/warehouse';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const rate = (description: string) =>
@@ -482,6 +482,365 @@ export const MrrMonths = Type.Array(Type.Record(Type.String(), Type.Unknown()), 
     'One object per month and currency, the same as `tally report mrr --json` (money as exact decimal text).',
 });
 
+const Money = (description: string) =>
+  Type.String({
+    description: `${description} Money as exact decimal text in the major unit ("49", "-12.5").`,
+  });
+const currencyQuery = Type.Optional(
+  Type.String({
+    pattern: '^[A-Za-z]{3}$',
+    description: 'Currency (default USD); never summed across currencies.',
+  }),
+);
+const byQuery = Type.Optional(
+  Type.Union(
+    ATTRIBUTION_DIMENSIONS.map((d) => Type.Literal(d)),
+    { description: "Group by the touch's channel (default), source or utm_campaign." },
+  ),
+);
+const touchQuery = Type.Optional(
+  Type.Union(
+    TOUCHES.map((t) => Type.Literal(t)),
+    {
+      description:
+        "`first` (default): the customer's earliest visit; `last`: its last visit that started before its first revenue record.",
+    },
+  ),
+);
+
+export const AttributionQuery = Type.Object({
+  from: MrrQuery.properties.from,
+  to: MrrQuery.properties.to,
+  currency: currencyQuery,
+  by: byQuery,
+  touch: touchQuery,
+  format: rangeQuery.format,
+});
+const attributionFigures = {
+  customers: Type.Integer({
+    description: 'Customers with a revenue record (of the currency) up to the end.',
+  }),
+  paying_customers: Type.Integer({ description: 'Customers with MRR above zero at the end.' }),
+  new: Money('New business MRR in the period.'),
+  expansion: Money('Expansion MRR.'),
+  reactivation: Money('Reactivation MRR.'),
+  contraction: Money('Contraction MRR (positive).'),
+  churn: Money('Churned MRR (positive).'),
+  mrr_end: Money('MRR at the end of the period.'),
+  cash_revenue: Money('Sum of amount over the period (refunds subtract).'),
+};
+export const AttributionRow = Type.Object(
+  {
+    key: Type.String({
+      description:
+        'The group: a channel, source or campaign, `(none)` when empty, `(unattributed)` without a linked visit.',
+    }),
+    ...attributionFigures,
+  },
+  { $id: 'AttributionRow' },
+);
+export const Attribution = Type.Object(
+  {
+    from: Type.String(),
+    to: Type.String(),
+    currency: Type.String(),
+    by: Type.String(),
+    touch: Type.String(),
+    rows: Type.Array(Type.Ref(AttributionRow)),
+    total: Type.Object(attributionFigures, {
+      description: 'The unbroken figures; every column of rows adds up to it exactly.',
+    }),
+  },
+  { $id: 'Attribution' },
+);
+
+export const ReconciliationQuery = Type.Object({
+  month: Type.String({ pattern: MONTH_PATTERN, description: 'The month (YYYY-MM, UTC).' }),
+  currency: currencyQuery,
+});
+export const Reconciliation = Type.Object(
+  {
+    month: Type.String(),
+    currency: Type.String(),
+    cash: Type.Object(
+      {
+        recurring: Money('subscription, renewal, upgrade and downgrade records.'),
+        one_off: Money('purchase records.'),
+        refunds: Money('refund records.'),
+        churn: Money('churn records.'),
+        unlabelled: Money('Records without event_type.'),
+        total: Money('All of the month’s cash revenue: the sum of the kinds.'),
+        records: Type.Integer(),
+      },
+      {
+        description:
+          'recurring: subscription, renewal, upgrade, downgrade; one_off: purchase; refunds; churn amounts; unlabelled: records without event_type.',
+      },
+    ),
+    bridge: Type.Object({
+      mrr_start: Money('MRR at the start.'),
+      new: Money(''),
+      expansion: Money(''),
+      reactivation: Money(''),
+      contraction: Money(''),
+      churn: Money(''),
+      computed_end: Money('start + new + expansion + reactivation − contraction − churn.'),
+      mrr_end: Money('MRR at the end.'),
+      closes: Type.Boolean({ description: 'false is an error: computed_end differs from mrr_end.' }),
+    }),
+    stored_movements: nullable(
+      Type.Object(
+        {
+          new: Money(''),
+          expansion: Money(''),
+          reactivation: Money(''),
+          contraction: Money(''),
+          churn: Money(''),
+        },
+        { description: 'The month’s movements as the mrr_movements table holds them.' },
+      ),
+    ),
+    warnings: Type.Array(
+      Type.Object({
+        message: Type.String(),
+        customer_id: Type.String(),
+        transaction_id: Type.String(),
+        record_ids: Type.Array(Type.String()),
+        timestamp: Type.String(),
+      }),
+    ),
+    errors: Type.Array(Type.String(), { description: 'What does not add up; empty when everything closes.' }),
+  },
+  { $id: 'Reconciliation' },
+);
+
+export const CustomersQuery = Type.Object({
+  currency: currencyQuery,
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100.' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
+  format: rangeQuery.format,
+});
+const FirstTouch = nullable(
+  Type.Object({ channel: Type.String(), source: Type.String(), utm_campaign: Type.String() }),
+);
+export const CustomerSummary = Type.Object(
+  {
+    customer_id: Type.String(),
+    currency: Type.String(),
+    mrr: Money('MRR now.'),
+    status: Type.Union([Type.Literal('active'), Type.Literal('churned'), Type.Literal('one_off')]),
+    first_seen: Type.String(),
+    first_touch: FirstTouch,
+    cash_revenue: Money('Lifetime cash revenue.'),
+    records: Type.Integer(),
+  },
+  { $id: 'CustomerSummary' },
+);
+export const CustomerList = Type.Object(
+  {
+    currency: Type.String(),
+    total: Type.Integer({ description: 'Customers with a record of the currency.' }),
+    offset: Type.Integer(),
+    customers: Type.Array(Type.Ref(CustomerSummary)),
+  },
+  { $id: 'CustomerList' },
+);
+export const CustomerParams = Type.Object({
+  ...ProjectParams.properties,
+  customer_id: Type.String({ minLength: 1, maxLength: 512 }),
+});
+const Touchpoint = Type.Object({
+  visitor_id: Type.String(),
+  start: Type.String(),
+  channel: Type.String(),
+  source: Type.String(),
+  utm_source: Type.String(),
+  utm_medium: Type.String(),
+  utm_campaign: Type.String(),
+  entry_path: Type.String(),
+});
+export const CustomerPage = Type.Object(
+  {
+    customer_id: Type.String(),
+    summaries: Type.Array(Type.Ref(CustomerSummary), { description: 'One per currency.' }),
+    first_touch: nullable(Touchpoint),
+    last_touch: nullable(Touchpoint),
+    identified_at: nullable(Type.String()),
+    history: Type.Array(
+      Type.Object({
+        timestamp: Type.String(),
+        transaction_id: Type.String(),
+        currency: Type.String(),
+        subscription: Type.String({ description: "'' is the default subscription." }),
+        subscription_mrr: Money(''),
+        customer_mrr: Money(''),
+        movement: nullable(Type.String()),
+        warning: nullable(Type.String()),
+      }),
+      { description: 'MRR after each record, per subscription.' },
+    ),
+    records: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        transaction_id: Type.String(),
+        timestamp: Type.String(),
+        received_at: Type.String(),
+        timestamp_clamped: Type.Boolean(),
+        data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload as received.' }),
+      }),
+    ),
+    visits: Type.Array(
+      Type.Object({
+        visitor_id: Type.String(),
+        start: Type.String(),
+        end: Type.String(),
+        channel: Type.String(),
+        source: Type.String(),
+        utm_campaign: Type.String(),
+        entry_path: Type.String(),
+        pageviews: Type.Array(Type.Object({ timestamp: Type.String(), path: Type.String() })),
+        events: Type.Array(Type.Object({ timestamp: Type.String(), name: Type.String() })),
+      }),
+      { description: "The visits of the customer's visitors (at most 500, oldest first)." },
+    ),
+  },
+  { $id: 'CustomerPage' },
+);
+
+export const RecordsQuery = Type.Object({
+  figure: Type.Union(
+    DRILLDOWN_FIGURES.map((f) => Type.Literal(f)),
+    { description: 'The figure to open.' },
+  ),
+  from: MrrQuery.properties.from,
+  to: MrrQuery.properties.to,
+  currency: currencyQuery,
+  by: byQuery,
+  touch: touchQuery,
+  key: Type.Optional(
+    Type.String({
+      maxLength: 512,
+      description: 'Only the customers of this attribution group (with by and touch).',
+    }),
+  ),
+  format: rangeQuery.format,
+});
+export const Drilldown = Type.Object(
+  {
+    figure: Type.String(),
+    from: Type.String(),
+    to: Type.String(),
+    currency: Type.String(),
+    group: nullable(Type.Object({ by: Type.String(), touch: Type.String(), key: Type.String() })),
+    total: Money('The figure: the sum of the items (for paying_customers, their number).'),
+    count: Type.Integer(),
+    items: Type.Array(
+      Type.Object({
+        customer_id: Type.String(),
+        transaction_id: nullable(Type.String()),
+        record_id: nullable(Type.String()),
+        timestamp: nullable(Type.String()),
+        event_type: nullable(Type.String()),
+        movement: nullable(Type.String()),
+        amount: Money("The item's share of the figure."),
+      }),
+    ),
+  },
+  { $id: 'Drilldown' },
+);
+
+export const FunnelQuery = Type.Object({
+  from: rangeQuery.from,
+  to: rangeQuery.to,
+  by: byQuery,
+  currency: currencyQuery,
+  format: rangeQuery.format,
+});
+const funnelFigures = {
+  visitors: Type.Integer({
+    description: "Visitors whose first visit fell in the range (the project's days).",
+  }),
+  identified: Type.Integer({ description: 'Of them, linked to a customer.' }),
+  paying: Type.Integer({ description: 'Of them, linked to a customer who ever had MRR or made a purchase.' }),
+  identified_rate: nullable(Type.Number()),
+  paying_rate: nullable(Type.Number()),
+  paying_customers: Type.Integer(),
+  mrr: Money('MRR now of those customers.'),
+  cash_revenue: Money('Their cash revenue to date.'),
+  mrr_per_1000_visitors: nullable(Money('')),
+};
+export const AcquisitionFunnel = Type.Object(
+  {
+    from: Type.String(),
+    to: Type.String(),
+    by: Type.String(),
+    currency: Type.String(),
+    rows: Type.Array(Type.Object({ key: Type.String(), ...funnelFigures })),
+    total: Type.Object(funnelFigures),
+  },
+  { $id: 'AcquisitionFunnel' },
+);
+
+export const HealthQuery = Type.Object({
+  stall_minutes: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1440,
+      description: 'Minutes without records after which a type is stalled (default 15).',
+    }),
+  ),
+});
+export const Health = Type.Object(
+  {
+    generated_at: Type.String(),
+    stall_minutes: Type.Integer(),
+    types: Type.Array(
+      Type.Object({
+        type: Type.String(),
+        last_received_at: nullable(Type.String()),
+        minutes_since_last: nullable(Type.Integer()),
+        status: Type.Union([
+          Type.Literal('ok'),
+          Type.Literal('stalled'),
+          Type.Literal('idle'),
+          Type.Literal('none'),
+        ]),
+        landed_last_hour: Type.Integer(),
+        per_minute: Type.Array(Type.Integer(), { description: 'The last 60 minutes, oldest first.' }),
+      }),
+    ),
+    consumer_groups: nullable(
+      Type.Array(
+        Type.Object({
+          group: Type.String(),
+          topic: Type.String(),
+          position: Type.Integer(),
+          lag: Type.Integer(),
+        }),
+        { description: 'Of the whole record log (every project): the log is shared.' },
+      ),
+    ),
+    dead_letters: nullable(
+      Type.Object({
+        count: Type.Integer(),
+        by_reason: Type.Array(
+          Type.Object({ type: Type.String(), error_code: Type.String(), count: Type.Integer() }),
+        ),
+        recent: Type.Array(
+          Type.Object({
+            id: Type.String(),
+            type: Type.String(),
+            error_code: Type.String(),
+            failed_at: Type.String(),
+          }),
+        ),
+      }),
+    ),
+    unavailable: Type.Array(Type.String(), { description: 'What this deployment cannot tell, and why.' }),
+  },
+  { $id: 'Health' },
+);
+
 export type SummaryBody = Static<typeof Summary>;
 export type PeriodSummaryBody = Static<typeof PeriodSummary>;
 export type TimeseriesBody = Static<typeof Timeseries>;
@@ -520,4 +879,13 @@ export const COMPONENTS: TSchema[] = [
   SharedInfo,
   ShareGrant,
   MrrMonths,
+  AttributionRow,
+  Attribution,
+  Reconciliation,
+  CustomerSummary,
+  CustomerList,
+  CustomerPage,
+  Drilldown,
+  AcquisitionFunnel,
+  Health,
 ];

@@ -1,17 +1,52 @@
 // GET …/revenue/*: revenue figures of a project, which a share link shows only when its creator included
-// revenue (access `revenue`). Part 1 serves the monthly MRR report (as `tally report mrr --json`); the
-// other revenue views come with the dashboard's part 2 under the same prefix and the same access.
-import { mrrReport } from '@tally/warehouse';
+// revenue (access `revenue`): the monthly MRR report (as `tally report mrr --json`), MRR by first or last
+// touch, the reconciliation of a month, the drill-down of any figure, the acquisition funnel, the
+// customers and a customer's page. The figures are the warehouse's (reports/revenue-*); this layer checks
+// the query, reads the records once per request and shapes the answers (JSON or CSV).
+import {
+  type AttributionDimension,
+  acquisitionFunnel,
+  checkMonth,
+  checkMonthRange,
+  currencyOf,
+  customerList,
+  type DrilldownFigure,
+  monthStart,
+  mrrHistory,
+  mrrReport,
+  readCustomerRecords,
+  readCustomerTouches,
+  readMrrInputs,
+  readStoredMovements,
+  readVisitTimeline,
+  reconcile,
+  revenueAttribution,
+  revenueDrilldown,
+  type Touch,
+  type Touchpoint,
+} from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
-import { BadRequestError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { route } from './route.ts';
 import { answer } from './traffic-routes.ts';
+
+interface MonthsQuery {
+  from: string;
+  to: string;
+  currency?: string;
+  by?: AttributionDimension;
+  touch?: Touch;
+  format?: string;
+}
+
+const touchJson = (t: Touchpoint | null | undefined) =>
+  t ? { ...t, start: new Date(t.start).toISOString() } : null;
 
 export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'revenueMrr', async (request, reply) => {
     const q = request.query as { from: string; to: string; currency?: string; format?: string };
-    checkMonths(q.from, q.to);
+    checkMonthRange(q.from, q.to);
     const report = await mrrReport(deps.warehouse, {
       project: request.params.project as string,
       from: q.from,
@@ -20,12 +55,131 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     });
     return answer(reply, request.headers.accept, q.format, report, () => report as never, 'mrr');
   });
-}
 
-/** At most 100 years of months, in order (the schema has checked each is a YYYY-MM month). */
-export function checkMonths(from: string, to: string): void {
-  if (from > to) throw new BadRequestError('from must not be after to');
-  const months =
-    (Number(to.slice(0, 4)) - Number(from.slice(0, 4))) * 12 + Number(to.slice(5)) - Number(from.slice(5));
-  if (months >= 1200) throw new BadRequestError('a range covers at most 100 years of months');
+  route(app, deps, 'revenueAttribution', async (request, reply) => {
+    const q = request.query as unknown as MonthsQuery;
+    const project = request.params.project as string;
+    checkMonthRange(q.from, q.to);
+    const currency = currencyOf(q.currency);
+    const [records, touches] = await Promise.all([
+      readMrrInputs(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
+      readCustomerTouches(deps.warehouse, project),
+    ]);
+    const body = revenueAttribution(records, {
+      from: q.from,
+      to: q.to,
+      currency,
+      by: q.by ?? 'channel',
+      touch: q.touch ?? 'first',
+      touches,
+    });
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows as never, 'attribution');
+  });
+
+  route(app, deps, 'revenueReconciliation', async (request) => {
+    const q = request.query as { month: string; currency?: string };
+    const project = request.params.project as string;
+    checkMonth(q.month);
+    const currency = currencyOf(q.currency);
+    const [records, stored] = await Promise.all([
+      readMrrInputs(deps.warehouse, { project, until: monthStart(q.month, 1), currency }),
+      readStoredMovements(deps.warehouse, { project, month: q.month, currency }),
+    ]);
+    return reconcile(records, { month: q.month, currency, stored });
+  });
+
+  route(app, deps, 'revenueRecords', async (request, reply) => {
+    const q = request.query as unknown as MonthsQuery & { figure: DrilldownFigure; key?: string };
+    const project = request.params.project as string;
+    checkMonthRange(q.from, q.to);
+    const currency = currencyOf(q.currency);
+    const [records, touches] = await Promise.all([
+      readMrrInputs(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
+      q.key === undefined ? null : readCustomerTouches(deps.warehouse, project),
+    ]);
+    const body = revenueDrilldown(records, {
+      figure: q.figure,
+      from: q.from,
+      to: q.to,
+      currency,
+      ...(touches && q.key !== undefined
+        ? { group: { by: q.by ?? 'channel', touch: q.touch ?? 'first', key: q.key, touches } }
+        : {}),
+    });
+    return answer(reply, request.headers.accept, q.format, body, () => body.items as never, 'records');
+  });
+
+  route(app, deps, 'revenueFunnel', async (request, reply) => {
+    const q = request.query as {
+      from: string;
+      to: string;
+      by?: AttributionDimension;
+      currency?: string;
+      format?: string;
+    };
+    const project = request.params.project as string;
+    const currency = currencyOf(q.currency);
+    const records = await readMrrInputs(deps.warehouse, { project, currency });
+    const body = await acquisitionFunnel(deps.warehouse, records, {
+      project,
+      timeZone: (await deps.projects.settings(project)).time_zone,
+      from: q.from,
+      to: q.to,
+      by: q.by ?? 'channel',
+      currency,
+    });
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows as never, 'funnel');
+  });
+
+  route(app, deps, 'revenueCustomers', async (request, reply) => {
+    const q = request.query as { currency?: string; limit?: number; offset?: number; format?: string };
+    const project = request.params.project as string;
+    const currency = currencyOf(q.currency);
+    const [records, touches] = await Promise.all([
+      readMrrInputs(deps.warehouse, { project, currency }),
+      readCustomerTouches(deps.warehouse, project),
+    ]);
+    const all = customerList(records, { currency, touches });
+    const offset = q.offset ?? 0;
+    const customers = all.slice(offset, offset + (q.limit ?? 100));
+    const body = { currency, total: all.length, offset, customers };
+    return answer(
+      reply,
+      request.headers.accept,
+      q.format,
+      body,
+      () =>
+        customers.map(({ first_touch, ...c }) => ({
+          ...c,
+          first_touch_channel: first_touch?.channel ?? null,
+          first_touch_source: first_touch?.source ?? null,
+        })),
+      'customers',
+    );
+  });
+
+  route(app, deps, 'revenueCustomer', async (request) => {
+    const project = request.params.project as string;
+    const customer = request.params.customer_id as string;
+    const [inputs, touches, records, timeline] = await Promise.all([
+      readMrrInputs(deps.warehouse, { project, customers: [customer] }),
+      readCustomerTouches(deps.warehouse, project, [customer]),
+      readCustomerRecords(deps.warehouse, project, customer),
+      readVisitTimeline(deps.warehouse, project, customer),
+    ]);
+    if (inputs.length === 0 && timeline.visits.length === 0 && timeline.identified_at === null)
+      throw new NotFoundError('No such customer');
+    const currencies = [...new Set(inputs.map((r) => r.currency))].sort();
+    const touch = touches.get(customer);
+    return {
+      customer_id: customer,
+      summaries: currencies.flatMap((currency) => customerList(inputs, { currency, touches })),
+      first_touch: touchJson(touch?.first),
+      last_touch: touchJson(touch?.last),
+      identified_at: timeline.identified_at,
+      history: mrrHistory(inputs),
+      records: records.map(({ project_id: _p, ...r }) => r),
+      visits: timeline.visits,
+    };
+  });
 }

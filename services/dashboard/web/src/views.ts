@@ -1,7 +1,8 @@
 // The views of a project's dashboard, in the order of its navigation. Each is a component given the project
 // and the API with the viewer's credentials. A view that shows revenue says so (`revenue: true`) and is left
 // out, with nothing of it requested, where the credentials may not read revenue (a share link that hides it);
-// issue 11's revenue views are added here, loaded lazily so that the first load stays small.
+// the revenue views (revenue, customers) and health are loaded lazily so that the first load stays small;
+// health is never on a share link (the API refuses it there).
 import type { ComponentType } from 'preact';
 import { lazy } from 'preact-iso';
 import type { Api } from './api/client.ts';
@@ -23,11 +24,31 @@ export interface DashboardView {
   revenue?: boolean;
   /** Changes settings: only for those who may edit (signed-in users, not share links or read keys). */
   editorOnly?: boolean;
+  /** For those who run the project (signed-in users), never on a share link. */
+  notShared?: boolean;
   component: ComponentType<ViewProps>;
 }
 
 export const VIEWS: DashboardView[] = [
   { id: '', label: 'Traffic', component: TrafficView },
+  {
+    id: 'revenue',
+    label: 'Revenue',
+    revenue: true,
+    component: lazy(() => import('./views/revenue.tsx').then((m) => m.RevenueView)),
+  },
+  {
+    id: 'customers',
+    label: 'Customers',
+    revenue: true,
+    component: lazy(() => import('./views/customers.tsx').then((m) => m.CustomersView)),
+  },
+  {
+    id: 'health',
+    label: 'Health',
+    notShared: true,
+    component: lazy(() => import('./views/health.tsx').then((m) => m.HealthView)),
+  },
   {
     id: 'settings',
     label: 'Settings',
@@ -38,5 +59,8 @@ export const VIEWS: DashboardView[] = [
 
 export const viewsFor = (project: Project): DashboardView[] =>
   VIEWS.filter(
-    (view) => (!view.revenue || project.access.revenue) && (!view.editorOnly || project.access.can_edit),
+    (view) =>
+      (!view.revenue || project.access.revenue) &&
+      (!view.editorOnly || project.access.can_edit) &&
+      (!view.notShared || project.access.kind !== 'share'),
   );

@@ -28,5 +28,12 @@ describe("the web app's API types", () => {
     expectTypeOf<W.SharedInfo>().toEqualTypeOf<Of<typeof S.SharedInfo>>();
     expectTypeOf<W.ShareGrant>().toEqualTypeOf<Of<typeof S.ShareGrant>>();
     expectTypeOf<W.CurrentVisitors>().toEqualTypeOf<Of<typeof S.CurrentVisitors>>();
+    expectTypeOf<W.Attribution>().toEqualTypeOf<Of<typeof S.Attribution>>();
+    expectTypeOf<W.Reconciliation>().toEqualTypeOf<Of<typeof S.Reconciliation>>();
+    expectTypeOf<W.Drilldown>().toEqualTypeOf<Of<typeof S.Drilldown>>();
+    expectTypeOf<W.CustomerList>().toEqualTypeOf<Of<typeof S.CustomerList>>();
+    expectTypeOf<W.CustomerPage>().toEqualTypeOf<Of<typeof S.CustomerPage>>();
+    expectTypeOf<W.AcquisitionFunnel>().toEqualTypeOf<Of<typeof S.AcquisitionFunnel>>();
+    expectTypeOf<W.Health>().toEqualTypeOf<Of<typeof S.Health>>();
   });
 });

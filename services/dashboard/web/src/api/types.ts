@@ -180,3 +180,217 @@ export interface ShareGrant {
   grant: string;
   expires_at: string;
 }
+
+// ---- Revenue (dashboard part 2) ------------------------------------------------------------------------
+// Money is exact decimal text ("49", "-12.5"), as the API sends it.
+
+export interface MrrMonth {
+  month: string;
+  currency: string;
+  mrr_start: string;
+  new: string;
+  expansion: string;
+  reactivation: string;
+  contraction: string;
+  churn: string;
+  mrr_end: string;
+  net_new: string;
+  gross_revenue_churn_rate: number | null;
+  net_revenue_churn_rate: number | null;
+  customer_churn_rate: number | null;
+  arpa: string | null;
+  cash_revenue: string;
+  customers_start: number;
+  customers_end: number;
+  churned_customers: number;
+}
+
+export interface AttributionFigures {
+  customers: number;
+  paying_customers: number;
+  new: string;
+  expansion: string;
+  reactivation: string;
+  contraction: string;
+  churn: string;
+  mrr_end: string;
+  cash_revenue: string;
+}
+export interface AttributionRow extends AttributionFigures {
+  key: string;
+}
+export interface Attribution {
+  from: string;
+  to: string;
+  currency: string;
+  by: string;
+  touch: string;
+  rows: AttributionRow[];
+  total: AttributionFigures;
+}
+
+export interface Reconciliation {
+  month: string;
+  currency: string;
+  cash: {
+    recurring: string;
+    one_off: string;
+    refunds: string;
+    churn: string;
+    unlabelled: string;
+    total: string;
+    records: number;
+  };
+  bridge: {
+    mrr_start: string;
+    new: string;
+    expansion: string;
+    reactivation: string;
+    contraction: string;
+    churn: string;
+    computed_end: string;
+    mrr_end: string;
+    closes: boolean;
+  };
+  stored_movements: {
+    new: string;
+    expansion: string;
+    reactivation: string;
+    contraction: string;
+    churn: string;
+  } | null;
+  warnings: {
+    message: string;
+    customer_id: string;
+    transaction_id: string;
+    record_ids: string[];
+    timestamp: string;
+  }[];
+  errors: string[];
+}
+
+export interface DrilldownItem {
+  customer_id: string;
+  transaction_id: string | null;
+  record_id: string | null;
+  timestamp: string | null;
+  event_type: string | null;
+  movement: string | null;
+  amount: string;
+}
+export interface Drilldown {
+  figure: string;
+  from: string;
+  to: string;
+  currency: string;
+  group: { by: string; touch: string; key: string } | null;
+  total: string;
+  count: number;
+  items: DrilldownItem[];
+}
+
+export interface CustomerSummary {
+  customer_id: string;
+  currency: string;
+  mrr: string;
+  status: 'active' | 'churned' | 'one_off';
+  first_seen: string;
+  first_touch: { channel: string; source: string; utm_campaign: string } | null;
+  cash_revenue: string;
+  records: number;
+}
+export interface CustomerList {
+  currency: string;
+  total: number;
+  offset: number;
+  customers: CustomerSummary[];
+}
+export interface Touchpoint {
+  visitor_id: string;
+  start: string;
+  channel: string;
+  source: string;
+  utm_source: string;
+  utm_medium: string;
+  utm_campaign: string;
+  entry_path: string;
+}
+export interface CustomerPage {
+  customer_id: string;
+  summaries: CustomerSummary[];
+  first_touch: Touchpoint | null;
+  last_touch: Touchpoint | null;
+  identified_at: string | null;
+  history: {
+    timestamp: string;
+    transaction_id: string;
+    currency: string;
+    subscription: string;
+    subscription_mrr: string;
+    customer_mrr: string;
+    movement: string | null;
+    warning: string | null;
+  }[];
+  records: {
+    id: string;
+    transaction_id: string;
+    timestamp: string;
+    received_at: string;
+    timestamp_clamped: boolean;
+    data: { [key: string]: unknown };
+  }[];
+  visits: {
+    visitor_id: string;
+    start: string;
+    end: string;
+    channel: string;
+    source: string;
+    utm_campaign: string;
+    entry_path: string;
+    pageviews: { timestamp: string; path: string }[];
+    events: { timestamp: string; name: string }[];
+  }[];
+}
+
+export interface FunnelFigures {
+  visitors: number;
+  identified: number;
+  paying: number;
+  identified_rate: number | null;
+  paying_rate: number | null;
+  paying_customers: number;
+  mrr: string;
+  cash_revenue: string;
+  mrr_per_1000_visitors: string | null;
+}
+export interface FunnelRow extends FunnelFigures {
+  key: string;
+}
+export interface AcquisitionFunnel {
+  from: string;
+  to: string;
+  by: string;
+  currency: string;
+  rows: FunnelRow[];
+  total: FunnelFigures;
+}
+
+export interface Health {
+  generated_at: string;
+  stall_minutes: number;
+  types: {
+    type: string;
+    last_received_at: string | null;
+    minutes_since_last: number | null;
+    status: 'ok' | 'stalled' | 'idle' | 'none';
+    landed_last_hour: number;
+    per_minute: number[];
+  }[];
+  consumer_groups: { group: string; topic: string; position: number; lag: number }[] | null;
+  dead_letters: {
+    count: number;
+    by_reason: { type: string; error_code: string; count: number }[];
+    recent: { id: string; type: string; error_code: string; failed_at: string }[];
+  } | null;
+  unavailable: string[];
+}

@@ -1,0 +1,226 @@
+// MRR by acquisition (dashboard.md, "Linking revenue to acquisition"). A customer's visitors are those its
+// identify records link to it (visitor_customers: each visitor's latest customer) plus the
+// visitor_fingerprint of its revenue records where that visitor has visits. Its first touch is the
+// earliest visit of any of them; its last touch before payment the last of them that started before the
+// customer's first revenue record. Each customer falls in exactly one group of a breakdown
+// ('(unattributed)' without a linked visit), so the groups' figures, sums of their customers' figures
+// from one fold (revenue-period.ts), add up exactly to the unbroken totals.
+import { formatMicros } from '@tally/contract';
+import type { Warehouse } from '../warehouse.ts';
+import type { Money } from './monthly-revenue.ts';
+import type { MrrInput } from './mrr-movements.ts';
+import { type CustomerPeriod, foldPeriod, movementSum } from './revenue-period.ts';
+import type { AttributionDimension, Touch } from './revenue-scope.ts';
+
+export const UNATTRIBUTED = '(unattributed)';
+/** The group of a touch whose dimension is empty (a visit without a campaign). */
+export const NO_VALUE = '(none)';
+
+/** One visit as a touch: its acquisition attributes (those of its entry pageview). */
+export interface Touchpoint {
+  visitor_id: string;
+  /** When the visit started (ms). */
+  start: number;
+  channel: string;
+  source: string;
+  utm_source: string;
+  utm_medium: string;
+  utm_campaign: string;
+  entry_path: string;
+}
+
+export interface CustomerTouches {
+  first: Touchpoint;
+  /** null when no linked visit started before the customer's first revenue record. */
+  last: Touchpoint | null;
+}
+
+type TouchTuple = [string, string | number, string, string, string, string, string, string];
+
+const touchOf = (t: TouchTuple): Touchpoint => ({
+  visitor_id: t[0],
+  start: Number(t[1]),
+  channel: t[2],
+  source: t[3],
+  utm_source: t[4],
+  utm_medium: t[5],
+  utm_campaign: t[6],
+  entry_path: t[7],
+});
+
+/** The visitors linked to each customer of a project (identify records and revenue records). */
+export const LINKED_VISITORS_SQL = `
+  SELECT customer_id, visitor_id FROM visitor_customers
+  WHERE project_id = {project:String} AND customer_id != ''
+  UNION DISTINCT
+  SELECT customer_id, visitor_id FROM revenue_records
+  WHERE project_id = {project:String} AND visitor_id != ''`;
+
+const TOUCH_TUPLE = `tuple(v.visitor_id, toUnixTimestamp64Milli(v.start), v.channel, v.source, v.utm_source,
+  v.utm_medium, v.utm_campaign, v.entry_path)`;
+
+/** First and last touch of every customer of `project` that has a linked visit. */
+export async function readCustomerTouches(
+  warehouse: Warehouse,
+  project: string,
+  customers?: readonly string[],
+): Promise<Map<string, CustomerTouches>> {
+  const only = customers ? 'AND customer_id IN {customers:Array(String)}' : '';
+  const rows = await warehouse.query<{
+    customer: string;
+    first_touch: TouchTuple;
+    last_touch: TouchTuple;
+    before_payment: number | string;
+  }>(
+    `SELECT l.customer_id AS customer,
+            argMin(${TOUCH_TUPLE}, tuple(v.start, v.visitor_id)) AS first_touch,
+            argMaxIf(${TOUCH_TUPLE}, tuple(v.start, v.visitor_id), v.start < f.first_revenue) AS last_touch,
+            countIf(v.start < f.first_revenue) AS before_payment
+     FROM visits AS v FINAL
+     INNER JOIN (SELECT * FROM (${LINKED_VISITORS_SQL}) WHERE 1 ${only}) AS l ON l.visitor_id = v.visitor_id
+     LEFT JOIN
+     (
+       SELECT customer_id, min(timestamp) AS first_revenue FROM revenue_records
+       WHERE project_id = {project:String} GROUP BY customer_id
+     ) AS f ON f.customer_id = l.customer_id
+     WHERE v.project_id = {project:String}
+     GROUP BY l.customer_id`,
+    customers ? { project, customers: [...customers] } : { project },
+  );
+  const touches = new Map<string, CustomerTouches>();
+  for (const row of rows) {
+    touches.set(row.customer, {
+      first: touchOf(row.first_touch),
+      last: Number(row.before_payment) > 0 ? touchOf(row.last_touch) : null,
+    });
+  }
+  return touches;
+}
+
+/** The group of a customer in a breakdown by `by` of its `touch`. */
+export function attributionKey(
+  touches: CustomerTouches | undefined,
+  by: AttributionDimension,
+  touch: Touch,
+): string {
+  const point = touch === 'first' ? touches?.first : touches?.last;
+  if (!point) return UNATTRIBUTED;
+  return point[by] || NO_VALUE;
+}
+
+/** One group's figures over a period (money as exact decimal text). */
+export interface AttributionRow {
+  key: string;
+  /** Customers of the group with a revenue record (of the currency) up to the period's end. */
+  customers: number;
+  /** Customers of the group with MRR above zero at the period's end. */
+  paying_customers: number;
+  new: Money;
+  expansion: Money;
+  reactivation: Money;
+  contraction: Money;
+  churn: Money;
+  mrr_end: Money;
+  cash_revenue: Money;
+}
+
+export interface Attribution {
+  from: string;
+  to: string;
+  currency: string;
+  by: AttributionDimension;
+  touch: Touch;
+  rows: AttributionRow[];
+  /** The unbroken figures: each column of `rows` adds up to it exactly. */
+  total: Omit<AttributionRow, 'key'>;
+}
+
+interface Sums {
+  customers: number;
+  paying: number;
+  new: bigint;
+  expansion: bigint;
+  reactivation: bigint;
+  contraction: bigint;
+  churn: bigint;
+  mrr_end: bigint;
+  cash: bigint;
+}
+
+const emptySums = (): Sums => ({
+  customers: 0,
+  paying: 0,
+  new: 0n,
+  expansion: 0n,
+  reactivation: 0n,
+  contraction: 0n,
+  churn: 0n,
+  mrr_end: 0n,
+  cash: 0n,
+});
+
+function add(sums: Sums, c: CustomerPeriod): void {
+  sums.customers += 1;
+  if (c.mrr_end > 0n) sums.paying += 1;
+  sums.new += movementSum(c, 'new');
+  sums.expansion += movementSum(c, 'expansion');
+  sums.reactivation += movementSum(c, 'reactivation');
+  sums.contraction += movementSum(c, 'contraction');
+  sums.churn += movementSum(c, 'churn');
+  sums.mrr_end += c.mrr_end;
+  sums.cash += c.cash;
+}
+
+const shape = (s: Sums): Omit<AttributionRow, 'key'> => ({
+  customers: s.customers,
+  paying_customers: s.paying,
+  new: formatMicros(s.new),
+  expansion: formatMicros(s.expansion),
+  reactivation: formatMicros(s.reactivation),
+  contraction: formatMicros(s.contraction),
+  churn: formatMicros(s.churn),
+  mrr_end: formatMicros(s.mrr_end),
+  cash_revenue: formatMicros(s.cash),
+});
+
+/** Movements, MRR at the end, paying customers and cash of months from…to, per group of `keyOf`. */
+export function revenueAttribution(
+  records: readonly MrrInput[],
+  options: {
+    from: string;
+    to: string;
+    currency: string;
+    by: AttributionDimension;
+    touch: Touch;
+    touches: ReadonlyMap<string, CustomerTouches>;
+  },
+): Attribution {
+  const fold = foldPeriod(records, options);
+  const groups = new Map<string, Sums>();
+  const total = emptySums();
+  for (const c of fold.customers.values()) {
+    const key = attributionKey(options.touches.get(c.customer_id), options.by, options.touch);
+    const sums = groups.get(key) ?? emptySums();
+    groups.set(key, sums);
+    add(sums, c);
+    add(total, c);
+  }
+  const rows = [...groups.entries()]
+    .map(([key, sums]) => ({ sums, row: { key, ...shape(sums) } }))
+    .sort(
+      (a, b) =>
+        (a.sums.mrr_end < b.sums.mrr_end ? 1 : a.sums.mrr_end > b.sums.mrr_end ? -1 : 0) ||
+        (a.sums.cash < b.sums.cash ? 1 : a.sums.cash > b.sums.cash ? -1 : 0) ||
+        (a.row.key < b.row.key ? -1 : a.row.key > b.row.key ? 1 : 0),
+    )
+    .map((r) => r.row);
+  return {
+    from: options.from,
+    to: options.to,
+    currency: options.currency,
+    by: options.by,
+    touch: options.touch,
+    rows,
+    total: shape(total),
+  };
+}

@@ -1,0 +1,214 @@
+// Customers of a project (dashboard.md): the list (current MRR, status, first seen, first-touch channel
+// and source, lifetime cash revenue) and one customer's page: MRR history per subscription, every revenue
+// record, and the visit timeline of the customer's visitors before and after identify. MRR comes from
+// the fold of mrr-movements.ts over all of a currency's records, as every other revenue figure.
+import { formatMicros } from '@tally/contract';
+import type { Warehouse } from '../warehouse.ts';
+import type { Money } from './monthly-revenue.ts';
+import { byRecordTime, type MovementKind, type MrrInput, MrrLedger } from './mrr-movements.ts';
+import { type CustomerTouches, LINKED_VISITORS_SQL, type Touchpoint } from './revenue-attribution.ts';
+import type { StoredRevenueRecord } from './revenue-search.ts';
+
+export type CustomerStatus = 'active' | 'churned' | 'one_off';
+
+export interface CustomerSummary {
+  customer_id: string;
+  currency: string;
+  mrr: Money;
+  /** active: MRR above zero now; churned: had MRR, has none now; one_off: never had MRR. */
+  status: CustomerStatus;
+  /** The earlier of its first revenue record and its first-touch visit, ISO 8601. */
+  first_seen: string;
+  first_touch: Pick<Touchpoint, 'channel' | 'source' | 'utm_campaign'> | null;
+  cash_revenue: Money;
+  records: number;
+}
+
+interface CustomerState {
+  first: number;
+  cash: bigint;
+  records: number;
+}
+
+/** Every customer with a record of `currency`, by MRR (largest first), then cash, then id. */
+export function customerList(
+  records: readonly MrrInput[],
+  options: { currency: string; touches: ReadonlyMap<string, CustomerTouches> },
+): CustomerSummary[] {
+  const ledger = new MrrLedger(options.currency);
+  const states = new Map<string, CustomerState>();
+  for (const record of records.filter((r) => r.currency === options.currency).sort(byRecordTime)) {
+    ledger.apply(record);
+    const state = states.get(record.customer_id) ?? { first: record.timestamp, cash: 0n, records: 0 };
+    state.cash += record.amount;
+    state.records += 1;
+    states.set(record.customer_id, state);
+  }
+  const rows = [...states.entries()].map(([customer, state]) => {
+    const mrr = ledger.customerMrr(customer);
+    const touch = options.touches.get(customer)?.first ?? null;
+    return {
+      mrr,
+      cash: state.cash,
+      summary: {
+        customer_id: customer,
+        currency: options.currency,
+        mrr: formatMicros(mrr),
+        status: (mrr > 0n ? 'active' : ledger.everPaid(customer) ? 'churned' : 'one_off') as CustomerStatus,
+        first_seen: new Date(Math.min(state.first, touch?.start ?? state.first)).toISOString(),
+        first_touch: touch
+          ? { channel: touch.channel, source: touch.source, utm_campaign: touch.utm_campaign }
+          : null,
+        cash_revenue: formatMicros(state.cash),
+        records: state.records,
+      },
+    };
+  });
+  rows.sort(
+    (a, b) =>
+      (a.mrr < b.mrr ? 1 : a.mrr > b.mrr ? -1 : 0) ||
+      (a.cash < b.cash ? 1 : a.cash > b.cash ? -1 : 0) ||
+      (a.summary.customer_id < b.summary.customer_id ? -1 : 1),
+  );
+  return rows.map((r) => r.summary);
+}
+
+/** A point of a subscription's MRR history: after one of the customer's records. */
+export interface MrrHistoryPoint {
+  timestamp: string;
+  transaction_id: string;
+  currency: string;
+  /** '' is the customer's default subscription (records without customer_subscription_id). */
+  subscription: string;
+  subscription_mrr: Money;
+  customer_mrr: Money;
+  movement: MovementKind | null;
+  warning: string | null;
+}
+
+/** The customer's MRR after each of its records, per subscription (all its currencies). */
+export function mrrHistory(records: readonly MrrInput[]): MrrHistoryPoint[] {
+  const ledgers = new Map<string, MrrLedger>();
+  const points: MrrHistoryPoint[] = [];
+  for (const record of [...records].sort(byRecordTime)) {
+    const ledger = ledgers.get(record.currency) ?? new MrrLedger(record.currency);
+    ledgers.set(record.currency, ledger);
+    const { movement, warning } = ledger.apply(record);
+    points.push({
+      timestamp: new Date(record.timestamp).toISOString(),
+      transaction_id: record.transaction_id,
+      currency: record.currency,
+      subscription: record.customer_subscription_id,
+      subscription_mrr: formatMicros(
+        ledger.subscriptionMrr(record.customer_id, record.customer_subscription_id),
+      ),
+      customer_mrr: formatMicros(ledger.customerMrr(record.customer_id)),
+      movement: movement?.kind ?? null,
+      warning: warning?.message ?? null,
+    });
+  }
+  return points;
+}
+
+/** One visit of the customer's visitors, with its pageviews and events in time order. */
+export interface TimelineVisit {
+  visitor_id: string;
+  start: string;
+  end: string;
+  channel: string;
+  source: string;
+  utm_campaign: string;
+  entry_path: string;
+  pageviews: Array<{ timestamp: string; path: string }>;
+  events: Array<{ timestamp: string; name: string }>;
+}
+
+/** At most this many visits on a customer's page (the newest are dropped past it). */
+export const TIMELINE_VISITS = 500;
+
+export async function readVisitTimeline(
+  warehouse: Warehouse,
+  project: string,
+  customer: string,
+): Promise<{ visits: TimelineVisit[]; identified_at: string | null }> {
+  const [visits, identified] = await Promise.all([
+    warehouse.query<{
+      visitor_id: string;
+      start_ms: number | string;
+      end_ms: number | string;
+      channel: string;
+      source: string;
+      utm_campaign: string;
+      entry_path: string;
+      pv_times: Array<number | string>;
+      pv_paths: string[];
+      ev_times: Array<number | string>;
+      ev_names: string[];
+    }>(
+      `SELECT visitor_id, toUnixTimestamp64Milli(start) AS start_ms, toUnixTimestamp64Milli(end) AS end_ms,
+              channel, source, utm_campaign, entry_path,
+              arrayMap(t -> toUnixTimestamp64Milli(t), pageview_times) AS pv_times, pageview_paths AS pv_paths,
+              arrayMap(t -> toUnixTimestamp64Milli(t), event_times) AS ev_times, event_names AS ev_names
+       FROM visits FINAL
+       WHERE project_id = {project:String}
+         AND visitor_id IN (SELECT visitor_id FROM (${LINKED_VISITORS_SQL}) WHERE customer_id = {customer:String})
+       ORDER BY start, visitor_id
+       LIMIT {limit:UInt32}`,
+      { project, customer, limit: TIMELINE_VISITS },
+    ),
+    warehouse.query<{ at: number | string | null }>(
+      `SELECT if(count() = 0, NULL, toUnixTimestamp64Milli(min(timestamp))) AS at FROM identities FINAL
+       WHERE project_id = {project:String} AND customer_id = {customer:String}`,
+      { project, customer },
+    ),
+  ]);
+  const iso = (ms: number | string) => new Date(Number(ms)).toISOString();
+  const at = identified[0]?.at;
+  return {
+    identified_at: at === null || at === undefined ? null : iso(at),
+    visits: visits.map((v) => ({
+      visitor_id: v.visitor_id,
+      start: iso(v.start_ms),
+      end: iso(v.end_ms),
+      channel: v.channel,
+      source: v.source,
+      utm_campaign: v.utm_campaign,
+      entry_path: v.entry_path,
+      pageviews: v.pv_times.map((t, i) => ({ timestamp: iso(t), path: v.pv_paths[i] ?? '' })),
+      events: v.ev_times.map((t, i) => ({ timestamp: iso(t), name: v.ev_names[i] ?? '' })),
+    })),
+  };
+}
+
+/** Every revenue record of one customer as received, oldest first. */
+export async function readCustomerRecords(
+  warehouse: Warehouse,
+  project: string,
+  customer: string,
+): Promise<StoredRevenueRecord[]> {
+  const rows = await warehouse.query<{
+    id: string;
+    project_id: string;
+    transaction_id: string;
+    timestamp_ms: number;
+    received_at_ms: number;
+    timestamp_clamped: boolean;
+    payload: string;
+  }>(
+    `SELECT id, project_id, transaction_id, toUnixTimestamp64Milli(timestamp) AS timestamp_ms,
+            toUnixTimestamp64Milli(received_at) AS received_at_ms, timestamp_clamped, payload
+     FROM revenue_records
+     WHERE project_id = {project:String} AND customer_id = {customer:String}
+     ORDER BY timestamp, received_at, transaction_id`,
+    { project, customer },
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    project_id: row.project_id,
+    transaction_id: row.transaction_id,
+    timestamp: new Date(Number(row.timestamp_ms)).toISOString(),
+    received_at: new Date(Number(row.received_at_ms)).toISOString(),
+    timestamp_clamped: row.timestamp_clamped,
+    data: JSON.parse(row.payload) as Record<string, unknown>,
+  }));
+}

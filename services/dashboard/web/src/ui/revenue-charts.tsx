@@ -1,0 +1,215 @@
+// The revenue charts, drawn by uPlot as the traffic view's time series: MRR at the end of each month (with
+// ARR in the legend), and each month's movements as bars, new business, expansion and reactivation above
+// zero and contraction and churn below, with net new MRR as a line. The bars are stacked by drawing the
+// running sums back to front; the legend shows each movement's own amount. Hidden tables give screen
+// readers the same numbers.
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { MrrMonth } from '../api/types.ts';
+import { formatMoney, moneyNumber, monthLabel } from '../views/revenue-state.ts';
+
+const MOVEMENTS = [
+  { key: 'reactivation', label: 'Reactivation', color: '#0ea5e9', sign: 1 },
+  { key: 'expansion', label: 'Expansion', color: '#14b8a6', sign: 1 },
+  { key: 'new', label: 'New business', color: '#22a355', sign: 1 },
+  { key: 'churn', label: 'Churn', color: '#dc2626', sign: -1 },
+  { key: 'contraction', label: 'Contraction', color: '#f59e0b', sign: -1 },
+] as const;
+
+function cssColor(element: Element, name: string): string {
+  return getComputedStyle(element).getPropertyValue(name).trim() || '#888';
+}
+
+const axisMoney = (v: number) =>
+  Math.abs(v) >= 1e6 ? `${v / 1e6}M` : Math.abs(v) >= 1e4 ? `${v / 1e3}k` : String(v);
+
+function useChart(build: (element: HTMLDivElement, width: number) => uPlot | null, deps: unknown[]) {
+  const container = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = container.current;
+    if (!element) return;
+    let chart: uPlot | null = null;
+    const draw = () => {
+      chart?.destroy();
+      chart = build(element, Math.max(element.clientWidth, 280));
+    };
+    draw();
+    let width = element.clientWidth;
+    const resize = new ResizeObserver(() => {
+      if (chart && element.clientWidth !== width) {
+        width = element.clientWidth;
+        chart.setSize({ width: Math.max(width, 280), height: 240 });
+      }
+    });
+    resize.observe(element);
+    const scheme = matchMedia('(prefers-color-scheme: dark)');
+    scheme.addEventListener('change', draw);
+    return () => {
+      resize.disconnect();
+      scheme.removeEventListener('change', draw);
+      chart?.destroy();
+    };
+  }, deps);
+  return container;
+}
+
+function axes(element: Element, labels: string[]): uPlot.Axis[] {
+  const grid = cssColor(element, '--grid');
+  const text = cssColor(element, '--text-muted');
+  const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+  return [
+    {
+      ...axis,
+      values: (_u, splits) => splits.map((i) => (Number.isInteger(i) ? (labels[i] ?? '') : '')),
+      space: 50,
+    },
+    { ...axis, size: 56, values: (_u, splits) => splits.map(axisMoney) },
+  ];
+}
+
+export function MrrChart({ months }: { months: MrrMonth[] }) {
+  const labels = months.map((m) => monthLabel(m.month));
+  const container = useChart(
+    (element, width) => {
+      const xs = months.map((_, i) => i);
+      const mrr = months.map((m) => moneyNumber(m.mrr_end));
+      return new uPlot(
+        {
+          width,
+          height: 240,
+          // Half a month of margin on each side, so that the first and last labels are not cut.
+          scales: {
+            x: { time: false, range: (_u, min, max) => [min - 0.4, max + 0.4] },
+            y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+          },
+          cursor: { drag: { x: false, y: false } },
+          axes: axes(element, labels),
+          series: [
+            { label: 'Month', value: (_u, i) => (i === null ? '' : (labels[i] ?? '')) },
+            {
+              label: 'MRR at the end',
+              stroke: cssColor(element, '--chart-current'),
+              fill: cssColor(element, '--chart-fill'),
+              width: 2,
+              value: (_u, _v, _s, i) => (i === null ? '—' : formatMoney(months[i]?.mrr_end)),
+            },
+          ],
+        },
+        [xs, mrr],
+        element,
+      );
+    },
+    [months],
+  );
+  return (
+    <>
+      <div ref={container} class="chart" role="img" aria-label="MRR at the end of each month" />
+      <div class="sr-only">
+        <table>
+          <caption>MRR at the end of each month</caption>
+          <tbody>
+            {months.map((m) => (
+              <tr key={m.month}>
+                <th scope="row">{m.month}</th>
+                <td>{formatMoney(m.mrr_end)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+export function MovementsChart({ months }: { months: MrrMonth[] }) {
+  const labels = months.map((m) => monthLabel(m.month));
+  const container = useChart(
+    (element, width) => {
+      const xs = months.map((_, i) => i);
+      const own = (m: MrrMonth, key: (typeof MOVEMENTS)[number]['key']) => moneyNumber(m[key]);
+      // Running sums, drawn back to front so that each bar shows its own segment.
+      const stacked = MOVEMENTS.map((movement, index) =>
+        months.map((m) => {
+          let sum = 0;
+          for (const other of MOVEMENTS.slice(index))
+            if (other.sign === movement.sign) sum += own(m, other.key);
+          return movement.sign * sum;
+        }),
+      );
+      const bars = uPlot.paths.bars?.({ size: [0.6, 48] });
+      const net = months.map((m) => moneyNumber(m.net_new));
+      return new uPlot(
+        {
+          width,
+          height: 240,
+          scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] } },
+          cursor: { drag: { x: false, y: false } },
+          axes: axes(element, labels),
+          series: [
+            { label: 'Month', value: (_u, i) => (i === null ? '' : (labels[i] ?? '')) },
+            ...MOVEMENTS.map(
+              (movement) =>
+                ({
+                  label: movement.label,
+                  stroke: movement.color,
+                  fill: movement.color,
+                  width: 0,
+                  paths: bars,
+                  points: { show: false },
+                  value: (_u: uPlot, _v: number | null, _s: number, i: number | null) =>
+                    i === null ? '—' : formatMoney((months[i] as MrrMonth)[movement.key]),
+                }) satisfies uPlot.Series,
+            ),
+            {
+              label: 'Net new',
+              stroke: cssColor(element, '--text'),
+              width: 2,
+              value: (_u, _v, _s, i) => (i === null ? '—' : formatMoney(months[i]?.net_new)),
+            },
+          ],
+        },
+        [xs, ...stacked, net],
+        element,
+      );
+    },
+    [months],
+  );
+  return (
+    <>
+      <div
+        ref={container}
+        class="chart"
+        role="img"
+        aria-label="MRR movements of each month: new business, expansion and reactivation above zero, contraction and churn below, and net new MRR"
+      />
+      <div class="sr-only">
+        <table>
+          <caption>MRR movements per month</caption>
+          <thead>
+            <tr>
+              <th scope="col">Month</th>
+              {MOVEMENTS.map((m) => (
+                <th key={m.key} scope="col">
+                  {m.label}
+                </th>
+              ))}
+              <th scope="col">Net new</th>
+            </tr>
+          </thead>
+          <tbody>
+            {months.map((m) => (
+              <tr key={m.month}>
+                <th scope="row">{m.month}</th>
+                {MOVEMENTS.map((movement) => (
+                  <td key={movement.key}>{formatMoney(m[movement.key])}</td>
+                ))}
+                <td>{formatMoney(m.net_new)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,275 @@
+// Customers: the list (MRR now, status, first seen, first-touch channel and source, lifetime cash), and with
+// `?customer=<id>` one customer's page: its MRR per currency, first and last touch, MRR history per
+// subscription, every revenue record, and the visits of its visitors before and after it was identified.
+import { useLocation } from 'preact-iso';
+import type { CustomerList, CustomerPage } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
+import { formatCount } from '../format.ts';
+import { useSignInOn } from '../pages/session.ts';
+import { ErrorMessage, Loading } from '../ui/messages.tsx';
+import type { ViewProps } from '../views.ts';
+import { formatMoney, formatTime } from './revenue-state.ts';
+
+const PAGE = 50;
+const STATUS_NAMES = { active: 'Paying', churned: 'Churned', one_off: 'One-off' } as const;
+
+export function CustomersView({ api, project, path }: ViewProps) {
+  const { query } = useLocation();
+  const customer = query.customer;
+  return customer ? (
+    <CustomerDetail api={api} projectId={project.id} path={path} customer={customer} />
+  ) : (
+    <CustomerTable api={api} projectId={project.id} path={path} />
+  );
+}
+
+function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projectId: string; path: string }) {
+  const { query, route } = useLocation();
+  const currency = /^[A-Za-z]{3}$/.test(query.currency ?? '')
+    ? (query.currency as string).toUpperCase()
+    : 'USD';
+  const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
+  const list = useQuery<CustomerList>(api, `/projects/${encodeURIComponent(projectId)}/revenue/customers`, {
+    currency,
+    limit: PAGE,
+    offset,
+  });
+  useSignInOn(api.kind === 'session' ? list.error : undefined, route);
+  const page = (o: number) =>
+    `${path}?${new URLSearchParams({ ...(currency !== 'USD' ? { currency } : {}), offset: String(o) })}`;
+  if (list.error) return <ErrorMessage error={list.error} />;
+  if (!list.data) return <Loading />;
+  const data = list.data;
+  return (
+    <section class="card" aria-labelledby="customers-title">
+      <div class="card-head">
+        <h2 id="customers-title">
+          Customers{' '}
+          <span class="muted">
+            {formatCount(data.total)} with {currency} revenue, largest MRR first
+          </span>
+        </h2>
+      </div>
+      {data.customers.length === 0 ? (
+        <p class="empty">No customer has revenue in {currency} yet.</p>
+      ) : (
+        <div class="table-scroll">
+          <table class="plain figures-table" id="customers-table">
+            <thead>
+              <tr>
+                <th scope="col">Customer</th>
+                <th scope="col" class="num">
+                  MRR
+                </th>
+                <th scope="col">Status</th>
+                <th scope="col">First seen</th>
+                <th scope="col">First touch</th>
+                <th scope="col" class="num">
+                  Lifetime cash
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.customers.map((c) => (
+                <tr key={c.customer_id}>
+                  <th scope="row">
+                    <a href={`${path}?customer=${encodeURIComponent(c.customer_id)}`}>{c.customer_id}</a>
+                  </th>
+                  <td class="num">{formatMoney(c.mrr)}</td>
+                  <td>
+                    <span class={`status status-${c.status}`}>{STATUS_NAMES[c.status]}</span>
+                  </td>
+                  <td>{c.first_seen.slice(0, 10)}</td>
+                  <td>
+                    {c.first_touch
+                      ? `${c.first_touch.channel} · ${c.first_touch.source || 'Direct / None'}`
+                      : '(unattributed)'}
+                  </td>
+                  <td class="num">{formatMoney(c.cash_revenue)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {data.total > PAGE && (
+        <div class="card-foot">
+          {offset > 0 && <a href={page(Math.max(0, offset - PAGE))}>Previous</a>}
+          <span class="muted">
+            {offset + 1}–{Math.min(offset + PAGE, data.total)} of {formatCount(data.total)}
+          </span>
+          {offset + PAGE < data.total && <a href={page(offset + PAGE)}>Next</a>}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path: string; customer: string }) {
+  const { route } = useLocation();
+  const page = useQuery<CustomerPage>(
+    props.api,
+    `/projects/${encodeURIComponent(props.projectId)}/revenue/customers/${encodeURIComponent(props.customer)}`,
+  );
+  useSignInOn(props.api.kind === 'session' ? page.error : undefined, route);
+  if (page.error) return <ErrorMessage error={page.error} />;
+  if (!page.data) return <Loading />;
+  const c = page.data;
+  const identified = c.identified_at;
+  return (
+    <>
+      <p>
+        <a href={props.path}>← All customers</a>
+      </p>
+      <section class="card" aria-labelledby="customer-title">
+        <h2 id="customer-title">Customer {c.customer_id}</h2>
+        <ul class="figures">
+          {c.summaries.map((s) => (
+            <li key={s.currency}>
+              <div class="figure">
+                <span class="figure-label">MRR ({s.currency})</span>
+                <span class="figure-value" id={`customer-mrr-${s.currency}`}>
+                  {formatMoney(s.mrr)}
+                </span>
+                <span class="change neutral">
+                  {STATUS_NAMES[s.status]} · lifetime cash {formatMoney(s.cash_revenue)}
+                </span>
+              </div>
+            </li>
+          ))}
+        </ul>
+        <dl class="facts">
+          <dt>First touch</dt>
+          <dd id="customer-first-touch">
+            {c.first_touch
+              ? `${c.first_touch.channel} · ${c.first_touch.source || 'Direct / None'}${c.first_touch.utm_campaign ? ` · ${c.first_touch.utm_campaign}` : ''} · ${c.first_touch.entry_path} · ${formatTime(c.first_touch.start)}`
+              : '(unattributed: no linked visit)'}
+          </dd>
+          <dt>Last touch before payment</dt>
+          <dd>
+            {c.last_touch
+              ? `${c.last_touch.channel} · ${c.last_touch.entry_path} · ${formatTime(c.last_touch.start)}`
+              : '—'}
+          </dd>
+          <dt>Identified</dt>
+          <dd>{identified ? formatTime(identified) : 'never (linked by its revenue records only)'}</dd>
+        </dl>
+      </section>
+      <section class="card" aria-labelledby="history-title">
+        <h2 id="history-title">MRR history</h2>
+        <div class="table-scroll">
+          <table class="plain figures-table" id="history-table">
+            <thead>
+              <tr>
+                <th scope="col">Date</th>
+                <th scope="col">Record</th>
+                <th scope="col">Subscription</th>
+                <th scope="col" class="num">
+                  Subscription MRR
+                </th>
+                <th scope="col" class="num">
+                  Customer MRR
+                </th>
+                <th scope="col">Movement</th>
+              </tr>
+            </thead>
+            <tbody>
+              {c.history.map((h) => (
+                <tr key={h.transaction_id}>
+                  <td>{h.timestamp.slice(0, 10)}</td>
+                  <td class="mono">{h.transaction_id}</td>
+                  <td>{h.subscription || 'default'}</td>
+                  <td class="num">
+                    {formatMoney(h.subscription_mrr)} {h.currency}
+                  </td>
+                  <td class="num">{formatMoney(h.customer_mrr)}</td>
+                  <td>
+                    {h.movement ?? '—'}
+                    {h.warning && <span class="warning-text"> ⚠ {h.warning}</span>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+      <section class="card" aria-labelledby="records-title">
+        <h2 id="records-title">Revenue records</h2>
+        <div class="table-scroll">
+          <table class="plain figures-table" id="records-table">
+            <thead>
+              <tr>
+                <th scope="col">Date</th>
+                <th scope="col">Transaction</th>
+                <th scope="col">Type</th>
+                <th scope="col" class="num">
+                  Amount
+                </th>
+                <th scope="col" class="num">
+                  MRR impact
+                </th>
+                <th scope="col">Metadata</th>
+              </tr>
+            </thead>
+            <tbody>
+              {c.records.map((r) => (
+                <tr key={r.id}>
+                  <td>{r.timestamp.slice(0, 10)}</td>
+                  <td class="mono">{r.transaction_id}</td>
+                  <td>{String(r.data.event_type ?? '—')}</td>
+                  <td class="num">
+                    {String(r.data.amount)} {String(r.data.currency ?? 'USD')}
+                  </td>
+                  <td class="num">
+                    {r.data.mrr_impact === undefined || r.data.mrr_impact === null
+                      ? '—'
+                      : String(r.data.mrr_impact)}
+                  </td>
+                  <td class="mono">{r.data.metadata ? JSON.stringify(r.data.metadata) : ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+      <section class="card" aria-labelledby="visits-title">
+        <h2 id="visits-title">
+          Visits <span class="muted">of the customer's visitors</span>
+        </h2>
+        {c.visits.length === 0 ? (
+          <p class="empty">No visit is linked to this customer.</p>
+        ) : (
+          <ol class="timeline" id="visit-timeline">
+            {c.visits.map((v) => (
+              <li
+                key={`${v.visitor_id}-${v.start}`}
+                class={identified && v.start >= identified ? 'after' : 'before'}
+              >
+                <p class="timeline-head">
+                  <strong>{formatTime(v.start)}</strong> · {v.channel} · {v.source || 'Direct / None'}
+                  {v.utm_campaign ? ` · ${v.utm_campaign}` : ''} ·{' '}
+                  <span class="muted">
+                    visitor {v.visitor_id.slice(0, 12)},{' '}
+                    {identified && v.start >= identified ? 'after identify' : 'before identify'}
+                  </span>
+                </p>
+                <ul>
+                  {[
+                    ...v.pageviews.map((p) => ({ at: p.timestamp, text: `viewed ${p.path}` })),
+                    ...v.events.map((e) => ({ at: e.timestamp, text: `event ${e.name}` })),
+                  ]
+                    .sort((a, b) => (a.at < b.at ? -1 : 1))
+                    .map((step) => (
+                      <li key={`${step.at}-${step.text}`}>
+                        <span class="mono">{step.at.slice(11, 16)}</span> {step.text}
+                      </li>
+                    ))}
+                </ul>
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </>
+  );
+}

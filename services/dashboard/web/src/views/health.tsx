@@ -1,0 +1,173 @@
+// Ingestion health: per record type, whether records are landing (a type that was landing and stopped is
+// shown as stalled, at the top, so stale revenue figures are never mistaken for current ones), when the last
+// one landed, and records per minute over the last hour; then dead letters, the record log's consumer lag,
+// and what this deployment cannot tell. Refreshed every 30 seconds.
+import { useLocation } from 'preact-iso';
+import type { Health } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
+import { formatCount } from '../format.ts';
+import { useSignInOn } from '../pages/session.ts';
+import { ErrorMessage, Loading } from '../ui/messages.tsx';
+import { useInterval } from '../ui/use-interval.ts';
+import type { ViewProps } from '../views.ts';
+import { formatTime } from './revenue-state.ts';
+
+const STATUS = {
+  ok: 'Landing',
+  stalled: 'Stalled',
+  idle: 'Idle for a day or more',
+  none: 'Never received',
+} as const;
+
+const minutes = (n: number) => `${n} minute${n === 1 ? '' : 's'}`;
+
+export function HealthView({ api, project }: ViewProps) {
+  const { query, route } = useLocation();
+  const stall = Number.parseInt(query.stall ?? '', 10);
+  const health = useQuery<Health>(api, `/projects/${encodeURIComponent(project.id)}/health`, {
+    ...(stall >= 1 && stall <= 1440 ? { stall_minutes: stall } : {}),
+  });
+  useSignInOn(api.kind === 'session' ? health.error : undefined, route);
+  useInterval(() => health.reload(), 30_000);
+  if (health.error) return <ErrorMessage error={health.error} />;
+  if (!health.data) return <Loading />;
+  const h = health.data;
+  const stalled = h.types.filter((t) => t.status === 'stalled');
+  return (
+    <>
+      {stalled.length > 0 ? (
+        <div class="error" role="alert" id="health-alert">
+          <p>
+            {stalled.map((t) => `${t.type} records (none for ${t.minutes_since_last} min)`).join(' and ')}{' '}
+            stopped landing, past the threshold of {minutes(h.stall_minutes)}. Figures built on them may be
+            stale.
+          </p>
+        </div>
+      ) : (
+        <p class="notice ok" id="health-ok">
+          No record type has stalled (threshold: {minutes(h.stall_minutes)} without records).
+        </p>
+      )}
+      <section class="card" aria-labelledby="landing-title">
+        <h2 id="landing-title">
+          Records landed <span class="muted">per type, last 60 minutes</span>
+        </h2>
+        <table class="plain figures-table" id="health-table">
+          <thead>
+            <tr>
+              <th scope="col">Type</th>
+              <th scope="col">Status</th>
+              <th scope="col">Last record</th>
+              <th scope="col" class="num">
+                Last hour
+              </th>
+              <th scope="col">Per minute</th>
+            </tr>
+          </thead>
+          <tbody>
+            {h.types.map((t) => {
+              const max = Math.max(1, ...t.per_minute);
+              return (
+                <tr key={t.type} class={`health-${t.status}`}>
+                  <th scope="row">{t.type}</th>
+                  <td>
+                    <span class={`status status-${t.status}`}>{STATUS[t.status]}</span>
+                  </td>
+                  <td>
+                    {t.last_received_at
+                      ? `${formatTime(t.last_received_at)} (${t.minutes_since_last} min ago)`
+                      : '—'}
+                  </td>
+                  <td class="num">{formatCount(t.landed_last_hour)}</td>
+                  <td>
+                    <span class="spark" role="img" aria-label={`${t.type} per minute over the last hour`}>
+                      {t.per_minute.map((n, i) => (
+                        <span key={i} style={{ height: `${n === 0 ? 0 : Math.max(8, (n / max) * 100)}%` }} />
+                      ))}
+                    </span>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        <p class="footnote">
+          Updated {formatTime(h.generated_at)}. A record counts in the minute the gateway received it, once it
+          has landed in the warehouse.
+        </p>
+      </section>
+      <div class="panels">
+        <section class="card" aria-labelledby="dead-title">
+          <h2 id="dead-title">Set aside as undeliverable</h2>
+          {h.dead_letters === null ? (
+            <p class="empty">Not available here.</p>
+          ) : h.dead_letters.count === 0 ? (
+            <p class="empty" id="dead-letters-none">
+              None.
+            </p>
+          ) : (
+            <table class="plain" id="dead-letters">
+              <thead>
+                <tr>
+                  <th scope="col">Type</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col" class="num">
+                    Records
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {h.dead_letters.by_reason.map((r) => (
+                  <tr key={`${r.type}-${r.error_code}`}>
+                    <td>{r.type}</td>
+                    <td class="mono">{r.error_code}</td>
+                    <td class="num">{formatCount(r.count)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <p class="footnote">
+            <code>tally dead-letters list</code> shows them; <code>replay</code> lands them again once mended.
+          </p>
+        </section>
+        <section class="card" aria-labelledby="lag-title">
+          <h2 id="lag-title">Consumer lag</h2>
+          {h.consumer_groups === null ? (
+            <p class="empty">Not available here.</p>
+          ) : (
+            <table class="plain" id="consumer-lag">
+              <thead>
+                <tr>
+                  <th scope="col">Group</th>
+                  <th scope="col">Type</th>
+                  <th scope="col" class="num">
+                    Not yet read
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {h.consumer_groups.map((g) => (
+                  <tr key={`${g.group}-${g.topic}`}>
+                    <td>{g.group}</td>
+                    <td>{g.topic}</td>
+                    <td class="num">{formatCount(g.lag)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <p class="footnote">Of the whole record log: every project's records.</p>
+        </section>
+      </div>
+      <section class="card" aria-labelledby="unavailable-title">
+        <h2 id="unavailable-title">Not shown</h2>
+        <ul id="health-unavailable">
+          {h.unavailable.map((u) => (
+            <li key={u}>{u}</li>
+          ))}
+        </ul>
+      </section>
+    </>
+  );
+}

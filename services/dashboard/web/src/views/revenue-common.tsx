@@ -1,0 +1,119 @@
+// The revenue views' hooks and shared parts: the page state kept in the URL, and the drill-down dialog that
+// opens any figure into the records, movements or customers that make it up (they add up to it).
+import { useLocation } from 'preact-iso';
+import type { Api, Params } from '../api/client.ts';
+import type { Drilldown } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
+import { Dialog } from '../ui/dialog.tsx';
+import { ErrorMessage, Loading } from '../ui/messages.tsx';
+import {
+  FIGURE_NAMES,
+  formatMoney,
+  monthLabel,
+  type RevenueState,
+  readRevenueState,
+  revenueSearch,
+} from './revenue-state.ts';
+
+/** The state of the page and a way to change it (kept in the URL, so every view can be shared). */
+export function useRevenueState(path: string, today: string) {
+  const { query, route } = useLocation();
+  const state = readRevenueState(query, today);
+  const update = (patch: Partial<RevenueState>) =>
+    route(`${path}${revenueSearch({ ...state, ...patch }, today)}`);
+  return { state, update };
+}
+
+export interface DrillRequest {
+  figure: string;
+  from: string;
+  to: string;
+  group?: { by: string; touch: string; key: string };
+}
+
+/** The dialog listing what makes up a figure; its items add up to the figure shown on the page. */
+export function DrilldownDialog(props: {
+  api: Api;
+  project: string;
+  currency: string;
+  request: DrillRequest | null;
+  customerHref(customer: string): string;
+  onClose(): void;
+}) {
+  const r = props.request;
+  const params: Params | undefined = r
+    ? {
+        figure: r.figure,
+        from: r.from,
+        to: r.to,
+        currency: props.currency,
+        ...(r.group ? { by: r.group.by, touch: r.group.touch, key: r.group.key } : {}),
+      }
+    : undefined;
+  const drill = useQuery<Drilldown>(
+    props.api,
+    r ? `/projects/${encodeURIComponent(props.project)}/revenue/records` : null,
+    params,
+  );
+  const title = r
+    ? `${FIGURE_NAMES[r.figure] ?? r.figure}${r.group ? ` · ${r.group.key}` : ''}, ${r.from === r.to ? monthLabel(r.from) : `${monthLabel(r.from)} – ${monthLabel(r.to)}`}`
+    : '';
+  const data = drill.data && !drill.stale ? drill.data : undefined;
+  const counted = r?.figure === 'paying_customers';
+  return (
+    <Dialog open={r !== null} title={title} wide onClose={props.onClose}>
+      {drill.error ? (
+        <ErrorMessage error={drill.error} />
+      ) : !data ? (
+        <Loading />
+      ) : (
+        <div class="dialog-scroll">
+          <p class="drill-total" id="drill-total">
+            {data.count} {data.count === 1 ? 'item' : 'items'}
+            {counted ? '' : `, adding up to ${formatMoney(data.total)} ${data.currency}`}
+          </p>
+          {data.items.length === 0 ? (
+            <p class="empty">Nothing makes up this figure.</p>
+          ) : (
+            <table class="plain drill-table">
+              <thead>
+                <tr>
+                  <th scope="col">Date</th>
+                  <th scope="col">Customer</th>
+                  <th scope="col">Record</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col" class="num">
+                    Amount
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.items.map((item, i) => (
+                  <tr key={`${item.customer_id}-${item.transaction_id ?? i}`}>
+                    <td>{item.timestamp ? item.timestamp.slice(0, 10) : '—'}</td>
+                    <td>
+                      <a href={props.customerHref(item.customer_id)}>{item.customer_id}</a>
+                    </td>
+                    <td class="mono">{item.transaction_id ?? '—'}</td>
+                    <td>{item.movement ?? item.event_type ?? (counted ? 'paying' : 'MRR')}</td>
+                    <td class="num">{formatMoney(item.amount)}</td>
+                  </tr>
+                ))}
+              </tbody>
+              {!counted && (
+                <tfoot>
+                  <tr>
+                    <th scope="row" colSpan={4}>
+                      Total
+                    </th>
+                    <td class="num">{formatMoney(data.total)}</td>
+                  </tr>
+                </tfoot>
+              )}
+            </table>
+          )}
+        </div>
+      )}
+    </Dialog>
+  );
+}

@@ -1,0 +1,594 @@
+// The revenue view: a range of months and a currency (kept in the URL), the figures of the range's last
+// month, MRR over time and each month's movements, MRR by the customers' first or last touch, the
+// acquisition funnel, and the reconciliation of one month. Every money figure opens its drill-down: the
+// records, movements or customers that add up to it. Money is per currency, never summed across them.
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import type { AcquisitionFunnel, Attribution, MrrMonth, Reconciliation } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
+import { formatCount, formatPercent } from '../format.ts';
+import { useSignInOn } from '../pages/session.ts';
+import { ErrorMessage, Loading } from '../ui/messages.tsx';
+import { MovementsChart, MrrChart } from '../ui/revenue-charts.tsx';
+import { Tabs } from '../ui/tabs.tsx';
+import type { ViewProps } from '../views.ts';
+import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-common.tsx';
+import {
+  addMonths,
+  formatMoney,
+  formatTime,
+  lastDay,
+  MONTH,
+  microsOf,
+  moneyOfMicros,
+  monthLabel,
+  type RevenueState,
+  timesTwelve,
+} from './revenue-state.ts';
+
+const BY_TABS = [
+  { id: 'channel', label: 'Channel' },
+  { id: 'source', label: 'Source' },
+  { id: 'utm_campaign', label: 'Campaign' },
+];
+const TOUCH_TABS = [
+  { id: 'first', label: 'First touch' },
+  { id: 'last', label: 'Last touch before payment' },
+];
+
+export function RevenueView({ api, project, path }: ViewProps) {
+  const { state, update } = useRevenueState(path, project.today);
+  const [drill, setDrill] = useState<DrillRequest | null>(null);
+  const base = `/projects/${encodeURIComponent(project.id)}/revenue`;
+  const months = useQuery<MrrMonth[]>(api, `${base}/mrr`, {
+    from: state.from,
+    to: state.to,
+    currency: state.currency,
+  });
+  const { route } = useLocation();
+  useSignInOn(api.kind === 'session' ? months.error : undefined, route);
+  const customersPath = path.replace(/\/revenue$/, '/customers');
+  const customerHref = (customer: string) => `${customersPath}?customer=${encodeURIComponent(customer)}`;
+  const open = (figure: string, from = state.to, to = state.to, group?: DrillRequest['group']) =>
+    setDrill({ figure, from, to, ...(group ? { group } : {}) });
+
+  return (
+    <>
+      <RangeBar state={state} update={update} />
+      {months.error ? (
+        <ErrorMessage error={months.error} />
+      ) : !months.data ? (
+        <Loading />
+      ) : (
+        <div class={months.stale ? 'is-stale' : ''}>
+          <RevenueFigures months={months.data} state={state} open={open} />
+          <div class="panels">
+            <section class="card chart-card" aria-labelledby="mrr-title">
+              <div class="card-head">
+                <h2 id="mrr-title">
+                  MRR <span class="muted">{state.currency}, end of each month</span>
+                </h2>
+              </div>
+              <MrrChart months={months.data} />
+            </section>
+            <section class="card chart-card" aria-labelledby="movements-title">
+              <div class="card-head">
+                <h2 id="movements-title">
+                  Movements <span class="muted">{state.currency} per month</span>
+                </h2>
+              </div>
+              <MovementsChart months={months.data} />
+            </section>
+          </div>
+        </div>
+      )}
+      <AttributionCard api={api} base={base} state={state} update={update} open={open} />
+      <FunnelCard api={api} base={base} state={state} />
+      <ReconciliationCard api={api} base={base} state={state} update={update} customerHref={customerHref} />
+      <DrilldownDialog
+        api={api}
+        project={project.id}
+        currency={state.currency}
+        request={drill}
+        customerHref={customerHref}
+        onClose={() => setDrill(null)}
+      />
+    </>
+  );
+}
+
+function RangeBar({ state, update }: { state: RevenueState; update(p: Partial<RevenueState>): void }) {
+  const [currency, setCurrency] = useState(state.currency);
+  return (
+    <section class="toolbar revenue-toolbar" aria-label="Months and currency">
+      <label class="field inline">
+        <span class="field-label">From</span>
+        <input
+          type="month"
+          value={state.from}
+          max={state.to}
+          onChange={(e) => {
+            const v = (e.currentTarget as HTMLInputElement).value;
+            if (MONTH.test(v)) update({ from: v });
+          }}
+        />
+      </label>
+      <label class="field inline">
+        <span class="field-label">To</span>
+        <input
+          type="month"
+          value={state.to}
+          min={state.from}
+          onChange={(e) => {
+            const v = (e.currentTarget as HTMLInputElement).value;
+            if (MONTH.test(v)) update({ to: v, month: v });
+          }}
+        />
+      </label>
+      <form
+        class="field inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (/^[A-Za-z]{3}$/.test(currency)) update({ currency: currency.toUpperCase() });
+        }}
+      >
+        <label class="field-label" for="currency">
+          Currency
+        </label>
+        <input
+          id="currency"
+          size={4}
+          maxLength={3}
+          value={currency}
+          onInput={(e) => setCurrency((e.currentTarget as HTMLInputElement).value)}
+          onBlur={() => /^[A-Za-z]{3}$/.test(currency) && update({ currency: currency.toUpperCase() })}
+        />
+      </form>
+      <p class="hint">Calendar months in UTC. Amounts are never added across currencies.</p>
+    </section>
+  );
+}
+
+function RevenueFigures(props: {
+  months: MrrMonth[];
+  state: RevenueState;
+  open(figure: string, from?: string, to?: string): void;
+}) {
+  const last = props.months.at(-1);
+  if (!last) return null;
+  const { from, to } = props.state;
+  const cashText = moneyOfMicros(props.months.reduce((total, m) => total + microsOf(m.cash_revenue), 0n));
+  const figures: Array<{
+    id: string;
+    label: string;
+    value: string;
+    note: string;
+    figure?: string;
+    range?: boolean;
+  }> = [
+    {
+      id: 'mrr',
+      label: 'MRR',
+      value: formatMoney(last.mrr_end),
+      note: `end of ${monthLabel(last.month)}`,
+      figure: 'mrr_end',
+    },
+    { id: 'arr', label: 'ARR', value: formatMoney(timesTwelve(last.mrr_end)), note: '12 × MRR' },
+    { id: 'net-new', label: 'Net new MRR', value: formatMoney(last.net_new), note: monthLabel(last.month) },
+    {
+      id: 'new',
+      label: 'New business',
+      value: formatMoney(last.new),
+      note: monthLabel(last.month),
+      figure: 'new',
+    },
+    {
+      id: 'churned',
+      label: 'Churned MRR',
+      value: formatMoney(last.churn),
+      note: monthLabel(last.month),
+      figure: 'churn',
+    },
+    {
+      id: 'paying',
+      label: 'Paying customers',
+      value: formatCount(last.customers_end),
+      note: `end of ${monthLabel(last.month)}`,
+      figure: 'paying_customers',
+    },
+    { id: 'arpa', label: 'ARPA', value: formatMoney(last.arpa), note: 'MRR / paying customers' },
+    {
+      id: 'gross-churn',
+      label: 'Gross revenue churn',
+      value: formatPercent(last.gross_revenue_churn_rate),
+      note: monthLabel(last.month),
+    },
+    {
+      id: 'net-churn',
+      label: 'Net revenue churn',
+      value: formatPercent(last.net_revenue_churn_rate),
+      note: monthLabel(last.month),
+    },
+    {
+      id: 'logo-churn',
+      label: 'Customer churn',
+      value: formatPercent(last.customer_churn_rate),
+      note: monthLabel(last.month),
+    },
+    {
+      id: 'cash',
+      label: 'Cash revenue',
+      value: formatMoney(cashText),
+      note: from === to ? monthLabel(to) : `${monthLabel(from)} – ${monthLabel(to)}`,
+      figure: 'cash_revenue',
+      range: true,
+    },
+  ];
+  return (
+    <section class="top-figures" aria-label="Revenue figures">
+      <ul class="figures">
+        {figures.map((f) => {
+          const body = (
+            <>
+              <span class="figure-label">{f.label}</span>
+              <span class="figure-value" id={`revenue-${f.id}`}>
+                {f.value}
+              </span>
+              <span class="change neutral">{f.note}</span>
+            </>
+          );
+          return (
+            <li key={f.id}>
+              {f.figure ? (
+                <button
+                  type="button"
+                  class="figure"
+                  title="Open what makes up this figure"
+                  onClick={() => props.open(f.figure as string, f.range ? from : to, to)}
+                >
+                  {body}
+                </button>
+              ) : (
+                <div class="figure">{body}</div>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
+const ATTRIBUTION_COLUMNS = [
+  ['new', 'New'],
+  ['expansion', 'Expansion'],
+  ['reactivation', 'Reactiv.'],
+  ['contraction', 'Contraction'],
+  ['churn', 'Churn'],
+  ['mrr_end', 'MRR at end'],
+  ['cash_revenue', 'Cash'],
+] as const;
+
+function AttributionCard(props: {
+  api: ViewProps['api'];
+  base: string;
+  state: RevenueState;
+  update(p: Partial<RevenueState>): void;
+  open(figure: string, from: string, to: string, group?: DrillRequest['group']): void;
+}) {
+  const { state } = props;
+  const result = useQuery<Attribution>(props.api, `${props.base}/attribution`, {
+    from: state.from,
+    to: state.to,
+    currency: state.currency,
+    by: state.by,
+    touch: state.touch,
+  });
+  const data = result.data;
+  return (
+    <section class="card attribution" aria-labelledby="attribution-title">
+      <div class="card-head">
+        <h2 id="attribution-title">
+          MRR by acquisition{' '}
+          <span class="muted">
+            {state.currency}, {monthLabel(state.from)} – {monthLabel(state.to)}
+          </span>
+        </h2>
+      </div>
+      <div class="switches">
+        <Tabs
+          tabs={BY_TABS}
+          current={state.by}
+          label="Group by"
+          onSelect={(by) => props.update({ by: by as RevenueState['by'] })}
+        />
+        <Tabs
+          tabs={TOUCH_TABS}
+          current={state.touch}
+          label="Touch"
+          onSelect={(touch) => props.update({ touch: touch as RevenueState['touch'] })}
+        />
+      </div>
+      {result.error ? (
+        <ErrorMessage error={result.error} />
+      ) : !data ? (
+        <Loading />
+      ) : (
+        <div class={result.stale ? 'table-scroll is-stale' : 'table-scroll'}>
+          <table class="plain figures-table" id="attribution-table">
+            <thead>
+              <tr>
+                <th scope="col">{BY_TABS.find((t) => t.id === state.by)?.label}</th>
+                <th scope="col" class="num">
+                  Customers
+                </th>
+                <th scope="col" class="num">
+                  Paying
+                </th>
+                {ATTRIBUTION_COLUMNS.map(([, label]) => (
+                  <th key={label} scope="col" class="num">
+                    {label}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {data.rows.map((row) => (
+                <tr key={row.key}>
+                  <th scope="row">{row.key}</th>
+                  <td class="num">{formatCount(row.customers)}</td>
+                  <td class="num">{formatCount(row.paying_customers)}</td>
+                  {ATTRIBUTION_COLUMNS.map(([key]) => (
+                    <td key={key} class="num">
+                      <button
+                        type="button"
+                        class="cell-link"
+                        aria-label={`${row.key}: open ${key.replace('_', ' ')} ${row[key]}`}
+                        onClick={() =>
+                          props.open(key, state.from, state.to, {
+                            by: state.by,
+                            touch: state.touch,
+                            key: row.key,
+                          })
+                        }
+                      >
+                        {formatMoney(row[key])}
+                      </button>
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+            <tfoot>
+              <tr>
+                <th scope="row">Total</th>
+                <td class="num">{formatCount(data.total.customers)}</td>
+                <td class="num">{formatCount(data.total.paying_customers)}</td>
+                {ATTRIBUTION_COLUMNS.map(([key]) => (
+                  <td key={key} class="num">
+                    <button
+                      type="button"
+                      class="cell-link"
+                      onClick={() => props.open(key, state.from, state.to)}
+                    >
+                      {formatMoney(data.total[key])}
+                    </button>
+                  </td>
+                ))}
+              </tr>
+            </tfoot>
+          </table>
+        </div>
+      )}
+      <p class="footnote">
+        A customer's first touch is the earliest visit of the visitors linked to it (identify records, and the
+        visitor of its revenue records); its last touch, the last of them before its first payment. Rows add
+        up exactly to the total, which is the MRR report's.
+      </p>
+    </section>
+  );
+}
+
+function FunnelCard(props: { api: ViewProps['api']; base: string; state: RevenueState }) {
+  const { state } = props;
+  const result = useQuery<AcquisitionFunnel>(props.api, `${props.base}/funnel`, {
+    from: `${state.from}-01`,
+    to: lastDay(state.to),
+    by: state.by,
+    currency: state.currency,
+  });
+  const data = result.data;
+  return (
+    <section class="card" aria-labelledby="funnel-title">
+      <div class="card-head">
+        <h2 id="funnel-title">
+          Acquisition funnel{' '}
+          <span class="muted">
+            visitors first seen {monthLabel(state.from)} – {monthLabel(state.to)}
+          </span>
+        </h2>
+      </div>
+      {result.error ? (
+        <ErrorMessage error={result.error} />
+      ) : !data ? (
+        <Loading />
+      ) : data.rows.length === 0 ? (
+        <p class="empty">No visitors first seen in these months.</p>
+      ) : (
+        <div class="table-scroll">
+          <table class="plain figures-table" id="funnel-table">
+            <thead>
+              <tr>
+                <th scope="col">{BY_TABS.find((t) => t.id === state.by)?.label}</th>
+                <th scope="col" class="num">
+                  Visitors
+                </th>
+                <th scope="col" class="num">
+                  Identified
+                </th>
+                <th scope="col" class="num">
+                  Paying
+                </th>
+                <th scope="col" class="num">
+                  MRR now
+                </th>
+                <th scope="col" class="num">
+                  Cash to date
+                </th>
+                <th scope="col" class="num">
+                  MRR / 1,000 visitors
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {[...data.rows, { key: 'Total', ...data.total }].map((row) => (
+                <tr key={row.key} class={row.key === 'Total' ? 'total-row' : ''}>
+                  <th scope="row">{row.key}</th>
+                  <td class="num">{formatCount(row.visitors)}</td>
+                  <td class="num">
+                    {formatCount(row.identified)}{' '}
+                    <span class="muted">{formatPercent(row.identified_rate)}</span>
+                  </td>
+                  <td class="num">
+                    {formatCount(row.paying)} <span class="muted">{formatPercent(row.paying_rate)}</span>
+                  </td>
+                  <td class="num">{formatMoney(row.mrr)}</td>
+                  <td class="num">{formatMoney(row.cash_revenue)}</td>
+                  <td class="num">{formatMoney(row.mrr_per_1000_visitors)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function ReconciliationCard(props: {
+  api: ViewProps['api'];
+  base: string;
+  state: RevenueState;
+  update(p: Partial<RevenueState>): void;
+  customerHref(customer: string): string;
+}) {
+  const { state } = props;
+  const result = useQuery<Reconciliation>(props.api, `${props.base}/reconciliation`, {
+    month: state.month,
+    currency: state.currency,
+  });
+  const months: string[] = [];
+  for (let m = state.to; m >= state.from && months.length < 120; m = addMonths(m, -1)) months.push(m);
+  const r = result.data;
+  return (
+    <section class="card" aria-labelledby="reconciliation-title">
+      <div class="card-head">
+        <h2 id="reconciliation-title">Reconciliation</h2>
+        <label class="field inline">
+          <span class="field-label">Month</span>
+          <select
+            id="reconciliation-month"
+            value={state.month}
+            onChange={(e) => props.update({ month: (e.currentTarget as HTMLSelectElement).value })}
+          >
+            {months.map((m) => (
+              <option key={m} value={m}>
+                {monthLabel(m)}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {result.error ? (
+        <ErrorMessage error={result.error} />
+      ) : !r ? (
+        <Loading />
+      ) : (
+        <div class={result.stale ? 'reconciliation is-stale' : 'reconciliation'}>
+          {r.errors.length > 0 ? (
+            <div class="error" role="alert" id="reconciliation-errors">
+              <p>The numbers do not close:</p>
+              <ul>
+                {r.errors.map((e) => (
+                  <li key={e}>{e}</li>
+                ))}
+              </ul>
+            </div>
+          ) : (
+            <p class="notice ok" id="bridge-closes">
+              The MRR bridge closes to the cent, and the movements match the stored movements.
+            </p>
+          )}
+          <div class="panels">
+            <table class="plain" id="cash-table">
+              <caption>Cash revenue, {r.currency}</caption>
+              <tbody>
+                {(
+                  [
+                    ['Recurring', r.cash.recurring],
+                    ['One-off', r.cash.one_off],
+                    ['Refunds', r.cash.refunds],
+                    ['Churn amounts', r.cash.churn],
+                    ['Without a type', r.cash.unlabelled],
+                  ] as const
+                ).map(([label, value]) => (
+                  <tr key={label}>
+                    <th scope="row">{label}</th>
+                    <td class="num">{formatMoney(value)}</td>
+                  </tr>
+                ))}
+              </tbody>
+              <tfoot>
+                <tr>
+                  <th scope="row">Total ({r.cash.records} records)</th>
+                  <td class="num">{formatMoney(r.cash.total)}</td>
+                </tr>
+              </tfoot>
+            </table>
+            <table class="plain" id="bridge-table">
+              <caption>MRR bridge, {r.currency}</caption>
+              <tbody>
+                {(
+                  [
+                    ['MRR at the start', r.bridge.mrr_start],
+                    ['+ New business', r.bridge.new],
+                    ['+ Expansion', r.bridge.expansion],
+                    ['+ Reactivation', r.bridge.reactivation],
+                    ['− Contraction', r.bridge.contraction],
+                    ['− Churn', r.bridge.churn],
+                    ['= Computed end', r.bridge.computed_end],
+                  ] as const
+                ).map(([label, value]) => (
+                  <tr key={label}>
+                    <th scope="row">{label}</th>
+                    <td class="num">{formatMoney(value)}</td>
+                  </tr>
+                ))}
+              </tbody>
+              <tfoot>
+                <tr class={r.bridge.closes ? '' : 'bad'}>
+                  <th scope="row">MRR at the end</th>
+                  <td class="num">{formatMoney(r.bridge.mrr_end)}</td>
+                </tr>
+              </tfoot>
+            </table>
+          </div>
+          <h3>Data warnings</h3>
+          {r.warnings.length === 0 ? (
+            <p class="empty">None this month.</p>
+          ) : (
+            <ul class="warnings" id="reconciliation-warnings">
+              {r.warnings.map((w) => (
+                <li key={w.transaction_id}>
+                  {formatTime(w.timestamp)} · <a href={props.customerHref(w.customer_id)}>{w.customer_id}</a>{' '}
+                  · <span class="mono">{w.transaction_id}</span> ({w.record_ids.join(', ') || 'no record id'}
+                  ): {w.message}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}

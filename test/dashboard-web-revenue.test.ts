@@ -1,0 +1,322 @@
+// The dashboard's revenue views in real headless Chromium against npm start's process (the setup of
+// dashboard-web.test.ts): revenue-metrics.md's worked example, with visits that give A, B and C a first
+// touch, sent through /api/ingest and landed by the real consumers; a user signed in through the link
+// `tally users add` prints. The page shows exactly the spec's figures, the attribution table adds up,
+// a figure and a table cell open drill-downs whose items add up to them, a month reconciles, a customer's
+// page shows its history and visits, and the health view shows a type stalled once its records stop while
+// another keeps landing. Screenshots go to test-output/dashboard-web/ to be looked at.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { FileTokenStore } from '@tally/tokens';
+import { workedExample } from '@tally/warehouse/testing';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
+import { launchChromium } from './support/browser.ts';
+import { eventually, ROOT, tally, tempDataDir } from './support/processes.ts';
+import { pipelineEnv, send, startTallyProcess, type TallyProcess } from './support/tally-process.ts';
+
+const SHOTS = join(ROOT, 'test-output', 'dashboard-web');
+const PROJECT = 'revenue-site';
+const EMAIL = 'finance@example.com';
+const PASSWORD = 'a long enough password';
+const POLL = { timeout: 20_000, interval: 100 };
+const RANGE = 'from=2026-01&to=2026-04';
+
+let browser: Browser;
+let running: TallyProcess;
+let dashboard: string;
+let signInToken: string;
+let publicToken: string;
+const contexts: BrowserContext[] = [];
+const consoleErrors: string[] = [];
+
+async function newPage(colorScheme: 'light' | 'dark' = 'light') {
+  const context = await browser.newContext({
+    locale: 'en-US',
+    timezoneId: 'America/Los_Angeles',
+    colorScheme,
+    viewport: { width: 1280, height: 900 },
+  });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: uncaught ${error.message}`));
+  return page;
+}
+
+async function shoot(page: Page, name: string) {
+  await page.waitForLoadState('networkidle');
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+function tableRows(rows: Locator): Promise<string[][]> {
+  return rows.evaluateAll((elements) =>
+    elements.map((row) =>
+      Array.from((row as unknown as { cells: ArrayLike<{ innerText: string }> }).cells, (cell) =>
+        cell.innerText.trim(),
+      ),
+    ),
+  );
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+const view = (name: string, query = RANGE) =>
+  `${dashboard}/projects/${PROJECT}/${name}${query ? `?${query}` : ''}`;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  await buildWebIfStale();
+  const dataDir = tempDataDir();
+  const store = new FileTokenStore(dataDir);
+  publicToken = (await store.create(PROJECT, 'public')).token;
+  const secretToken = (await store.create(PROJECT, 'secret')).token;
+  const readKey = (await store.create(PROJECT, 'read')).token;
+  const printed = await tally(
+    ['users', 'add', EMAIL, '--project', PROJECT],
+    pipelineEnv({ TALLY_DATA_DIR: dataDir }),
+  );
+  signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
+  [browser, running] = await Promise.all([launchChromium(), startTallyProcess({ TALLY_DATA_DIR: dataDir })]);
+  dashboard = running.endpoints.dashboardUrl as string;
+
+  const day = (date: string, time: string) => Date.parse(`${date}T${time}:00Z`);
+  const pageview = (visitor: string, timestamp: number, extra: Record<string, unknown> = {}) => ({
+    type: 'pageview',
+    data: {
+      visitor_fingerprint: visitor,
+      session_id: `s_${visitor}`,
+      url: 'https://shop.example/pricing',
+      path: '/pricing',
+      timestamp,
+      ...extra,
+    },
+  });
+  const analytics = [
+    pageview('fp_A', day('2026-01-02', '09:00'), { referrer: 'https://www.google.com/' }),
+    pageview('fp_A', day('2026-01-02', '09:04'), { path: '/signup', url: 'https://shop.example/signup' }),
+    pageview('fp_C', day('2026-02-20', '09:00'), {
+      url: 'https://shop.example/pricing?utm_source=newsletter&utm_medium=email&utm_campaign=feb',
+      utm_source: 'newsletter',
+      utm_medium: 'email',
+      utm_campaign: 'feb',
+    }),
+    pageview('v_B', day('2026-01-08', '09:00')),
+    {
+      type: 'identify',
+      data: {
+        visitor_fingerprint: 'v_B',
+        session_id: 's_v_B',
+        customer_id: 'B',
+        timestamp: day('2026-01-08', '09:01'),
+      },
+    },
+  ];
+  for (const record of analytics) expect((await send(running.url, publicToken, record)).status).toBe(202);
+  for (const data of workedExample('web')) {
+    expect((await send(running.url, secretToken, { type: 'revenue', data })).status).toBe(202);
+  }
+  await eventually(60_000, 'the example landing', async () => {
+    const headers = { authorization: `Bearer ${readKey}` };
+    const base = `${dashboard}/api/v1/projects/${PROJECT}/revenue`;
+    const customers = (await (await fetch(`${base}/customers`, { headers })).json()) as {
+      total?: number;
+      customers?: { first_touch: unknown }[];
+    };
+    const recon = (await (await fetch(`${base}/reconciliation?month=2026-04`, { headers })).json()) as {
+      errors?: string[];
+    };
+    return (
+      customers.total === 4 &&
+      customers.customers?.filter((c) => c.first_touch).length === 3 &&
+      recon.errors?.length === 0
+    );
+  });
+}, 180_000);
+
+afterAll(async () => {
+  for (const context of contexts) await context.close().catch(() => undefined);
+  await browser?.close();
+  await running?.stop('SIGTERM');
+});
+
+describe('the revenue views in Chromium', () => {
+  let page: Page;
+
+  it("shows revenue-metrics.md's figures for April and the range's cash", async () => {
+    page = await newPage();
+    await page.goto(`${dashboard}/set-password#token=${signInToken}`);
+    await page.getByLabel('New password').fill(PASSWORD);
+    await page.getByLabel('Repeat it').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.waitForURL(/\/projects\/revenue-site/);
+    await page.getByRole('link', { name: 'Revenue' }).click();
+    await page.waitForURL(/\/revenue$/);
+    await page.goto(view('revenue'));
+    const figure = (id: string) => text(page, `#revenue-${id}`);
+    await expect
+      .poll(
+        async () =>
+          Object.fromEntries(
+            await Promise.all(
+              ['mrr', 'arr', 'net-new', 'new', 'churned', 'paying', 'gross-churn', 'logo-churn', 'cash'].map(
+                async (id) => [id, await figure(id)],
+              ),
+            ),
+          ),
+        POLL,
+      )
+      .toEqual({
+        mrr: '290',
+        arr: '3,480',
+        'net-new': '40',
+        new: '0',
+        churned: '0',
+        paying: '3',
+        'gross-churn': '0%',
+        'logo-churn': '0%',
+        cash: '2,120',
+      });
+    // Nothing wider than the window (no horizontal scroll bar).
+    expect(
+      await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+    ).toBe(0);
+    await shoot(page, 'revenue-desktop-light');
+  });
+
+  it('breaks MRR down by first-touch channel, the rows adding up to the total', async () => {
+    const rows = () =>
+      tableRows(page.locator('#attribution-table:not(.is-stale) tbody tr, #attribution-table tfoot tr'));
+    // key, customers, paying, new, expansion, reactivation, contraction, churn, MRR at end, cash
+    await expect.poll(rows, POLL).toEqual([
+      ['Organic Search', '1', '1', '100', '50', '0', '0', '0', '150', '300'],
+      ['Email', '1', '1', '100', '0', '0', '0', '0', '100', '1,200'],
+      ['Direct', '1', '1', '50', '0', '40', '20', '30', '40', '120'],
+      ['(unattributed)', '1', '0', '0', '0', '0', '0', '0', '0', '500'],
+      ['Total', '4', '3', '250', '50', '40', '20', '30', '290', '2,120'],
+    ]);
+    await page.getByRole('tab', { name: 'Campaign' }).click();
+    await expect
+      .poll(async () => (await rows()).map((r) => r[0]), POLL)
+      .toEqual(['(none)', 'feb', '(unattributed)', 'Total']);
+    await page.getByRole('tab', { name: 'Channel' }).click();
+    expect(page.url()).not.toContain('by=');
+  });
+
+  it('opens a figure and a table cell into items that add up to them', async () => {
+    await page.locator('#revenue-cash').click();
+    const dialog = page.getByRole('dialog');
+    await expect
+      .poll(() => dialog.locator('#drill-total').innerText(), POLL)
+      .toBe('9 items, adding up to 2,120 USD');
+    await shoot(page, 'revenue-drilldown-cash');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('button', { name: 'Direct: open cash revenue 120' }).click();
+    await expect
+      .poll(() => dialog.locator('#drill-total').innerText(), POLL)
+      .toBe('4 items, adding up to 120 USD');
+    expect((await tableRows(dialog.locator('tbody tr'))).map((r) => [r[0], r[1], r[3], r[4]])).toEqual([
+      ['2026-01-10', 'B', 'subscription', '50'],
+      ['2026-02-20', 'B', 'downgrade', '30'],
+      ['2026-03-15', 'B', 'churn', '0'],
+      ['2026-04-02', 'B', 'subscription', '40'],
+    ]);
+    await shoot(page, 'revenue-drilldown-direct');
+    await page.keyboard.press('Escape');
+  });
+
+  it('reconciles February: cash by kind and a bridge that closes', async () => {
+    await page.locator('#reconciliation-month').selectOption('2026-02');
+    await expect
+      .poll(() => tableRows(page.locator('#bridge-table tr')), POLL)
+      .toEqual([
+        ['MRR at the start', '150'],
+        ['+ New business', '100'],
+        ['+ Expansion', '50'],
+        ['+ Reactivation', '0'],
+        ['− Contraction', '20'],
+        ['− Churn', '0'],
+        ['= Computed end', '280'],
+        ['MRR at the end', '280'],
+      ]);
+    expect(await text(page, '#bridge-closes')).toContain('closes');
+    expect((await tableRows(page.locator('#cash-table tfoot tr')))[0]).toEqual([
+      'Total (3 records)',
+      '1,280',
+    ]);
+    await page.locator('#reconciliation-title').scrollIntoViewIfNeeded();
+    await shoot(page, 'revenue-reconciliation');
+  });
+
+  it("shows the customers and a customer's page: history, records, visits", async () => {
+    await page.getByRole('link', { name: 'Customers' }).click();
+    await expect
+      .poll(() => tableRows(page.locator('#customers-table tbody tr')), POLL)
+      .toEqual([
+        ['A', '150', 'Paying', '2026-01-02', 'Organic Search · Google', '300'],
+        ['C', '100', 'Paying', '2026-02-20', 'Email · newsletter', '1,200'],
+        ['B', '40', 'Paying', '2026-01-08', 'Direct · Direct / None', '120'],
+        ['D', '0', 'One-off', '2026-04-10', '(unattributed)', '500'],
+      ]);
+    await shoot(page, 'customers-desktop-light');
+    await page.getByRole('link', { name: 'A', exact: true }).click();
+    await expect.poll(() => text(page, '#customer-mrr-USD'), POLL).toBe('150');
+    expect(await text(page, '#customer-first-touch')).toContain('Organic Search');
+    expect((await tableRows(page.locator('#history-table tbody tr'))).map((r) => [r[1], r[4], r[5]])).toEqual(
+      [
+        ['web_tx_1', '100', 'new'],
+        ['web_tx_3', '150', 'expansion'],
+        ['web_tx_6', '150', '—'],
+      ],
+    );
+    expect(await page.locator('#visit-timeline > li').count()).toBe(1);
+    expect(await text(page, '#visit-timeline')).toContain('viewed /signup');
+    await shoot(page, 'customer-desktop-light');
+  });
+
+  it('shows the revenue view in dark mode without console errors', async () => {
+    const dark = await newPage('dark');
+    await dark.goto(`${dashboard}/login`);
+    await dark.getByLabel('Email').fill(EMAIL);
+    await dark.getByLabel('Password').fill(PASSWORD);
+    await dark.getByRole('button', { name: 'Sign in' }).click();
+    await dark.waitForURL(/\/projects\/revenue-site/);
+    await dark.goto(view('revenue'));
+    await expect.poll(() => text(dark, '#revenue-mrr'), POLL).toBe('290');
+    await shoot(dark, 'revenue-desktop-dark');
+  });
+
+  it('shows a type as stalled once its records stop, while another keeps landing', async () => {
+    await page.goto(view('health', 'stall=1'));
+    await expect.poll(() => page.locator('#health-table').count(), POLL).toBe(1);
+    // Identify records keep landing; pageviews and revenue stopped when the example was sent. A type is
+    // stalled after a whole minute without records (the threshold asked for in the URL).
+    let n = 0;
+    const statuses = async () => {
+      const identify = {
+        type: 'identify',
+        data: { visitor_fingerprint: `v_live_${n}`, session_id: `s_live_${n}`, customer_id: `live_${n++}` },
+      };
+      expect((await send(running.url, publicToken, identify)).status).toBe(202);
+      await page.reload();
+      await page.locator('#health-table').waitFor();
+      return Object.fromEntries(
+        (await tableRows(page.locator('#health-table tbody tr'))).map((r) => [r[0], r[1]]),
+      );
+    };
+    // Polled every 2 seconds (each poll also sends the next identify, as a live source would) until a whole
+    // minute has passed without pageviews.
+    await expect
+      .poll(statuses, { timeout: 150_000, interval: 2_000 })
+      .toEqual({ pageview: 'Stalled', event: 'Never received', identify: 'Landing', revenue: 'Stalled' });
+    expect(await text(page, '#health-alert')).toMatch(
+      /pageview records \(none for \d+ min\) and revenue records \(none for \d+ min\) stopped landing/,
+    );
+    expect(await text(page, '#health-unavailable')).toContain('refused by the gateway');
+    await shoot(page, 'health-stalled');
+    expect(consoleErrors).toEqual([]);
+  }, 180_000);
+});
