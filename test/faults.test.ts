@@ -137,15 +137,37 @@ describe('the Kafka broker stopped for ten seconds mid-load', () => {
     const warehouse = await publishedWarehouse(dataDir);
     cleanups.push(() => warehouse.close());
     const acknowledged = load.acknowledged();
-    const copies = await landedCopies(warehouse, 'broker-outage', acknowledged).catch((error: Error) => {
-      // What the process said (its warnings: failed sends and commits, a consumer stopping) explains a miss.
-      // The gateway's refusals during the outage are expected; the rest is what explains a miss.
-      const lines = running
-        .output()
-        .split('\n')
-        .filter((line) => !line.includes('"service":"gateway"'));
-      throw new Error(`${error.message}; the process's output:\n${lines.join('\n').slice(-12000)}`);
-    });
+    const copies = await landedCopies(warehouse, 'broker-outage', acknowledged).catch(
+      async (error: Error) => {
+        // Where each missing record is: when it was acknowledged against the outage, whether the consumer
+        // marked it stored (record_ids) or stored a row FINAL does not show; then what the process said (its
+        // warnings: failed sends and commits, a consumer stopping), without the gateway's expected refusals.
+        const landed = await warehouse.query<{ id: string }>(
+          'SELECT DISTINCT toString(id) AS id FROM events WHERE project_id = {p:String}',
+          { p: 'broker-outage' },
+        );
+        const rows = new Set(landed.map((r) => r.id));
+        const marked = await warehouse.query<{ id: string }>(
+          'SELECT DISTINCT toString(id) AS id FROM record_ids WHERE project_id = {p:String}',
+          { p: 'broker-outage' },
+        );
+        const ids = new Set(marked.map((r) => r.id));
+        const missing = load.outcomes
+          .filter((o) => o.status === 202 && !rows.has(o.id))
+          .map((o) => ({
+            ackedMsAfterOutageStart: o.endedAt - downSince,
+            outageMs: downUntil - downSince,
+            inRecordIds: ids.has(o.id),
+          }));
+        const lines = running
+          .output()
+          .split('\n')
+          .filter((line) => !line.includes('"service":"gateway"'));
+        throw new Error(
+          `${error.message}; missing: ${JSON.stringify(missing)}; the process's output:\n${lines.join('\n').slice(-12000)}`,
+        );
+      },
+    );
     expect(acknowledged.filter((id) => copies.get(id) !== 1)).toEqual([]);
   }, 300_000);
 });
