@@ -4,12 +4,13 @@
 // bench/lib/workload.ts), builds the visits table with the analytics consumer's own backfill (the fold of
 // reports/visits.ts over every visitor's records), then measures every query of the dashboard's read API
 // for the last 30 days, without and with a filter: p50 and p95 per panel over `--runs` runs, and the whole
-// page's data (every panel one after the other, and all at once; and what a page shows at first). Then the
-// revenue views (issue 11): `--customers` customers (50,000) with a year of revenue history each
-// (subscription, monthly renewals, upgrades, downgrades, churn and returns) and an identify record linking
-// each to a seeded visitor, the mrr_movements table built as the revenue consumer builds it, and every
-// revenue panel and query measured the same way. Prints one JSON object on stdout; progress on stderr.
-// Never a timed test.
+// page's data (every panel one after the other, and all at once; and what a page shows at first), with the
+// CPU time each took (the engine runs in this process). Then the revenue views (issue 11): `--customers`
+// customers (50,000) with a year of revenue history each (subscription, monthly renewals, upgrades,
+// downgrades, churn and returns) and an identify record linking each to a seeded visitor, the
+// mrr_movements table built as the revenue consumer builds it, and every revenue panel and query measured
+// the same way. Prints one JSON object on stdout; progress on stderr. Never a timed test. With --keep, an
+// existing directory's data is reused (no seeding).
 //
 //   node --import tsx bench/dashboard.ts [--records 10000000] [--days 90] [--runs 10] [--customers 50000] [--keep <dir>]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -63,6 +64,12 @@ function percentiles(values: readonly number[]) {
   const round = (v: number) => Math.round(v * 10) / 10;
   return { p50: round(rank(50)), p95: round(rank(95)), max: round(sorted.at(-1) ?? 0), runs: sorted.length };
 }
+
+/**
+ * CPU time of this process (chDB's threads included: the engine runs in it) in ms. On a machine shared
+ * with other work, wall times depend on the others' load; the CPU a query takes much less so.
+ */
+const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 
 /** mulberry32: the same seed seeds the same data. */
 function random(seed: number): () => number {
@@ -491,22 +498,28 @@ async function main(): Promise<void> {
     for (const panel of PANELS) {
       await panel.run(query); // warm
       const times: number[] = [];
+      const cpu: number[] = [];
       for (let i = 0; i < options.runs; i++) {
         const t = performance.now();
+        const c = process.cpuUsage();
         await panel.run(query);
         times.push(performance.now() - t);
+        cpu.push(cpuMs(process.cpuUsage(c)));
       }
-      panels[panel.name] = percentiles(times);
-      log(`${variant} / ${panel.name}: ${JSON.stringify(percentiles(times))}`);
+      panels[panel.name] = { ...percentiles(times), cpuMs: percentiles(cpu) };
+      log(`${variant} / ${panel.name}: ${JSON.stringify(panels[panel.name])}`);
     }
     const sequential: number[] = [];
+    const sequentialCpu: number[] = [];
     const parallel: number[] = [];
     const firstView: number[] = [];
     const shown = PANELS.filter((p) => FIRST_VIEW.includes(p.name));
     for (let i = 0; i < Math.max(3, Math.ceil(options.runs / 2)); i++) {
       let t = performance.now();
+      const c = process.cpuUsage();
       for (const panel of PANELS) await panel.run(query);
       sequential.push(performance.now() - t);
+      sequentialCpu.push(cpuMs(process.cpuUsage(c)));
       t = performance.now();
       await Promise.all(PANELS.map((p) => p.run(query)));
       parallel.push(performance.now() - t);
@@ -517,6 +530,7 @@ async function main(): Promise<void> {
     results[variant] = {
       panels,
       wholePageSequentialMs: percentiles(sequential),
+      wholePageSequentialCpuMs: percentiles(sequentialCpu),
       wholePageConcurrentMs: percentiles(parallel),
       firstViewMs: percentiles(firstView),
     };

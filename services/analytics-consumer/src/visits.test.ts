@@ -212,6 +212,22 @@ describe("dashboard.md's worked example through the analytics lander", () => {
     );
   });
 
+  it('matches a goal path without * literally: _ and % are characters, not patterns', async () => {
+    // An exact path is compared with = (a wildcard one with LIKE): the same matches as the escaped pattern.
+    const goals = await goalConversions(warehouse, query(project), [
+      { path: '/pricin_' },
+      { path: '/pric%' },
+      { path: '/pric*' },
+    ]);
+    expect(goals.goals).toEqual([
+      { visitors: 0, events: 0 },
+      { visitors: 0, events: 0 },
+      { visitors: 2, events: 2 },
+    ]);
+    expect(await funnelSteps(warehouse, query(project), [{ path: '/pricin_' }])).toEqual([0]);
+    expect(await funnelSteps(warehouse, query(project), [{ path: '/pric*' }])).toEqual([2]);
+  });
+
   it('matches filters exactly, by wildcard, by containing, and negated', async () => {
     const figures = (filters: string) =>
       trafficFigures(warehouse, query(project, { filters: parseFilters(filters) }));

@@ -22,14 +22,27 @@ const pathPattern = (path: string) =>
     .map((part) => part.replace(/[\\%_]/g, (c) => `\\${c}`))
     .join('%');
 
+/**
+ * The condition that a path (an SQL expression) matches a path goal, its value set as `param`: equality
+ * when the goal has no `*` (LIKE costs about twice as much over every pageview of the range), else LIKE.
+ */
+function pathMatches(path: string, param: string, params: QueryParams, column: string): string {
+  if (!path.includes('*')) {
+    params[param] = path;
+    return `${column} = {${param}:String}`;
+  }
+  params[param] = pathPattern(path);
+  return `${column} LIKE {${param}:String}`;
+}
+
 /** How many of a visit's records in the range reach the goal (an array expression over the visit's row). */
 function reached(target: GoalTarget, param: string, params: QueryParams): string {
   if (target.event_name !== undefined) {
     params[param] = target.event_name;
     return `arrayCount((t, n) -> n = {${param}:String} AND t >= range_start AND t < range_end, event_times, event_names)`;
   }
-  params[param] = pathPattern(target.path ?? '');
-  return `arrayCount((t, p) -> p LIKE {${param}:String} AND t >= range_start AND t < range_end, pageview_times, pageview_paths)`;
+  const matches = pathMatches(target.path ?? '', param, params, 'p');
+  return `arrayCount((t, p) -> ${matches} AND t >= range_start AND t < range_end, pageview_times, pageview_paths)`;
 }
 
 /** Per goal (in order), the visitors who reached it in the range and how often; and the range's visitors. */
@@ -71,8 +84,7 @@ export async function funnelSteps(
   // Per record, whether it reaches each step: pageviews by their path, events by their name.
   const onPageview = steps.map((step, i) => {
     if (step.event_name !== undefined) return '0';
-    params[`s${i}`] = pathPattern(step.path ?? '');
-    return `p LIKE {s${i}:String}`;
+    return pathMatches(step.path ?? '', `s${i}`, params, 'p');
   });
   const onEvent = steps.map((step, i) => {
     if (step.event_name === undefined) return '0';

@@ -117,10 +117,15 @@ export function trafficScope(
     },
     with: `WITH toDateTime64({${p('start')}:String}, 3, {${p('tz')}:String}) AS range_start,
                 toDateTime64({${p('end')}:String}, 3, {${p('tz')}:String}) AS range_end`,
+    // The same bounds on toDate(start), the table's key: ClickHouse prunes granules by a key expression
+    // only when the condition names it (a bound on the DateTime64 alone reads whole months). The reach is
+    // named once so that its subquery (a scan of the project's durations) runs once.
     where: `project_id = {${p('project')}:String}
         AND start < range_end
-        AND start >= range_start - toIntervalMillisecond(
-              (SELECT max(duration_ms) FROM visits WHERE project_id = {${p('project')}:String}))
+        AND start >= ((range_start - toIntervalMillisecond(
+              (SELECT max(duration_ms) FROM visits WHERE project_id = {${p('project')}:String}))) AS ${p('range_reach')})
+        AND toDate(start) <= toDate(range_end, 'UTC')
+        AND toDate(start) >= toDate(${p('range_reach')}, 'UTC')
         AND end >= range_start
         AND ${filters.sql}`,
   };
