@@ -4,7 +4,12 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyRateLimit from '@fastify/rate-limit';
 import { trustedProxies } from '@tally/config';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Redis } from 'ioredis';
 import { COMPONENTS } from './api/schemas.ts';
 import type { DashboardDeps } from './deps.ts';
@@ -38,7 +43,7 @@ export async function buildDashboard(
 ): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : {}),
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: trustedProxies(deps.config),
     bodyLimit: 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },

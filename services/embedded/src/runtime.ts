@@ -122,7 +122,8 @@ export async function startTally(
       { ...config, TALLY_DATA_DIR: dataDir, PORT: Number(new URL(threads.url).port) },
       {
         warehouse: dashboardWarehouse,
-        logger: logger.child({ service: 'dashboard' }),
+        // As the consumers' lines name their consumer (a second `service` key would repeat the base's).
+        logger: logger.child({ component: 'dashboard' }),
         log: consumersLog,
       },
     );
