@@ -6,4 +6,5 @@ export * from './failures.ts';
 export * from './first-copies.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
+export * from './start-backfill.ts';
 export * from './string-map.ts';

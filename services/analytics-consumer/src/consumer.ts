@@ -9,6 +9,7 @@
 // redelivery); a later copy of a stored record (another arrival) changes nothing, as in events.
 
 import {
+  backfillAtStart,
   type ConsumerOptions,
   consumeInBatches,
   firstCopies,
@@ -140,27 +141,7 @@ function visitRecordOf(row: Row): VisitRecord {
 export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): RunningBatchLoop {
   const group = options.group ?? ANALYTICS_GROUP;
   const consumer = options.log.consumer({ group, topics: ANALYTICS_TOPICS });
-  // A warehouse migrated from before the visits table gets it filled at start; if that fails, the first
-  // batch tries again (and waits for it).
-  let backfill: Promise<void> | null = null;
-  const backfilled = () => {
-    backfill ??= backfillVisits(options.warehouse).then(
-      (visits) => {
-        if (visits > 0) options.logger?.info({ visits }, 'visits backfilled');
-      },
-      (error: unknown) => {
-        backfill = null;
-        throw error;
-      },
-    );
-    return backfill;
-  };
-  backfilled().catch((error: unknown) =>
-    options.logger?.warn(
-      { error: (error as Error)?.name, message: (error as Error)?.message },
-      'visits backfill failed; retrying with the first batch',
-    ),
-  );
+  const backfill = backfillAtStart('visits', () => backfillVisits(options.warehouse), options.logger);
   const lander = analyticsLander(options.warehouse);
   const loop = consumeInBatches({
     ...options.batch,
@@ -170,7 +151,7 @@ export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): Runni
     lander: {
       prepare: lander.prepare,
       land: async (items) => {
-        await backfilled();
+        await backfill.ready();
         await lander.land(items);
       },
     },
@@ -186,7 +167,7 @@ export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): Runni
     done: loop.done.finally(() => consumer.close()),
     stop: async () => {
       await loop.stop();
-      await backfill?.catch(() => {});
+      await backfill.settled();
     },
   };
 }

@@ -8,6 +8,7 @@
 // repaired by the redelivery). `tally report mrr` recomputes from the records itself.
 
 import {
+  backfillAtStart,
   type ConsumerOptions,
   consumeInBatches,
   firstCopies,
@@ -88,26 +89,10 @@ export function revenueLander(warehouse: Warehouse): Lander<Row> {
 export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBatchLoop {
   const group = options.group ?? REVENUE_GROUP;
   const consumer = options.log.consumer({ group, topics: ['revenue'] });
-  // A warehouse migrated from before mrr_movements existed gets the table filled at start; if that
-  // fails, the first batch tries again (and waits for it).
-  let backfill: Promise<void> | null = null;
-  const backfilled = () => {
-    backfill ??= backfillMrrMovements(options.warehouse).then(
-      (customers) => {
-        if (customers > 0) options.logger?.info({ customers }, 'MRR movements backfilled');
-      },
-      (error: unknown) => {
-        backfill = null;
-        throw error;
-      },
-    );
-    return backfill;
-  };
-  backfilled().catch((error: unknown) =>
-    options.logger?.warn(
-      { error: (error as Error)?.name, message: (error as Error)?.message },
-      'MRR movements backfill failed; retrying with the first batch',
-    ),
+  const backfill = backfillAtStart(
+    'MRR movements',
+    () => backfillMrrMovements(options.warehouse),
+    options.logger,
   );
   const lander = revenueLander(options.warehouse);
   const loop = consumeInBatches({
@@ -118,7 +103,7 @@ export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBa
     lander: {
       prepare: lander.prepare,
       land: async (items) => {
-        await backfilled();
+        await backfill.ready();
         await lander.land(items);
       },
     },
@@ -131,7 +116,7 @@ export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBa
     done: loop.done.finally(() => consumer.close()),
     stop: async () => {
       await loop.stop();
-      await backfill?.catch(() => {});
+      await backfill.settled();
     },
   };
 }
