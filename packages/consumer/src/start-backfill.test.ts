@@ -8,6 +8,7 @@ const logger = () => {
     lines,
     info: (_: object, m: string) => lines.push(m),
     warn: (_: object, m: string) => lines.push(m),
+    error: (_: object, m: string) => lines.push(m),
   };
 };
 
