@@ -10,7 +10,16 @@
 // `"type": "commonjs"`, so that TypeScript reads them as the CommonJS module they describe.
 // Usage: node scripts/build-packages.mjs [package directory…]   (default: every publishable package)
 // @ts-check
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compile, ROOT } from './build.mjs';
@@ -69,6 +78,8 @@ export async function buildCommonJs(dir) {
   const pkg = manifest(dir);
   const entries = commonJsEntries(pkg);
   const out = join(dir, 'dist', 'cjs');
+  // Up to date: nothing is rewritten, so a pack while another process reads dist/ (the tests) changes nothing.
+  if (commonJsUpToDate(dir, out)) return;
   rmSync(out, { recursive: true, force: true });
   if (entries.length === 0) return;
   for (const { esm } of entries) {
@@ -94,8 +105,23 @@ export async function buildCommonJs(dir) {
   if (result.warnings.length > 0)
     throw new Error(`${pkg.name}: esbuild warned: ${result.warnings.map((w) => w.text).join('; ')}`);
   mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
   for (const file of declarations(dir)) cpSync(join(dir, 'dist', file), join(out, file));
+  // Written last: its time says when the copy was complete (commonJsUpToDate).
+  writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
+}
+
+/**
+ * Whether dist/cjs was completed after the package's manifest and every file tsc wrote in dist/.
+ * @param {string} dir @param {string} out
+ */
+function commonJsUpToDate(dir, out) {
+  const marker = join(out, 'package.json');
+  if (!existsSync(marker)) return false;
+  const builtAt = statSync(marker).mtimeMs;
+  const inputs = readdirSync(join(dir, 'dist'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => !file.startsWith('cjs') && /\.(js|d\.ts)$/.test(file))
+    .map((file) => join(dir, 'dist', file));
+  return [join(dir, 'package.json'), ...inputs].every((file) => statSync(file).mtimeMs <= builtAt);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -252,10 +252,16 @@ describe('@tally/core and @tally/react in a bundle, in a page', () => {
     const context = await browser.newContext({ locale: 'en-US', userAgent: CHROME_UA });
     try {
       const page = await context.newPage();
+      const sent: string[] = [];
       const accepted: string[] = [];
-      page.on('response', (response) => {
-        if (response.url() === `${gateway.url}/api/ingest` && response.request().method() === 'POST')
-          accepted.push(String(response.status()));
+      // The context's events (a keepalive send may outlive its page's), each send with its answer.
+      const ingest = (url: string, method: string) =>
+        url === `${gateway.url}/api/ingest` && method === 'POST';
+      context.on('request', (request) => {
+        if (ingest(request.url(), request.method())) sent.push(request.url());
+      });
+      context.on('response', (response) => {
+        if (ingest(response.url(), response.request().method())) accepted.push(String(response.status()));
       });
       const pageUrl = `${site.url.replace('127.0.0.1', SITE_HOST)}/installed`;
       await page.goto(pageUrl);
@@ -277,6 +283,8 @@ describe('@tally/core and @tally/react in a bundle, in a page', () => {
           ['pageview', pageUrl, CHROME_UA],
         ].sort(),
       );
+      // The records are in the log before the browser has reported every answer: wait for the answers.
+      await expect.poll(() => accepted.length, { timeout: 10_000 }).toBe(sent.length);
       expect(accepted.length).toBeGreaterThan(0);
       expect(new Set(accepted)).toEqual(new Set(['202']));
     } finally {

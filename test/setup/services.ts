@@ -167,8 +167,27 @@ async function ensureKafka(stops: Stop[]): Promise<{ brokers: string; registry: 
   return { brokers, registry };
 }
 
+/**
+ * Builds, once and before any test file runs, what tests read from the tree: the compiled dist/ (and the
+ * published packages' CommonJS copies), the tracker's bundles and the dashboard's web app. The tests' own
+ * build steps then find them up to date and write nothing, instead of several files building the same
+ * outputs at once on a fresh clone (one packing a package while another compiled it).
+ */
+async function buildOnce(): Promise<void> {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  for (const script of [
+    ['scripts/build.mjs', '--if-stale'],
+    ['scripts/build-packages.mjs'],
+    ['packages/core/scripts/tracker-bundles.mjs', '--if-stale'],
+    ['services/dashboard/web/scripts/build.mjs', '--if-stale'],
+  ]) {
+    await promisify(execFile)(process.execPath, script, { cwd: root, timeout: 600_000 });
+  }
+}
+
 export default async function setup(project: TestProject): Promise<Stop> {
   const stops: Stop[] = [];
+  await buildOnce();
   project.provide('redisUrl', await ensureRedis(stops));
   project.provide('clickhouseUrl', await ensureClickHouse(stops));
   const kafka = await ensureKafka(stops);
