@@ -27,13 +27,14 @@ import {
   goalConversions,
   ingestionHealth,
   migrate,
-  mrrReport,
+  monthlyRevenue,
   openChdbWarehouse,
   parseFilters,
   type Row,
   readCustomerRecords,
   readCustomerTouches,
   readMrrInputs,
+  readMrrInputsCached,
   readStoredMovements,
   readVisitTimeline,
   reconcile,
@@ -306,20 +307,26 @@ function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknow
   const w = () => warehouse();
   const withTouches = async (by: 'channel' | 'utm_campaign', touch: 'first' | 'last') => {
     const [records, touches] = await Promise.all([
-      readMrrInputs(w(), { project: PROJECT, until, currency }),
+      readMrrInputsCached(w(), { project: PROJECT, until, currency }),
       readCustomerTouches(w(), PROJECT),
     ]);
     return revenueAttribution(records, { from, to, currency, by, touch, touches });
   };
   return [
-    { name: 'revenue mrr (12 months)', run: () => mrrReport(w(), { project: PROJECT, from, to, currency }) },
+    {
+      name: 'revenue mrr (12 months)',
+      run: async () =>
+        monthlyRevenue(await readMrrInputsCached(w(), { project: PROJECT, until, currency }), from, to, [
+          currency,
+        ]),
+    },
     { name: 'revenue attribution first-touch channel', run: () => withTouches('channel', 'first') },
     { name: 'revenue attribution last-touch campaign', run: () => withTouches('utm_campaign', 'last') },
     {
       name: 'revenue reconciliation (a month)',
       run: async () => {
         const [records, stored] = await Promise.all([
-          readMrrInputs(w(), { project: PROJECT, until, currency }),
+          readMrrInputsCached(w(), { project: PROJECT, until, currency }),
           readStoredMovements(w(), { project: PROJECT, month: to, currency }),
         ]);
         return reconcile(records, { month: to, currency, stored });
@@ -328,7 +335,7 @@ function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknow
     {
       name: 'revenue records (drill-down of new, 12 months)',
       run: async () =>
-        revenueDrilldown(await readMrrInputs(w(), { project: PROJECT, until, currency }), {
+        revenueDrilldown(await readMrrInputsCached(w(), { project: PROJECT, until, currency }), {
           figure: 'new',
           from,
           to,
@@ -338,7 +345,7 @@ function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknow
     {
       name: 'revenue funnel (30 days, channel)',
       run: async () =>
-        acquisitionFunnel(w(), await readMrrInputs(w(), { project: PROJECT, currency }), {
+        acquisitionFunnel(w(), await readMrrInputsCached(w(), { project: PROJECT, currency }), {
           project: PROJECT,
           from: '2026-04-20',
           to: '2026-05-19',
@@ -350,7 +357,7 @@ function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknow
       name: 'revenue customers (list)',
       run: async () => {
         const [records, touches] = await Promise.all([
-          readMrrInputs(w(), { project: PROJECT, currency }),
+          readMrrInputsCached(w(), { project: PROJECT, currency }),
           readCustomerTouches(w(), PROJECT),
         ]);
         return customerList(records, { currency, touches }).slice(0, 50);

@@ -6,7 +6,7 @@
 // number could hold for every total.
 import { divideRounded, formatMicros, toMicros } from '@tally/contract';
 import type { QueryParams, Warehouse } from '../warehouse.ts';
-import { byRecordTime, type DataWarning, type MrrInput, MrrLedger } from './mrr-movements.ts';
+import { byRecordTime, type DataWarning, type MrrInput, MrrLedger, memoOnFrozen } from './mrr-movements.ts';
 
 /** An amount of money as exact decimal text in the currency's major unit: "49", "-12.5", "0.000001". */
 export type Money = string;
@@ -64,6 +64,21 @@ export function monthsBetween(from: string, to: string): string[] {
  * there are no records.
  */
 export function monthlyRevenue(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthlyRevenue[] {
+  // Of a frozen array (the cached history), computed once per range and shared, frozen: callers only read it.
+  if (!Object.isFrozen(records)) return computeMonthlyRevenue(records, from, to, currencies);
+  return memoOnFrozen(reports, records, `${from}|${to}|${currencies?.join(',') ?? '*'}`, () =>
+    Object.freeze(computeMonthlyRevenue(records, from, to, currencies)),
+  ) as MonthlyRevenue[];
+}
+
+const reports = new WeakMap<readonly MrrInput[], Map<string, readonly MonthlyRevenue[]>>();
+
+function computeMonthlyRevenue(
   records: readonly MrrInput[],
   from: string,
   to: string,
