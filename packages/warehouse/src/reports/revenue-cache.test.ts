@@ -9,6 +9,7 @@ import { openChdbWarehouse } from '../chdb/chdb-warehouse.ts';
 import { migrate } from '../migrations.ts';
 import type { Warehouse } from '../warehouse.ts';
 import { monthlyRevenue, readMrrInputs } from './monthly-revenue.ts';
+import type { MrrInput } from './mrr-movements.ts';
 import { revenueAttribution } from './revenue-attribution.ts';
 import { readMrrInputsCached } from './revenue-cache.ts';
 import { customerList } from './revenue-customers.ts';
@@ -66,7 +67,7 @@ const until = Date.UTC(2026, 3, 1);
 async function figures() {
   const cached = await readMrrInputsCached(warehouse, { project: 'cache', currency: 'USD', until });
   const fresh = await readMrrInputs(warehouse, { project: 'cache', currency: 'USD', until });
-  const of = (records: typeof fresh) => ({
+  const of = (records: readonly MrrInput[]) => ({
     mrr: monthlyRevenue(records, range.from, range.to, ['USD']),
     attribution: revenueAttribution(records, { ...range, by: 'channel', touch: 'first', touches: new Map() }),
     customers: customerList(records, { currency: 'USD', touches: new Map() }),

@@ -89,3 +89,8 @@ export async function readMrrInputsCached(
   }
   return upTo;
 }
+
+/** Drops the warehouse's cached histories: the next read reads again (benchmarks measure a cold read). */
+export function forgetRevenueHistory(warehouse: Warehouse): void {
+  caches.delete(warehouse);
+}
