@@ -22,7 +22,7 @@ import {
   backfillVisits,
   comparisonRange,
   currentVisitors,
-  customerList,
+  customerListPage,
   forgetRevenueHistory,
   funnelSteps,
   goalConversions,
@@ -357,11 +357,8 @@ function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknow
     {
       name: 'revenue customers (list)',
       run: async () => {
-        const [records, touches] = await Promise.all([
-          readMrrInputsCached(w(), { project: PROJECT, currency }),
-          readCustomerTouches(w(), PROJECT),
-        ]);
-        return customerList(records, { currency, touches }).slice(0, 50);
+        const records = await readMrrInputsCached(w(), { project: PROJECT, currency });
+        return customerListPage(w(), records, { project: PROJECT, currency, offset: 0, limit: 50 });
       },
     },
     {

@@ -6,7 +6,12 @@ import { formatMicros } from '@tally/contract';
 import type { Warehouse } from '../warehouse.ts';
 import type { Money } from './monthly-revenue.ts';
 import { byRecordTime, type MovementKind, type MrrInput, MrrLedger, memoOnFrozen } from './mrr-movements.ts';
-import { type CustomerTouches, LINKED_VISITORS_SQL, type Touchpoint } from './revenue-attribution.ts';
+import {
+  type CustomerTouches,
+  LINKED_VISITORS_SQL,
+  readCustomerTouches,
+  type Touchpoint,
+} from './revenue-attribution.ts';
 import type { StoredRevenueRecord } from './revenue-search.ts';
 
 export type CustomerStatus = 'active' | 'churned' | 'one_off';
@@ -79,7 +84,37 @@ export function customerList(
   records: readonly MrrInput[],
   options: { currency: string; touches: ReadonlyMap<string, CustomerTouches> },
 ): CustomerSummary[] {
-  const { ledger, ranked } = foldHistory(records, options.currency);
+  const fold = foldHistory(records, options.currency);
+  return summaries(fold, fold.ranked, options);
+}
+
+/**
+ * One page (offset, limit) of customerList, reading the first touches of that page's customers only: the
+ * list's order does not depend on touches, so the page is the same as customerList's slice.
+ */
+export async function customerListPage(
+  warehouse: Warehouse,
+  records: readonly MrrInput[],
+  options: { project: string; currency: string; offset: number; limit: number },
+): Promise<{ total: number; customers: CustomerSummary[] }> {
+  const fold = foldHistory(records, options.currency);
+  const page = fold.ranked.slice(options.offset, options.offset + options.limit);
+  const touches =
+    page.length === 0
+      ? new Map<string, CustomerTouches>()
+      : await readCustomerTouches(
+          warehouse,
+          options.project,
+          page.map((c) => c.customer),
+        );
+  return { total: fold.ranked.length, customers: summaries(fold, page, { ...options, touches }) };
+}
+
+function summaries(
+  { ledger }: HistoryFold,
+  ranked: HistoryFold['ranked'],
+  options: { currency: string; touches: ReadonlyMap<string, CustomerTouches> },
+): CustomerSummary[] {
   return ranked.map(({ customer, mrr, state }) => {
     const touch = options.touches.get(customer)?.first ?? null;
     return {

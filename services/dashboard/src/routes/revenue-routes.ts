@@ -11,6 +11,7 @@ import {
   checkMonthRange,
   currencyOf,
   customerList,
+  customerListPage,
   type DrilldownFigure,
   monthlyRevenue,
   monthStart,
@@ -139,14 +140,16 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const q = request.query as { currency?: string; limit?: number; offset?: number; format?: string };
     const project = request.params.project as string;
     const currency = currencyOf(q.currency);
-    const [records, touches] = await Promise.all([
-      readMrrInputsCached(deps.warehouse, { project, currency }),
-      readCustomerTouches(deps.warehouse, project),
-    ]);
-    const all = customerList(records, { currency, touches });
+    const records = await readMrrInputsCached(deps.warehouse, { project, currency });
     const offset = q.offset ?? 0;
-    const customers = all.slice(offset, offset + (q.limit ?? 100));
-    const body = { currency, total: all.length, offset, customers };
+    // The touches of the page's customers only: the list's order does not depend on them.
+    const { total, customers } = await customerListPage(deps.warehouse, records, {
+      project,
+      currency,
+      offset,
+      limit: q.limit ?? 100,
+    });
+    const body = { currency, total, offset, customers };
     return answer(
       reply,
       request.headers.accept,
