@@ -410,6 +410,10 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
       ['B', '40', 'active', 'Direct', '120'],
       ['D', '0', 'one_off', null, '500'],
     ]);
+    // A page reads the touches of its own customers only, and is the full list's slice exactly.
+    const page = await get('rev-worked', '/revenue/customers?offset=1&limit=2');
+    expect(page.total).toBe(4);
+    expect(page.customers).toEqual((list.customers as unknown[]).slice(1, 3));
     const a = await get('rev-worked', '/revenue/customers/A');
     expect((a.records as unknown[]).length).toBe(4);
     expect((a.history as { customer_mrr: string }[]).map((h) => h.customer_mrr)).toEqual([

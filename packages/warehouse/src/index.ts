@@ -33,6 +33,7 @@ export * from './reports/monthly-revenue.ts';
 export * from './reports/mrr-movements.ts';
 export * from './reports/mrr-table.ts';
 export * from './reports/revenue-attribution.ts';
+export * from './reports/revenue-cache.ts';
 export * from './reports/revenue-customers.ts';
 export * from './reports/revenue-drilldown.ts';
 export * from './reports/revenue-funnel.ts';

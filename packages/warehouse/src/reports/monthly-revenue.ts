@@ -6,7 +6,7 @@
 // number could hold for every total.
 import { divideRounded, formatMicros, toMicros } from '@tally/contract';
 import type { QueryParams, Warehouse } from '../warehouse.ts';
-import { byRecordTime, type DataWarning, type MrrInput, MrrLedger } from './mrr-movements.ts';
+import { byRecordTime, type DataWarning, type MrrInput, MrrLedger, memoOnFrozen } from './mrr-movements.ts';
 
 /** An amount of money as exact decimal text in the currency's major unit: "49", "-12.5", "0.000001". */
 export type Money = string;
@@ -64,6 +64,21 @@ export function monthsBetween(from: string, to: string): string[] {
  * there are no records.
  */
 export function monthlyRevenue(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthlyRevenue[] {
+  // Of a frozen array (the cached history), computed once per range and shared, frozen: callers only read it.
+  if (!Object.isFrozen(records)) return computeMonthlyRevenue(records, from, to, currencies);
+  return memoOnFrozen(reports, records, `${from}|${to}|${currencies?.join(',') ?? '*'}`, () =>
+    Object.freeze(computeMonthlyRevenue(records, from, to, currencies)),
+  ) as MonthlyRevenue[];
+}
+
+const reports = new WeakMap<readonly MrrInput[], Map<string, readonly MonthlyRevenue[]>>();
+
+function computeMonthlyRevenue(
   records: readonly MrrInput[],
   from: string,
   to: string,
@@ -136,27 +151,30 @@ export function rate(numerator: bigint, denominator: bigint): number | null {
   return denominator === 0n ? null : Number(numerator) / Number(denominator);
 }
 
-interface StoredRevenueRow {
-  id: string;
-  transaction_id: string;
-  customer_id: string;
-  customer_subscription_id: string;
-  event_type: string;
-  currency: string;
-  amount: string;
-  mrr_impact: string | null;
-  is_recurring: boolean | null;
-  interval: string;
-  timestamp_ms: number;
-  received_at_ms: number;
-}
-
-// Aliases never reuse a column's name: ClickHouse substitutes aliases in WHERE, so `… AS timestamp`
-// would make `timestamp < …` compare the milliseconds instead of the column.
+/**
+ * One stored record as readMrrInputs reads it: a tuple (JSON array) in the order of the query's tuple, so
+ * that a history of hundreds of thousands of records travels as one compact array instead of as as many
+ * JSON objects, each repeating every column's name. Money as decimal text; mrr_impact '' when NULL.
+ */
+type StoredRevenueTuple = [
+  id: string,
+  transaction_id: string,
+  customer_id: string,
+  customer_subscription_id: string,
+  event_type: string,
+  currency: string,
+  amount: string,
+  mrr_impact: string,
+  mrr_impact_null: number | boolean,
+  is_recurring: boolean | null,
+  interval: string,
+  timestamp_ms: number | string,
+  received_at_ms: number | string,
+];
 
 /**
  * The project's revenue records (one per transaction_id) up to `until` (ms, default: all), of one
- * currency or all, of some customers or all, as the MRR rules read them.
+ * currency or all, of some customers or all, as the MRR rules read them, in the order of the fold.
  */
 export async function readMrrInputs(
   warehouse: Warehouse,
@@ -171,33 +189,41 @@ export async function readMrrInputs(
   if (options.until !== undefined) params.until = options.until;
   if (options.currency) params.currency = options.currency;
   if (options.customers) params.customers = [...options.customers];
-  const rows = await warehouse.query<StoredRevenueRow>(
-    `SELECT id, transaction_id, customer_id, customer_subscription_id, event_type, currency,
-            toString(amount) AS amount, toString(mrr_impact) AS mrr_impact, is_recurring,
-            metadata['interval'] AS interval,
-            toUnixTimestamp64Milli(timestamp) AS timestamp_ms, toUnixTimestamp64Milli(received_at) AS received_at_ms
+  // Sorted by the engine (arraySort by timestamp, received_at, transaction_id): the order of groupArray
+  // itself is not defined when the engine reads with several threads.
+  const [row] = await warehouse.query<{ records: StoredRevenueTuple[] }>(
+    `SELECT arraySort(r -> (r.12, r.13, r.2), groupArray((
+              id, transaction_id, customer_id, customer_subscription_id, event_type, currency,
+              toString(amount), toString(ifNull(mrr_impact, 0)), isNull(mrr_impact), is_recurring,
+              metadata['interval'], toUnixTimestamp64Milli(timestamp), toUnixTimestamp64Milli(received_at)
+            ))) AS records
      FROM revenue_records
      WHERE project_id = {project:String}
        ${options.until !== undefined ? "AND timestamp < fromUnixTimestamp64Milli({until:Int64}, 'UTC')" : ''}
        ${options.currency ? 'AND currency = {currency:String}' : ''}
-       ${options.customers ? 'AND customer_id IN {customers:Array(String)}' : ''}
-     ORDER BY timestamp, received_at, transaction_id`,
+       ${options.customers ? 'AND customer_id IN {customers:Array(String)}' : ''}`,
     params,
   );
-  return rows.map((row) => ({
-    transaction_id: row.transaction_id,
-    id: row.id,
-    customer_id: row.customer_id,
-    customer_subscription_id: row.customer_subscription_id,
-    event_type: row.event_type as MrrInput['event_type'],
-    currency: row.currency,
-    amount: toMicros(row.amount),
-    mrr_impact: row.mrr_impact === null ? null : toMicros(row.mrr_impact),
-    is_recurring: row.is_recurring,
-    interval: row.interval,
-    timestamp: Number(row.timestamp_ms),
-    received_at: Number(row.received_at_ms),
-  }));
+  const records = row?.records ?? [];
+  const inputs = new Array<MrrInput>(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i] as StoredRevenueTuple;
+    inputs[i] = {
+      transaction_id: r[1],
+      id: r[0],
+      customer_id: r[2],
+      customer_subscription_id: r[3],
+      event_type: r[4] as MrrInput['event_type'],
+      currency: r[5],
+      amount: toMicros(r[6]),
+      mrr_impact: r[8] === true || r[8] === 1 ? null : toMicros(r[7]),
+      is_recurring: r[9],
+      interval: r[10],
+      timestamp: Number(r[11]),
+      received_at: Number(r[12]),
+    };
+  }
+  return inputs;
 }
 
 /** `tally report mrr`: the monthly report of one project, from the warehouse. */

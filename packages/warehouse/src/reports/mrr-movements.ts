@@ -197,3 +197,29 @@ export function mrrMovements(records: readonly MrrInput[]): {
   }
   return { movements, warnings };
 }
+
+/**
+ * A result of `compute(records)` kept for as long as `records` (a frozen array, which cannot change) is
+ * alive; computed every time for any other array. The cached revenue history (revenue-cache.ts) is frozen,
+ * so the panels of one dashboard page share one fold of it.
+ */
+export function memoOnFrozen<T>(
+  memo: WeakMap<readonly MrrInput[], Map<string, T>>,
+  records: readonly MrrInput[],
+  key: string,
+  compute: () => T,
+): T {
+  if (!Object.isFrozen(records)) return compute();
+  let results = memo.get(records);
+  if (!results) {
+    results = new Map();
+    memo.set(records, results);
+  }
+  let result = results.get(key);
+  if (result === undefined) {
+    result = compute();
+    if (results.size >= 32) results.clear();
+    results.set(key, result);
+  }
+  return result;
+}

@@ -5,8 +5,13 @@
 import { formatMicros } from '@tally/contract';
 import type { Warehouse } from '../warehouse.ts';
 import type { Money } from './monthly-revenue.ts';
-import { byRecordTime, type MovementKind, type MrrInput, MrrLedger } from './mrr-movements.ts';
-import { type CustomerTouches, LINKED_VISITORS_SQL, type Touchpoint } from './revenue-attribution.ts';
+import { byRecordTime, type MovementKind, type MrrInput, MrrLedger, memoOnFrozen } from './mrr-movements.ts';
+import {
+  type CustomerTouches,
+  LINKED_VISITORS_SQL,
+  readCustomerTouches,
+  type Touchpoint,
+} from './revenue-attribution.ts';
 import type { StoredRevenueRecord } from './revenue-search.ts';
 
 export type CustomerStatus = 'active' | 'churned' | 'one_off';
@@ -24,10 +29,54 @@ export interface CustomerSummary {
   records: number;
 }
 
-interface CustomerState {
+export interface CustomerState {
   first: number;
   cash: bigint;
   records: number;
+}
+
+/** The fold of a currency's whole history: every customer's MRR now, first record, cash and records. */
+export interface HistoryFold {
+  ledger: MrrLedger;
+  states: ReadonlyMap<string, Readonly<CustomerState>>;
+  /** Customers with a purchase record. */
+  purchased: ReadonlySet<string>;
+  /** Every customer by MRR now (largest first), then cash, then id. */
+  ranked: ReadonlyArray<{ customer: string; mrr: bigint; state: Readonly<CustomerState> }>;
+}
+
+const histories = new WeakMap<readonly MrrInput[], Map<string, HistoryFold>>();
+
+/**
+ * Folds all of `currency`'s records (the customer list and the funnel read it). Of a frozen array (the
+ * cached history) it is computed once per currency and shared: callers only read it.
+ */
+export function foldHistory(records: readonly MrrInput[], currency: string): HistoryFold {
+  return memoOnFrozen(histories, records, currency, () => {
+    const ledger = new MrrLedger(currency);
+    const states = new Map<string, CustomerState>();
+    const purchased = new Set<string>();
+    for (const record of records.filter((r) => r.currency === currency).sort(byRecordTime)) {
+      ledger.apply(record);
+      const state = states.get(record.customer_id) ?? { first: record.timestamp, cash: 0n, records: 0 };
+      state.cash += record.amount;
+      state.records += 1;
+      states.set(record.customer_id, state);
+      if (record.event_type === 'purchase') purchased.add(record.customer_id);
+    }
+    const ranked = [...states.entries()].map(([customer, state]) => ({
+      customer,
+      mrr: ledger.customerMrr(customer),
+      state,
+    }));
+    ranked.sort(
+      (a, b) =>
+        (a.mrr < b.mrr ? 1 : a.mrr > b.mrr ? -1 : 0) ||
+        (a.state.cash < b.state.cash ? 1 : a.state.cash > b.state.cash ? -1 : 0) ||
+        (a.customer < b.customer ? -1 : 1),
+    );
+    return { ledger, states, purchased, ranked };
+  });
 }
 
 /** Every customer with a record of `currency`, by MRR (largest first), then cash, then id. */
@@ -35,42 +84,52 @@ export function customerList(
   records: readonly MrrInput[],
   options: { currency: string; touches: ReadonlyMap<string, CustomerTouches> },
 ): CustomerSummary[] {
-  const ledger = new MrrLedger(options.currency);
-  const states = new Map<string, CustomerState>();
-  for (const record of records.filter((r) => r.currency === options.currency).sort(byRecordTime)) {
-    ledger.apply(record);
-    const state = states.get(record.customer_id) ?? { first: record.timestamp, cash: 0n, records: 0 };
-    state.cash += record.amount;
-    state.records += 1;
-    states.set(record.customer_id, state);
-  }
-  const rows = [...states.entries()].map(([customer, state]) => {
-    const mrr = ledger.customerMrr(customer);
+  const fold = foldHistory(records, options.currency);
+  return summaries(fold, fold.ranked, options);
+}
+
+/**
+ * One page (offset, limit) of customerList, reading the first touches of that page's customers only: the
+ * list's order does not depend on touches, so the page is the same as customerList's slice.
+ */
+export async function customerListPage(
+  warehouse: Warehouse,
+  records: readonly MrrInput[],
+  options: { project: string; currency: string; offset: number; limit: number },
+): Promise<{ total: number; customers: CustomerSummary[] }> {
+  const fold = foldHistory(records, options.currency);
+  const page = fold.ranked.slice(options.offset, options.offset + options.limit);
+  const touches =
+    page.length === 0
+      ? new Map<string, CustomerTouches>()
+      : await readCustomerTouches(
+          warehouse,
+          options.project,
+          page.map((c) => c.customer),
+        );
+  return { total: fold.ranked.length, customers: summaries(fold, page, { ...options, touches }) };
+}
+
+function summaries(
+  { ledger }: HistoryFold,
+  ranked: HistoryFold['ranked'],
+  options: { currency: string; touches: ReadonlyMap<string, CustomerTouches> },
+): CustomerSummary[] {
+  return ranked.map(({ customer, mrr, state }) => {
     const touch = options.touches.get(customer)?.first ?? null;
     return {
-      mrr,
-      cash: state.cash,
-      summary: {
-        customer_id: customer,
-        currency: options.currency,
-        mrr: formatMicros(mrr),
-        status: (mrr > 0n ? 'active' : ledger.everPaid(customer) ? 'churned' : 'one_off') as CustomerStatus,
-        first_seen: new Date(Math.min(state.first, touch?.start ?? state.first)).toISOString(),
-        first_touch: touch
-          ? { channel: touch.channel, source: touch.source, utm_campaign: touch.utm_campaign }
-          : null,
-        cash_revenue: formatMicros(state.cash),
-        records: state.records,
-      },
+      customer_id: customer,
+      currency: options.currency,
+      mrr: formatMicros(mrr),
+      status: (mrr > 0n ? 'active' : ledger.everPaid(customer) ? 'churned' : 'one_off') as CustomerStatus,
+      first_seen: new Date(Math.min(state.first, touch?.start ?? state.first)).toISOString(),
+      first_touch: touch
+        ? { channel: touch.channel, source: touch.source, utm_campaign: touch.utm_campaign }
+        : null,
+      cash_revenue: formatMicros(state.cash),
+      records: state.records,
     };
   });
-  rows.sort(
-    (a, b) =>
-      (a.mrr < b.mrr ? 1 : a.mrr > b.mrr ? -1 : 0) ||
-      (a.cash < b.cash ? 1 : a.cash > b.cash ? -1 : 0) ||
-      (a.summary.customer_id < b.summary.customer_id ? -1 : 1),
-  );
-  return rows.map((r) => r.summary);
 }
 
 /** A point of a subscription's MRR history: after one of the customer's records. */

@@ -7,8 +7,9 @@
 import { divideRounded, formatMicros } from '@tally/contract';
 import type { Warehouse } from '../warehouse.ts';
 import type { Money } from './monthly-revenue.ts';
-import { byRecordTime, type MrrInput, MrrLedger } from './mrr-movements.ts';
+import type { MrrInput } from './mrr-movements.ts';
 import { LINKED_VISITORS_SQL, NO_VALUE } from './revenue-attribution.ts';
+import { foldHistory } from './revenue-customers.ts';
 import { ATTRIBUTION_DIMENSIONS, type AttributionDimension, RevenueQueryError } from './revenue-scope.ts';
 import { addDays, checkRange } from './traffic-scope.ts';
 
@@ -85,14 +86,7 @@ export async function acquisitionFunnel(
     },
   );
   // Who paid, their MRR now and cash to date, in the currency.
-  const ledger = new MrrLedger(options.currency);
-  const cash = new Map<string, bigint>();
-  const purchased = new Set<string>();
-  for (const r of records.filter((x) => x.currency === options.currency).sort(byRecordTime)) {
-    ledger.apply(r);
-    cash.set(r.customer_id, (cash.get(r.customer_id) ?? 0n) + r.amount);
-    if (r.event_type === 'purchase') purchased.add(r.customer_id);
-  }
+  const { ledger, states, purchased } = foldHistory(records, options.currency);
   const paid = (c: string) => ledger.everPaid(c) || purchased.has(c);
   // Each customer's money goes to the group of its earliest cohort visitor.
   const owner = new Map<string, { key: string; first: number; visitor: string }>();
@@ -137,7 +131,7 @@ export async function acquisitionFunnel(
     for (const s of [g, total]) {
       s.customers += 1;
       s.mrr += ledger.customerMrr(customer);
-      s.cash += cash.get(customer) ?? 0n;
+      s.cash += states.get(customer)?.cash ?? 0n;
     }
   }
   const shape = (s: Sums): Omit<FunnelRow, 'key'> => ({

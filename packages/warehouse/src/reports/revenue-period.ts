@@ -12,6 +12,7 @@ import {
   type MrrInput,
   MrrLedger,
   type MrrMovement,
+  memoOnFrozen,
 } from './mrr-movements.ts';
 
 export const MOVEMENT_KINDS: readonly MovementKind[] = [
@@ -46,8 +47,22 @@ export interface PeriodFold {
   warnings: Array<DataWarning & { record_id: string | null }>;
 }
 
-/** Folds `records` (any order, any currencies; only `currency`'s are read) over months from…to. */
+const folds = new WeakMap<readonly MrrInput[], Map<string, PeriodFold>>();
+
+/**
+ * Folds `records` (any order, any currencies; only `currency`'s are read) over months from…to. The fold of
+ * a frozen array (the cached history) is computed once per period and shared: callers only read it.
+ */
 export function foldPeriod(
+  records: readonly MrrInput[],
+  options: { from: string; to: string; currency: string },
+): PeriodFold {
+  return memoOnFrozen(folds, records, `${options.from}|${options.to}|${options.currency}`, () =>
+    fold(records, options),
+  );
+}
+
+function fold(
   records: readonly MrrInput[],
   options: { from: string; to: string; currency: string },
 ): PeriodFold {

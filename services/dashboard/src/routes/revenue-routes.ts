@@ -2,7 +2,8 @@
 // revenue (access `revenue`): the monthly MRR report (as `tally report mrr --json`), MRR by first or last
 // touch, the reconciliation of a month, the drill-down of any figure, the acquisition funnel, the
 // customers and a customer's page. The figures are the warehouse's (reports/revenue-*); this layer checks
-// the query, reads the records once per request and shapes the answers (JSON or CSV).
+// the query, reads the records (the cached history of reports/revenue-cache.ts, re-read whenever the stored
+// revenue changed; the customer page reads its own records) and shapes the answers (JSON or CSV).
 import {
   type AttributionDimension,
   acquisitionFunnel,
@@ -10,13 +11,15 @@ import {
   checkMonthRange,
   currencyOf,
   customerList,
+  customerListPage,
   type DrilldownFigure,
+  monthlyRevenue,
   monthStart,
   mrrHistory,
-  mrrReport,
   readCustomerRecords,
   readCustomerTouches,
   readMrrInputs,
+  readMrrInputsCached,
   readStoredMovements,
   readVisitTimeline,
   reconcile,
@@ -47,12 +50,14 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'revenueMrr', async (request, reply) => {
     const q = request.query as { from: string; to: string; currency?: string; format?: string };
     checkMonthRange(q.from, q.to);
-    const report = await mrrReport(deps.warehouse, {
+    // As `tally report mrr`, from the cached history.
+    const currency = q.currency?.toUpperCase();
+    const records = await readMrrInputsCached(deps.warehouse, {
       project: request.params.project as string,
-      from: q.from,
-      to: q.to,
-      currency: q.currency?.toUpperCase(),
+      until: monthStart(q.to, 1),
+      currency,
     });
+    const report = monthlyRevenue(records, q.from, q.to, currency ? [currency] : undefined);
     return answer(reply, request.headers.accept, q.format, report, () => report as never, 'mrr');
   });
 
@@ -62,7 +67,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     checkMonthRange(q.from, q.to);
     const currency = currencyOf(q.currency);
     const [records, touches] = await Promise.all([
-      readMrrInputs(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
+      readMrrInputsCached(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
       readCustomerTouches(deps.warehouse, project),
     ]);
     const body = revenueAttribution(records, {
@@ -82,7 +87,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     checkMonth(q.month);
     const currency = currencyOf(q.currency);
     const [records, stored] = await Promise.all([
-      readMrrInputs(deps.warehouse, { project, until: monthStart(q.month, 1), currency }),
+      readMrrInputsCached(deps.warehouse, { project, until: monthStart(q.month, 1), currency }),
       readStoredMovements(deps.warehouse, { project, month: q.month, currency }),
     ]);
     return reconcile(records, { month: q.month, currency, stored });
@@ -94,7 +99,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     checkMonthRange(q.from, q.to);
     const currency = currencyOf(q.currency);
     const [records, touches] = await Promise.all([
-      readMrrInputs(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
+      readMrrInputsCached(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
       q.key === undefined ? null : readCustomerTouches(deps.warehouse, project),
     ]);
     const body = revenueDrilldown(records, {
@@ -119,7 +124,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     };
     const project = request.params.project as string;
     const currency = currencyOf(q.currency);
-    const records = await readMrrInputs(deps.warehouse, { project, currency });
+    const records = await readMrrInputsCached(deps.warehouse, { project, currency });
     const body = await acquisitionFunnel(deps.warehouse, records, {
       project,
       timeZone: (await deps.projects.settings(project)).time_zone,
@@ -135,14 +140,16 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const q = request.query as { currency?: string; limit?: number; offset?: number; format?: string };
     const project = request.params.project as string;
     const currency = currencyOf(q.currency);
-    const [records, touches] = await Promise.all([
-      readMrrInputs(deps.warehouse, { project, currency }),
-      readCustomerTouches(deps.warehouse, project),
-    ]);
-    const all = customerList(records, { currency, touches });
+    const records = await readMrrInputsCached(deps.warehouse, { project, currency });
     const offset = q.offset ?? 0;
-    const customers = all.slice(offset, offset + (q.limit ?? 100));
-    const body = { currency, total: all.length, offset, customers };
+    // The touches of the page's customers only: the list's order does not depend on them.
+    const { total, customers } = await customerListPage(deps.warehouse, records, {
+      project,
+      currency,
+      offset,
+      limit: q.limit ?? 100,
+    });
+    const body = { currency, total, offset, customers };
     return answer(
       reply,
       request.headers.accept,

@@ -1,0 +1,140 @@
+// The cached revenue history against real chDB: a repeated read is served from the cache (the same frozen
+// array, its folds shared), and every change to the stored revenue (a new record, a record that arrives out
+// of order, a redelivered copy) is in the very next read, whose figures equal an uncached read's.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openChdbWarehouse } from '../chdb/chdb-warehouse.ts';
+import { migrate } from '../migrations.ts';
+import type { Warehouse } from '../warehouse.ts';
+import { monthlyRevenue, readMrrInputs } from './monthly-revenue.ts';
+import type { MrrInput } from './mrr-movements.ts';
+import { revenueAttribution } from './revenue-attribution.ts';
+import { readMrrInputsCached } from './revenue-cache.ts';
+import { customerList } from './revenue-customers.ts';
+import { foldPeriod } from './revenue-period.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tally-revenue-cache-'));
+let warehouse: Warehouse;
+let sequence = 0;
+
+beforeAll(async () => {
+  warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
+  await migrate(warehouse);
+}, 60_000);
+
+afterAll(async () => {
+  await warehouse?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Stores one revenue record of project `cache` as the revenue consumer would. */
+async function land(record: {
+  transaction_id: string;
+  customer_id: string;
+  event_type: string;
+  amount: string;
+  mrr_impact: string | null;
+  timestamp: string;
+  received_at?: string;
+}): Promise<void> {
+  sequence += 1;
+  await warehouse.insert('revenue', [
+    {
+      project_id: 'cache',
+      id: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
+      visitor_id: '',
+      session_id: '',
+      currency: 'USD',
+      is_recurring: record.event_type === 'subscription',
+      customer_subscription_id: '',
+      payment_processor: 'stripe',
+      timestamp_clamped: false,
+      metadata: {},
+      payload: '{}',
+      user_agent: '',
+      received_at: `2026-03-01 00:00:${String(sequence).padStart(2, '0')}.000`,
+      ...record,
+    },
+  ]);
+}
+
+const range = { from: '2026-01', to: '2026-03', currency: 'USD' };
+const until = Date.UTC(2026, 3, 1);
+
+/** The figures every revenue panel shows, from the cached read and from a fresh uncached one. */
+async function figures() {
+  const cached = await readMrrInputsCached(warehouse, { project: 'cache', currency: 'USD', until });
+  const fresh = await readMrrInputs(warehouse, { project: 'cache', currency: 'USD', until });
+  const of = (records: readonly MrrInput[]) => ({
+    mrr: monthlyRevenue(records, range.from, range.to, ['USD']),
+    attribution: revenueAttribution(records, { ...range, by: 'channel', touch: 'first', touches: new Map() }),
+    customers: customerList(records, { currency: 'USD', touches: new Map() }),
+  });
+  return { cached, viaCache: of(cached), uncached: of(fresh) };
+}
+
+describe('readMrrInputsCached', () => {
+  it('serves a repeated read from the cache and shares its fold', async () => {
+    await land({
+      transaction_id: 'a1',
+      customer_id: 'alice',
+      event_type: 'subscription',
+      amount: '49',
+      mrr_impact: '49',
+      timestamp: '2026-01-10 00:00:00.000',
+    });
+    const first = await figures();
+    const again = await readMrrInputsCached(warehouse, { project: 'cache', currency: 'USD', until });
+    expect(again).toBe(first.cached);
+    expect(Object.isFrozen(again)).toBe(true);
+    expect(foldPeriod(again, range)).toBe(foldPeriod(first.cached, range));
+    expect(first.viaCache).toEqual(first.uncached);
+    expect(first.viaCache.mrr.at(-1)?.mrr_end).toBe('49');
+  });
+
+  it('sees a record that lands after a cached read in the next read', async () => {
+    const before = await figures();
+    await land({
+      transaction_id: 'b1',
+      customer_id: 'bob',
+      event_type: 'subscription',
+      amount: '20.000001',
+      mrr_impact: '20.000001',
+      timestamp: '2026-02-03 00:00:00.000',
+    });
+    const after = await figures();
+    expect(after.cached).not.toBe(before.cached);
+    expect(after.viaCache).toEqual(after.uncached);
+    expect(after.viaCache.mrr.at(-1)?.mrr_end).toBe('69.000001');
+    expect(after.viaCache.customers.map((c) => c.customer_id)).toEqual(['alice', 'bob']);
+  });
+
+  it('places a record delivered out of order, and keeps the first copy of a redelivered one', async () => {
+    // An upgrade dated before bob's subscription arrives after it: the fold re-classifies.
+    await land({
+      transaction_id: 'b0',
+      customer_id: 'bob',
+      event_type: 'upgrade',
+      amount: '5',
+      mrr_impact: '5',
+      timestamp: '2026-01-20 00:00:00.000',
+    });
+    const reordered = await figures();
+    expect(reordered.viaCache).toEqual(reordered.uncached);
+    expect(reordered.viaCache.mrr.at(-1)?.mrr_end).toBe('74.000001');
+    // A copy of a1 received later with another amount: ReplacingMergeTree keeps the first, so do the figures.
+    await land({
+      transaction_id: 'a1',
+      customer_id: 'alice',
+      event_type: 'subscription',
+      amount: '999',
+      mrr_impact: '999',
+      timestamp: '2026-01-10 00:00:00.000',
+    });
+    const redelivered = await figures();
+    expect(redelivered.viaCache).toEqual(redelivered.uncached);
+    expect(redelivered.viaCache.mrr.at(-1)?.mrr_end).toBe('74.000001');
+  });
+});
