@@ -66,13 +66,62 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<RecordLog>
   });
   await ensureTopics(kafka, options);
   const schemas = await registerSchemas(options);
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1, // with idempotence: no duplicates and per-partition order across retries
-    allowAutoTopicCreation: false,
-  });
-  await producer.connect();
-  return new KafkaLog(kafka, producer, schemas, options);
+  const makeProducer = () =>
+    kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1, // with idempotence: no duplicates and per-partition order across retries
+      allowAutoTopicCreation: false,
+    });
+  const first = makeProducer();
+  await first.connect();
+  return new KafkaLog(kafka, renewingProducer(first, makeProducer), schemas, options);
+}
+
+/**
+ * The idempotent producer, replaced by a new one (a new producer id) after any failed send. kafkajs moves a
+ * partition's sequence number on only when a send succeeds; when a send that failed had in fact been
+ * written (the broker went away before it answered), the next batch would go out with the same sequence
+ * number, the broker would answer DUPLICATE_SEQUENCE_NUMBER, and kafkajs would take that for success: a
+ * batch acknowledged (202) and never written. A new producer id starts its sequences afresh. (Seen in the
+ * broker-outage fault test: one acknowledged record missing, sent seconds after the broker came back.)
+ * Returns the subset of Producer the log uses, each call on the current producer.
+ */
+export function renewingProducer(first: Producer, make: () => Producer): Producer {
+  let current = first;
+  let stale = false;
+  let renewing: Promise<Producer> | null = null;
+  const producer = async (): Promise<Producer> => {
+    if (!stale) return current;
+    renewing ??= (async () => {
+      const next = make();
+      await next.connect();
+      const old = current;
+      current = next;
+      stale = false;
+      void old.disconnect().catch(() => {});
+      return next;
+    })().finally(() => {
+      renewing = null;
+    });
+    return renewing;
+  };
+  const run = async <T>(call: (p: Producer) => Promise<T>): Promise<T> => {
+    const p = await producer();
+    try {
+      return await call(p);
+    } catch (error) {
+      if (p === current) stale = true;
+      throw error;
+    }
+  };
+  return {
+    send: (record) => run((p) => p.send(record)),
+    sendBatch: (batch) => run((p) => p.sendBatch(batch)),
+    disconnect: async () => {
+      await renewing?.catch(() => {});
+      await current.disconnect();
+    },
+  } as Pick<Producer, 'send' | 'sendBatch' | 'disconnect'> as Producer;
 }
 
 class KafkaLog implements RecordLog {
