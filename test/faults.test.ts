@@ -125,7 +125,15 @@ describe('the Kafka broker stopped for ten seconds mid-load', () => {
     const downUntil = Date.now();
     await broker.start();
     const before = load.acknowledged().length;
-    await waitForAcks(load, before + 200, '200 more records acknowledged after the restart');
+    await waitForAcks(load, before + 200, '200 more records acknowledged after the restart').catch(
+      (error: Error) => {
+        const lines = running.output().split('\n');
+        const statuses = load.outcomes.slice(-20).map((o) => o.status);
+        throw new Error(
+          `${error.message}; last statuses ${statuses}; output:\n${lines.slice(-40).join('\n')}`,
+        );
+      },
+    );
     await load.stop();
 
     // Requests made entirely while the broker was down were refused, never acknowledged.
