@@ -54,13 +54,19 @@ it('shuts down cleanly on SIGTERM, keeping what it acknowledged', async () => {
   const dataDir = tempDataDir();
   const token = (await new FileTokenStore(dataDir).create('e2e', 'public')).token;
   const gateway = await startGatewayProcess({ TALLY_DATA_DIR: dataDir });
-  const responses = await Promise.all(
-    Array.from({ length: 50 }, (_, i) =>
-      postIngest(gateway.url, { type: 'pageview', data: { session_id: `s${i}` } }, token),
-    ),
-  );
-  expect(responses.every((r) => r.status === 202)).toBe(true);
-  expect(await gateway.stop('SIGTERM')).toBe(0);
+  try {
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        postIngest(gateway.url, { type: 'pageview', data: { session_id: `s${i}` } }, token),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(50).fill(202));
+    expect(await gateway.stop('SIGTERM')).toBe(0);
+  } finally {
+    // A failed expectation must not leave the process running after the suite.
+    if (gateway.process.exitCode === null && gateway.process.signalCode === null)
+      gateway.process.kill('SIGKILL');
+  }
   const log = openEmbeddedLog({ path: join(dataDir, 'log') });
   expect(await log.consumer({ group: 'check' }).poll({ max: 100 })).toHaveLength(50);
   await log.close();
