@@ -256,7 +256,7 @@ async function seedCustomers(warehouse: Warehouse, end: number): Promise<void> {
         amount: String(amount),
         currency: 'USD',
         mrr_impact: impact === null ? null : String(impact),
-        is_recurring: event_type === 'purchase' ? false : true,
+        is_recurring: event_type !== 'purchase',
         payment_processor: 'stripe',
         metadata: { plan: `plan_${mrr}` },
         payload: '{}',
