@@ -109,7 +109,15 @@ export class KafkaConsumer implements LogConsumer {
 
   async poll(options: { max?: number; waitMs?: number } = {}): Promise<PolledMessage[]> {
     if (this.#closed) return [];
-    await this.#start();
+    try {
+      await this.#start();
+    } catch (error) {
+      // Started again after a crash while the broker is still away: the next poll tries again. Throwing
+      // would stop the consumer's process for an outage it outlives.
+      this.#onWarning?.('Kafka consumer could not start; trying again', error);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(options.waitMs ?? 0, 1000)));
+      return [];
+    }
     if (this.#queue.length === 0 && (options.waitMs ?? 0) > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, options.waitMs);
