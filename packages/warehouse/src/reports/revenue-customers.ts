@@ -12,7 +12,12 @@ import {
   readCustomerTouches,
   type Touchpoint,
 } from './revenue-attribution.ts';
-import type { StoredRevenueRecord } from './revenue-search.ts';
+import {
+  STORED_RECORD_COLUMNS,
+  type StoredRecordRow,
+  type StoredRevenueRecord,
+  storedRecord,
+} from './revenue-search.ts';
 
 export type CustomerStatus = 'active' | 'churned' | 'one_off';
 
@@ -245,29 +250,12 @@ export async function readCustomerRecords(
   project: string,
   customer: string,
 ): Promise<StoredRevenueRecord[]> {
-  const rows = await warehouse.query<{
-    id: string;
-    project_id: string;
-    transaction_id: string;
-    timestamp_ms: number;
-    received_at_ms: number;
-    timestamp_clamped: boolean;
-    payload: string;
-  }>(
-    `SELECT id, project_id, transaction_id, toUnixTimestamp64Milli(timestamp) AS timestamp_ms,
-            toUnixTimestamp64Milli(received_at) AS received_at_ms, timestamp_clamped, payload
+  const rows = await warehouse.query<StoredRecordRow>(
+    `SELECT ${STORED_RECORD_COLUMNS}
      FROM revenue_records
      WHERE project_id = {project:String} AND customer_id = {customer:String}
      ORDER BY timestamp, received_at, transaction_id`,
     { project, customer },
   );
-  return rows.map((row) => ({
-    id: row.id,
-    project_id: row.project_id,
-    transaction_id: row.transaction_id,
-    timestamp: new Date(Number(row.timestamp_ms)).toISOString(),
-    received_at: new Date(Number(row.received_at_ms)).toISOString(),
-    timestamp_clamped: row.timestamp_clamped,
-    data: JSON.parse(row.payload) as Record<string, unknown>,
-  }));
+  return rows.map(storedRecord);
 }

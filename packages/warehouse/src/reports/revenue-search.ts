@@ -25,24 +25,34 @@ export async function searchRevenue(
     params[`value${i}`] = value;
     return `mapContains(metadata, {key${i}:String}) AND metadata[{key${i}:String}] = {value${i}:String}`;
   });
-  const rows = await warehouse.query<{
-    id: string;
-    project_id: string;
-    transaction_id: string;
-    timestamp_ms: number;
-    received_at_ms: number;
-    timestamp_clamped: boolean;
-    payload: string;
-  }>(
-    `SELECT id, project_id, transaction_id, toUnixTimestamp64Milli(timestamp) AS timestamp_ms,
-            toUnixTimestamp64Milli(received_at) AS received_at_ms, timestamp_clamped, payload
+  const rows = await warehouse.query<StoredRecordRow>(
+    `SELECT ${STORED_RECORD_COLUMNS}
      FROM revenue_records
      WHERE project_id = {project:String} ${conditions.map((c) => `AND ${c}`).join(' ')}
      ORDER BY timestamp, transaction_id
      LIMIT {limit:UInt32}`,
     params,
   );
-  return rows.map((row) => ({
+  return rows.map(storedRecord);
+}
+
+/** The columns of revenue_records a StoredRevenueRecord is made of (storedRecord). */
+export const STORED_RECORD_COLUMNS = `id, project_id, transaction_id, toUnixTimestamp64Milli(timestamp) AS timestamp_ms,
+            toUnixTimestamp64Milli(received_at) AS received_at_ms, timestamp_clamped, payload`;
+
+export interface StoredRecordRow {
+  id: string;
+  project_id: string;
+  transaction_id: string;
+  timestamp_ms: number;
+  received_at_ms: number;
+  timestamp_clamped: boolean;
+  payload: string;
+}
+
+/** A row of STORED_RECORD_COLUMNS as the record it stores. */
+export function storedRecord(row: StoredRecordRow): StoredRevenueRecord {
+  return {
     id: row.id,
     project_id: row.project_id,
     transaction_id: row.transaction_id,
@@ -50,5 +60,5 @@ export async function searchRevenue(
     received_at: new Date(Number(row.received_at_ms)).toISOString(),
     timestamp_clamped: row.timestamp_clamped,
     data: JSON.parse(row.payload) as Record<string, unknown>,
-  }));
+  };
 }
