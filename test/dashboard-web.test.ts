@@ -513,6 +513,10 @@ describe('the dashboard in Chromium', () => {
             await expect.poll(() => figures(shot), POLL).toMatchObject({ visitors: '3' });
           else await shot.locator('.install').waitFor();
           await shoot(shot, `${name}-${size}-${colorScheme}`);
+          // Nothing makes the page wider than the screen (the views' navigation scrolls within it).
+          expect(await shot.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+            viewport.width,
+          );
         }
         const shared = await newPage({ colorScheme, viewport });
         await shared.goto(`${shares.open}?period=custom&from=${DAY}&to=${DAY}`);

@@ -180,34 +180,37 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
         />
       )}
       {data && (
-        <table class="sr-only">
-          <caption>
-            {label} per {INTERVAL_NAMES[data.interval]}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Period</th>
-              <th scope="col">{label}</th>
-              {data.previous && <th scope="col">Comparison</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {data.points.map((p, i) => (
-              <tr key={p.date}>
-                <th scope="row">{p.date}</th>
-                <td>{formatMetric(metric, metricValue(p, metric))}</td>
-                {data.previous && (
-                  <td>
-                    {formatMetric(
-                      metric,
-                      data.previous.points[i] ? metricValue(data.previous.points[i], metric) : null,
-                    )}
-                  </td>
-                )}
+        // A table cannot be shrunk to the 1px of .sr-only: wrapped, it never widens a narrow page.
+        <div class="sr-only">
+          <table>
+            <caption>
+              {label} per {INTERVAL_NAMES[data.interval]}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Period</th>
+                <th scope="col">{label}</th>
+                {data.previous && <th scope="col">Comparison</th>}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {data.points.map((p, i) => (
+                <tr key={p.date}>
+                  <th scope="row">{p.date}</th>
+                  <td>{formatMetric(metric, metricValue(p, metric))}</td>
+                  {data.previous && (
+                    <td>
+                      {formatMetric(
+                        metric,
+                        data.previous.points[i] ? metricValue(data.previous.points[i], metric) : null,
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );
