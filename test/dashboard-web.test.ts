@@ -288,6 +288,18 @@ describe('the dashboard in Chromium', () => {
     await shoot(page, 'traffic-desktop-light');
   });
 
+  it("lists the keys of the events' properties, and the values of the key chosen", async () => {
+    const events = page.locator('section[data-panel="events"]');
+    await events.getByRole('tab', { name: 'Properties' }).click();
+    await expect.poll(() => rowsOf(page, 'events'), POLL).toEqual([['plan', '1', '1', '100%']]);
+    await events.getByRole('button', { name: 'Show the values of property plan' }).click();
+    await expect.poll(() => rowsOf(page, 'events'), POLL).toEqual([['pro', '1', '1', '100%']]);
+    await events.getByRole('button', { name: 'All keys' }).click();
+    await expect.poll(() => rowsOf(page, 'events'), POLL).toEqual([['plan', '1', '1', '100%']]);
+    await events.getByRole('tab', { name: 'Events' }).click();
+    await expect.poll(() => rowsOf(page, 'events'), POLL).toEqual([['signup', '1', '1', '100%']]);
+  });
+
   it('sorts a list by a column, and shows every column in its details', async () => {
     const sources = page.locator('section[data-panel="sources"]');
     await sources.getByRole('button', { name: 'Channel', exact: true }).click(); // by value, A to Z

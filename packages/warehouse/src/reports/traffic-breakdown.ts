@@ -51,7 +51,7 @@ const COLUMNS = {
 
 function kindOf(dimension: BreakdownDimension): keyof typeof COLUMNS {
   if (dimension === 'page') return 'records';
-  if (dimension === 'event_name' || dimension === 'event_property') return 'events';
+  if (dimension === 'event_name' || dimension.startsWith('event_property')) return 'events';
   if (dimension === 'exit_page') return 'exits';
   return 'visits';
 }
@@ -97,6 +97,10 @@ export async function trafficBreakdown(
       params.property = options.property;
       value = 'data[{property:String}]';
       having = 'AND mapContains(data, {property:String})';
+      columns = 'event_times AS t, event_data AS data';
+    } else if (options.dimension === 'event_property_key') {
+      // The keys the events' properties use: an event counts once under each of its keys.
+      value = 'arrayJoin(mapKeys(data))';
       columns = 'event_times AS t, event_data AS data';
     }
     sql = `${scope.with}

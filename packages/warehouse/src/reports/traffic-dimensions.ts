@@ -30,6 +30,7 @@ export const BREAKDOWN_DIMENSIONS = [
   ...(Object.keys(VISIT_DIMENSIONS) as VisitDimension[]),
   'event_name',
   'event_property',
+  'event_property_key',
 ] as const;
 export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
 

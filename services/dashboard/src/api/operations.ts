@@ -76,7 +76,8 @@ export const OPERATIONS: Operation[] = [
       'dimensions: the visits that start in the range (a visit counts where it starts), with their ' +
       'pageviews, bounce rate and mean duration; `exit_page` also gives the exit rate. `event_name`: custom ' +
       'events in the range and their visitors; `event_property` the same per value of the property named by ' +
-      '`property`. Countries come from DB-IP Lite (IP Geolocation by DB-IP, https://db-ip.com, CC BY 4.0).',
+      '`property`; `event_property_key` the keys the events’ properties use (an event counts under each of ' +
+      'its keys, so the shares are of key uses). Countries come from DB-IP Lite (IP Geolocation by DB-IP, https://db-ip.com, CC BY 4.0).',
     access: 'reader',
     params: S.BreakdownParams,
     querystring: S.BreakdownQuery,

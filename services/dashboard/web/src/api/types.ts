@@ -62,7 +62,8 @@ export type BreakdownDimension =
   | 'screen_size'
   | 'hostname'
   | 'event_name'
-  | 'event_property';
+  | 'event_property'
+  | 'event_property_key';
 
 export interface BreakdownRow {
   value: string;

@@ -48,7 +48,7 @@ const KIND_COLUMNS = {
 
 export function columnsOf(dimension: BreakdownDimension): Column[] {
   if (dimension === 'page') return KIND_COLUMNS.records;
-  if (dimension === 'event_name' || dimension === 'event_property') return KIND_COLUMNS.events;
+  if (dimension === 'event_name' || dimension.startsWith('event_property')) return KIND_COLUMNS.events;
   if (dimension === 'exit_page') return KIND_COLUMNS.exits;
   return KIND_COLUMNS.visits;
 }
@@ -76,6 +76,7 @@ export const DIMENSION_LABELS: Record<BreakdownDimension, string> = {
   hostname: 'Hostname',
   event_name: 'Event',
   event_property: 'Value',
+  event_property_key: 'Property',
 };
 
 let regionNames: Intl.DisplayNames | null | undefined;

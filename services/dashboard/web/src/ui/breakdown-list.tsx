@@ -35,6 +35,8 @@ export function BreakdownList(props: {
   /** Every column (the details), or the short list's. */
   full?: boolean;
   caption: string;
+  /** What choosing a value does instead of filtering by it (the property keys choose a key). */
+  choose?: { label: string; onValue(value: string): void };
 }) {
   const { api, project, params, addFilter } = useTraffic();
   const [sort, setSort] = useState<Sort | null>(null);
@@ -104,6 +106,9 @@ export function BreakdownList(props: {
         {(rows ?? []).map((row) => {
           const label = valueLabel(props.dimension, row.value);
           const flag = props.dimension === 'country' ? flagOf(row.value) : '';
+          const action = props.choose
+            ? `${props.choose.label} ${label}`
+            : `Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`;
           const width = (((row[main.key] as number | undefined) ?? 0) / max) * 100;
           return (
             <tr key={row.value}>
@@ -112,9 +117,11 @@ export function BreakdownList(props: {
                 <button
                   type="button"
                   class="row-filter"
-                  aria-label={`Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`}
-                  title={`Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`}
-                  onClick={() => addFilter(filterDimension, row.value)}
+                  aria-label={action}
+                  title={action}
+                  onClick={() =>
+                    props.choose ? props.choose.onValue(row.value) : addFilter(filterDimension, row.value)
+                  }
                 >
                   {flag && (
                     <span class="flag" aria-hidden="true">

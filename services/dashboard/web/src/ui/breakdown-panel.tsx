@@ -65,12 +65,17 @@ export function PanelFrame(props: {
   caption: string;
   dimension: BreakdownDimension;
   property?: string;
+  /** What choosing a row does instead of filtering (BreakdownList's `choose`). */
+  choose?: { label: string; onValue(value: string): void };
   children?: ComponentChildren;
   footnote?: ComponentChildren;
 }) {
   const { project, params, fileName } = useTraffic();
   const [details, setDetails] = useState(false);
-  const extra = props.property ? { property: props.property } : {};
+  const extra = {
+    ...(props.property ? { property: props.property } : {}),
+    ...(props.choose ? { choose: props.choose } : {}),
+  };
   return (
     <section class="card panel" aria-labelledby={`${props.id}-title`} data-panel={props.id}>
       <div class="card-head">
@@ -88,7 +93,7 @@ export function PanelFrame(props: {
         <CsvButton
           label={props.caption}
           path={breakdownPath(project.id, props.dimension)}
-          params={{ ...params, ...extra, limit: EXPORT_LIMIT }}
+          params={{ ...params, ...(props.property ? { property: props.property } : {}), limit: EXPORT_LIMIT }}
           fileName={fileName(props.property ? `${props.dimension}-${props.property}` : props.dimension)}
         />
       </div>

@@ -1,5 +1,5 @@
-// Custom events: their counts and visitors, and the values of one of their properties (the key typed in;
-// the read API does not list keys).
+// Custom events: their counts and visitors, the keys their properties use, and the values of one key
+// (chosen from the keys' list or typed in).
 import { useState } from 'preact/hooks';
 import { PanelFrame } from './breakdown-panel.tsx';
 import { Tabs } from './tabs.tsx';
@@ -13,10 +13,22 @@ export function EventsPanel() {
   const [tab, setTab] = useState('events');
   const [property, setProperty] = useState('');
   const tabs = <Tabs tabs={TABS} current={tab} label="Custom events" onSelect={setTab} />;
-  if (tab === 'events' || !property) {
+  if (tab === 'events') {
     return (
-      <PanelFrame title="Custom events" id="events" tabs={tabs} caption="Events" dimension="event_name">
-        {tab === 'properties' && <PropertyForm property={property} onProperty={setProperty} />}
+      <PanelFrame title="Custom events" id="events" tabs={tabs} caption="Events" dimension="event_name" />
+    );
+  }
+  if (!property) {
+    return (
+      <PanelFrame
+        title="Custom events"
+        id="events"
+        tabs={tabs}
+        caption="Property keys"
+        dimension="event_property_key"
+        choose={{ label: 'Show the values of property', onValue: setProperty }}
+      >
+        <PropertyForm property={property} onProperty={setProperty} />
       </PanelFrame>
     );
   }
@@ -38,6 +50,7 @@ function PropertyForm(props: { property: string; onProperty(key: string): void }
   return (
     <form
       class="property-form"
+      key={props.property}
       onSubmit={(e) => {
         e.preventDefault();
         props.onProperty(String(new FormData(e.currentTarget as HTMLFormElement).get('key') ?? '').trim());
@@ -48,8 +61,12 @@ function PropertyForm(props: { property: string; onProperty(key: string): void }
         <input name="key" defaultValue={props.property} placeholder="plan" required maxLength={256} />
       </label>
       <button type="submit">Show values</button>
-      {!props.property && (
-        <p class="hint">Type a key of your events' properties (event_data) to see its values.</p>
+      {props.property ? (
+        <button type="button" class="link-button" onClick={() => props.onProperty('')}>
+          All keys
+        </button>
+      ) : (
+        <p class="hint">Choose a key below, or type one, to see its values.</p>
       )}
     </form>
   );
