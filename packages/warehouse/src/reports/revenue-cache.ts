@@ -36,6 +36,8 @@ interface History {
 }
 
 interface Entry {
+  /** revenueStamp of the whole project when the history was read: equal, nothing changed. */
+  stamp: string;
   /** Each bucket's probe when the history was read (a bucket without rows is absent). */
   stamps: ReadonlyMap<number, string>;
   history: Promise<History>;
@@ -210,21 +212,25 @@ export async function readMrrInputsCached(
     caches.set(warehouse, cache);
   }
   const key = `${options.project}\u0000${options.currency ?? ''}`;
-  // The probe first: data that lands while the history is read is then in the history, never missing
-  // from an entry whose stamp claims it.
-  const stamps = await bucketStamps(warehouse, options.project);
+  // The probes first: data that lands while the history is read is then in the history, never missing
+  // from an entry whose stamp claims it. The whole project's stamp first (one sum); the buckets' only
+  // when it changed, to find which buckets to read again.
+  const stamp = await revenueStamp(warehouse, options.project);
   let entry = cache.get(key);
-  const changed = entry ? changedBuckets(entry.stamps, stamps) : null;
-  if (!entry || (changed as number[]).length > 0) {
+  if (!entry || entry.stamp !== stamp) {
+    const stamps = await bucketStamps(warehouse, options.project);
+    const changed = entry ? changedBuckets(entry.stamps, stamps) : null;
     const earlier = entry?.history;
     const history =
-      earlier && changed && changed.length <= MAX_CHANGED_BUCKETS
-        ? earlier.then(
-            (previous) => refresh(warehouse, options, previous, changed),
-            () => readWhole(warehouse, options),
-          )
-        : readWhole(warehouse, options);
-    const created: Entry = { stamps, history };
+      earlier && changed?.length === 0
+        ? earlier
+        : earlier && changed && changed.length <= MAX_CHANGED_BUCKETS
+          ? earlier.then(
+              (previous) => refresh(warehouse, options, previous, changed),
+              () => readWhole(warehouse, options),
+            )
+          : readWhole(warehouse, options);
+    const created: Entry = { stamp, stamps, history };
     entry = created;
     // A failed read is not kept: the next request reads again.
     history.catch(() => {
