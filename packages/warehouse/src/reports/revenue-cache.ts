@@ -1,13 +1,16 @@
-// The revenue history a dashboard's revenue panels fold, read once and reused while it is unchanged.
+// The revenue history a dashboard's revenue panels fold, read once and then refreshed by what changed.
 // Every panel but the customer page folds the project's whole history of a currency (readMrrInputs), and a
-// page asks several panels for the same range: reading and parsing that history is most of each panel's
-// time. So the parsed history is kept per warehouse, project and currency, stamped with a cheap probe of
-// the stored rows (their count and a sum of hashes of every column the fold reads, over the raw revenue
-// table, not FINAL). The probe runs before every read, before the history is read, so a stamp can only be
-// older than the data it labels: any insert, redelivered copy, merge or deletion since changes the probe
-// and the next read reads the history again. Nothing is served stale, and the figures are the fold's own
-// (the same records, the same code). The arrays handed out are frozen: the folds of revenue-period.ts and
-// revenue-customers.ts memoize their results on a frozen array, which cannot change under them.
+// page asks several panels for the same range: reading, parsing and folding that history is most of each
+// panel's time, and on a live site revenue lands all the time. So the parsed history is kept per
+// warehouse, project and currency, stamped with a cheap probe of the stored rows (their count and a sum of
+// hashes of every column the fold reads, over the raw revenue table, not FINAL), as a whole and per bucket
+// of transaction ids. The probe runs before every read, so a stamp can only be older than the data it
+// labels. When it changed, only the buckets whose probe changed are read again (every copy of a
+// transaction is in one bucket, so what FINAL keeps of a bucket depends on its rows only) and merged into
+// the kept history; the new history records which customers changed (mrr-movements.ts,
+// recordHistoryChange), and the folds of revenue-period.ts, monthly-revenue.ts and revenue-customers.ts
+// derive theirs from the earlier history's by folding those customers again. Nothing is served stale, and
+// the figures are the fold's own. The arrays handed out are frozen: the folds memoize on them.
 import type { QueryParams, Warehouse } from '../warehouse.ts';
 import { readStoredHistory } from './monthly-revenue.ts';
 import { byRecordTime, type HistoryChange, type MrrInput, recordHistoryChange } from './mrr-movements.ts';
