@@ -9,7 +9,8 @@
 // customers (50,000) with a year of revenue history each (subscription, monthly renewals, upgrades,
 // downgrades, churn and returns) and an identify record linking each to a seeded visitor, the
 // mrr_movements table built as the revenue consumer builds it, and every revenue panel and query measured
-// the same way. Prints one JSON object on stdout; progress on stderr. Never a timed test. With --keep, an
+// the same way: warm, cold (the cache dropped) and after new revenue landed (10 records before each run,
+// taken out again at the end). Prints one JSON object on stdout; progress on stderr. Never a timed test. With --keep, an
 // existing directory's data is reused (no seeding).
 //
 //   node --import tsx bench/dashboard.ts [--records 10000000] [--days 90] [--runs 10] [--customers 50000] [--keep <dir>]
@@ -573,37 +574,30 @@ async function main(): Promise<void> {
   };
   for (const panel of revenuePanels(end)) {
     await panel.run(); // warm
-    const times: number[] = [];
-    for (let i = 0; i < options.runs; i++) {
-      const t = performance.now();
-      await panel.run();
-      times.push(performance.now() - t);
-    }
-    // Cold: the cache dropped (the first request of a process: the whole history read and folded).
-    const cold: number[] = [];
-    for (let i = 0; i < options.runs; i++) {
-      forgetRevenueHistory(warehouse());
-      const t = performance.now();
-      await panel.run();
-      cold.push(performance.now() - t);
-    }
-    // After new revenue: the cached history refreshed (only the changed part read and folded again).
-    const fresh: number[] = [];
-    for (let i = 0; i < options.runs; i++) {
-      await landNewRevenue();
-      const t = performance.now();
-      await panel.run();
-      fresh.push(performance.now() - t);
-    }
-    revenue[panel.name] = {
-      ...percentiles(times),
-      cold: percentiles(cold),
-      afterNewRevenue: percentiles(fresh),
+    /** Wall and CPU time (this process: the engine's threads included) of `runs` runs, each after `before`. */
+    const measure = async (before: () => unknown) => {
+      const times: number[] = [];
+      const cpu: number[] = [];
+      for (let i = 0; i < options.runs; i++) {
+        await before();
+        const c = process.cpuUsage();
+        const t = performance.now();
+        await panel.run();
+        times.push(performance.now() - t);
+        cpu.push(cpuMs(process.cpuUsage(c)));
+      }
+      return { ...percentiles(times), cpuMs: percentiles(cpu) };
     };
+    const warm = await measure(() => {});
+    // Cold: the cache dropped (the first request of a process: the whole history read and folded).
+    const cold = await measure(() => forgetRevenueHistory(warehouse()));
+    // After new revenue: the cached history refreshed (only the changed part read and folded again).
+    const afterNewRevenue = await measure(landNewRevenue);
+    revenue[panel.name] = { ...warm, cold, afterNewRevenue };
     log(`${panel.name}: ${JSON.stringify(revenue[panel.name])}`);
   }
-  // A whole revenue page after new revenue landed: every panel at once, as the browser asks, sharing
-  // one read of the history.
+  // A whole revenue page with the cache dropped, and after new revenue landed: every panel at once, as the
+  // browser asks, sharing one read of the history.
   const page: number[] = [];
   for (let i = 0; i < options.runs; i++) {
     forgetRevenueHistory(warehouse());
