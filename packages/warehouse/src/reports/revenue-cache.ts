@@ -28,10 +28,11 @@ export const REVENUE_BUCKETS = 1024;
 /** Past this many changed buckets the whole history is read again (one query instead of a large IN). */
 const MAX_CHANGED_BUCKETS = REVENUE_BUCKETS / 4;
 
-/** A history as read: its records (frozen, the fold's order), each bucket's records, and its `until`s. */
+/** A history as read: its records (frozen, the fold's order), each bucket's and each customer's records. */
 interface History {
   records: readonly MrrInput[];
   buckets: ReadonlyMap<number, readonly MrrInput[]>;
+  customers: ReadonlyMap<string, readonly MrrInput[]>;
   /** The history up to a time (ms), one frozen array per `until` asked for. */
   untils: Map<number, readonly MrrInput[]>;
   /** How it was made from the history before it (null for a whole read); dropped with the next refresh. */
@@ -39,8 +40,6 @@ interface History {
 }
 
 interface Entry {
-  /** revenueStamp of the whole project when the history was read: equal, nothing changed. */
-  stamp: string;
   /** Each bucket's probe when the history was read (a bucket without rows is absent). */
   stamps: ReadonlyMap<number, string>;
   history: Promise<History>;
@@ -105,22 +104,75 @@ async function readWhole(
     buckets: REVENUE_BUCKETS,
   });
   const byBucket = new Map<number, MrrInput[]>();
+  const byCustomer = new Map<string, MrrInput[]>();
   for (let i = 0; i < records.length; i++) {
+    const record = records[i] as MrrInput;
     const bucket = buckets[i] as number;
-    let list = byBucket.get(bucket);
-    if (!list) {
-      list = [];
-      byBucket.set(bucket, list);
-    }
-    list.push(records[i] as MrrInput);
+    const inBucket = byBucket.get(bucket);
+    if (inBucket) inBucket.push(record);
+    else byBucket.set(bucket, [record]);
+    const ofCustomer = byCustomer.get(record.customer_id);
+    if (ofCustomer) ofCustomer.push(record);
+    else byCustomer.set(record.customer_id, [record]);
   }
-  return { records: Object.freeze(records), buckets: byBucket, untils: new Map(), change: null };
+  return {
+    records: Object.freeze(records),
+    buckets: byBucket,
+    customers: byCustomer,
+    untils: new Map(),
+    change: null,
+  };
+}
+
+/** Where `record` is in `records` (in the fold's order), or where it would go: binary search. */
+function positionOf(records: readonly MrrInput[], record: MrrInput): number {
+  let low = 0;
+  let high = records.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (byRecordTime(records[middle] as MrrInput, record) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** `records` without `removed` (each one of them) and with `added` (in the fold's order) merged in. */
+function replaced(
+  records: readonly MrrInput[],
+  removed: readonly MrrInput[],
+  added: readonly MrrInput[],
+): MrrInput[] {
+  // By binary search; should the engine's order of a tie differ from byRecordTime's (strings compared as
+  // bytes there, as UTF-16 units here), by identity.
+  const skip = removed
+    .map((r) => {
+      const at = positionOf(records, r);
+      return records[at] === r ? at : records.indexOf(r);
+    })
+    .sort((x, y) => x - y);
+  const out: MrrInput[] = [];
+  let s = 0;
+  let next = 0;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i] as MrrInput;
+    if (s < skip.length && skip[s] === i) {
+      s++;
+      continue;
+    }
+    for (; next < added.length && byRecordTime(added[next] as MrrInput, r) < 0; next++) {
+      out.push(added[next] as MrrInput);
+    }
+    out.push(r);
+  }
+  for (; next < added.length; next++) out.push(added[next] as MrrInput);
+  return out;
 }
 
 /**
  * `previous` with the records of `changed` buckets read again: the rest of the history is kept as it is
  * (those buckets' stored rows are unchanged), the re-read records merged in the fold's order, and the
- * change recorded so that the folds of the new history are derived from the earlier ones.
+ * change recorded so that the folds of the new history are derived from the earlier ones. Its cost is
+ * that of the changed buckets and customers, plus one pass over the history to build the new array.
  */
 async function refresh(
   warehouse: Warehouse,
@@ -134,15 +186,8 @@ async function refresh(
     buckets: REVENUE_BUCKETS,
     only: changed,
   });
-  const removed = new Set<MrrInput>();
-  const customers = new Set<string>();
-  for (const bucket of changed) {
-    for (const r of previous.buckets.get(bucket) ?? []) {
-      removed.add(r);
-      customers.add(r.customer_id);
-    }
-  }
-  for (const r of read.records) customers.add(r.customer_id);
+  const removed: MrrInput[] = [];
+  for (const bucket of changed) removed.push(...(previous.buckets.get(bucket) ?? []));
   const buckets = new Map(previous.buckets);
   for (const bucket of changed) buckets.delete(bucket);
   for (let i = 0; i < read.records.length; i++) {
@@ -151,39 +196,53 @@ async function refresh(
     if (list) (list as MrrInput[]).push(read.records[i] as MrrInput);
     else buckets.set(bucket, [read.records[i] as MrrInput]);
   }
-  if (removed.size === 0 && read.records.length === 0) {
-    return { ...previous, buckets, untils: previous.untils };
+  if (removed.length === 0 && read.records.length === 0) return { ...previous, buckets };
+  const gone = new Set(removed);
+  const customers = new Set<string>();
+  for (const r of removed) customers.add(r.customer_id);
+  for (const r of read.records) customers.add(r.customer_id);
+  // Each changed customer's records before and now (in the fold's order; byRecordTime is a total order:
+  // transaction ids are unique).
+  const index = new Map(previous.customers);
+  const before: MrrInput[] = [];
+  const after: MrrInput[] = [];
+  const addedOf = new Map<string, MrrInput[]>();
+  for (const r of read.records) {
+    const list = addedOf.get(r.customer_id);
+    if (list) list.push(r);
+    else addedOf.set(r.customer_id, [r]);
   }
-  // Both lists are in the fold's order (byRecordTime is a total order: transaction ids are unique).
-  const records: MrrInput[] = [];
-  const added = read.records;
-  let next = 0;
-  for (const r of previous.records) {
-    if (removed.has(r)) continue;
-    for (; next < added.length && byRecordTime(added[next] as MrrInput, r) < 0; next++) {
-      records.push(added[next] as MrrInput);
-    }
-    records.push(r);
+  for (const customer of customers) {
+    const old = previous.customers.get(customer) ?? [];
+    before.push(...old);
+    const now = [...old.filter((r) => !gone.has(r)), ...(addedOf.get(customer) ?? [])].sort(byRecordTime);
+    after.push(...now);
+    if (now.length > 0) index.set(customer, now);
+    else index.delete(customer);
   }
-  for (; next < added.length; next++) records.push(added[next] as MrrInput);
-  Object.freeze(records);
-  const change: HistoryChange = {
-    previous: previous.records,
-    customers,
-    before: previous.records.filter((r) => customers.has(r.customer_id)),
-    after: records.filter((r) => customers.has(r.customer_id)),
-  };
+  before.sort(byRecordTime);
+  after.sort(byRecordTime);
+  const records = Object.freeze(replaced(previous.records, removed, read.records));
+  const change: HistoryChange = { previous: previous.records, customers, before, after };
   recordHistoryChange(records, change);
   // One generation of links: the earlier history no longer needs its own.
   previous.change = null;
-  return { records, buckets, untils: new Map(), change: { previous, change } };
+  return { records, buckets, customers: index, untils: new Map(), change: { previous, change } };
 }
 
 /** The history up to `until`, frozen, linked to the earlier history's when this one was refreshed. */
 function upTo(history: History, until: number): readonly MrrInput[] {
   let found = history.untils.get(until);
   if (!found) {
-    found = Object.freeze(history.records.filter((r) => r.timestamp < until));
+    // The records are in time order: those before `until` are a prefix.
+    let low = 0;
+    let high = history.records.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((history.records[middle] as MrrInput).timestamp < until) low = middle + 1;
+      else high = middle;
+    }
+    found = Object.freeze(history.records.slice(0, low));
     const earlier = history.change?.previous.untils.get(until);
     if (earlier && history.change) {
       const { customers, before, after } = history.change.change;
@@ -215,25 +274,22 @@ export async function readMrrInputsCached(
     caches.set(warehouse, cache);
   }
   const key = `${options.project}\u0000${options.currency ?? ''}`;
-  // The probes first: data that lands while the history is read is then in the history, never missing
-  // from an entry whose stamp claims it. The whole project's stamp first (one sum); the buckets' only
-  // when it changed, to find which buckets to read again.
-  const stamp = await revenueStamp(warehouse, options.project);
+  // The probe first: data that lands while the history is read is then in the history, never missing
+  // from an entry whose stamp claims it. One probe per bucket (as cheap as one over the whole table: the
+  // same scan and hashes), compared bucket by bucket: the changed ones are read again.
+  const stamps = await bucketStamps(warehouse, options.project);
   let entry = cache.get(key);
-  if (!entry || entry.stamp !== stamp) {
-    const stamps = await bucketStamps(warehouse, options.project);
-    const changed = entry ? changedBuckets(entry.stamps, stamps) : null;
+  const changed = entry ? changedBuckets(entry.stamps, stamps) : null;
+  if (!entry || (changed as number[]).length > 0) {
     const earlier = entry?.history;
     const history =
-      earlier && changed?.length === 0
-        ? earlier
-        : earlier && changed && changed.length <= MAX_CHANGED_BUCKETS
-          ? earlier.then(
-              (previous) => refresh(warehouse, options, previous, changed),
-              () => readWhole(warehouse, options),
-            )
-          : readWhole(warehouse, options);
-    const created: Entry = { stamp, stamps, history };
+      earlier && changed && changed.length <= MAX_CHANGED_BUCKETS
+        ? earlier.then(
+            (previous) => refresh(warehouse, options, previous, changed),
+            () => readWhole(warehouse, options),
+          )
+        : readWhole(warehouse, options);
+    const created: Entry = { stamps, history };
     entry = created;
     // A failed read is not kept: the next request reads again.
     history.catch(() => {
