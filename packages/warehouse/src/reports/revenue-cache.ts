@@ -3,9 +3,9 @@
 // page asks several panels for the same range: reading, parsing and folding that history is most of each
 // panel's time, and on a live site revenue lands all the time. So the parsed history is kept per
 // warehouse, project and currency, stamped with a cheap probe of the stored rows (their count and a sum of
-// hashes of every column the fold reads, over the raw revenue table, not FINAL), as a whole and per bucket
-// of transaction ids. The probe runs before every read, so a stamp can only be older than the data it
-// labels. When it changed, only the buckets whose probe changed are read again (every copy of a
+// hashes of every column the fold reads, over the raw revenue table, not FINAL) per bucket of transaction
+// ids. The probe runs before every read, so a stamp can only be older than the data it labels. When new
+// revenue landed, only the buckets whose probe changed are read again (every copy of a
 // transaction is in one bucket, so what FINAL keeps of a bucket depends on its rows only) and merged into
 // the kept history; the new history records which customers changed (mrr-movements.ts,
 // recordHistoryChange), and the folds of revenue-period.ts, monthly-revenue.ts and revenue-customers.ts
