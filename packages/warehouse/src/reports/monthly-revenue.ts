@@ -6,7 +6,14 @@
 // number could hold for every total.
 import { divideRounded, formatMicros, toMicros } from '@tally/contract';
 import type { QueryParams, Warehouse } from '../warehouse.ts';
-import { byRecordTime, type DataWarning, type MrrInput, MrrLedger, memoOnFrozen } from './mrr-movements.ts';
+import {
+  byRecordTime,
+  type DataWarning,
+  type MovementKind,
+  type MrrInput,
+  MrrLedger,
+  memoOnFrozen,
+} from './mrr-movements.ts';
 
 /** An amount of money as exact decimal text in the currency's major unit: "49", "-12.5", "0.000001". */
 export type Money = string;
@@ -70,25 +77,96 @@ export function monthlyRevenue(
   currencies?: readonly string[],
 ): MonthlyRevenue[] {
   // Of a frozen array (the cached history), computed once per range and shared, frozen: callers only read it.
-  if (!Object.isFrozen(records)) return computeMonthlyRevenue(records, from, to, currencies);
+  if (!Object.isFrozen(records)) return shapeReport(monthlySums(records, from, to, currencies));
   return memoOnFrozen(reports, records, `${from}|${to}|${currencies?.join(',') ?? '*'}`, () =>
-    Object.freeze(computeMonthlyRevenue(records, from, to, currencies)),
+    Object.freeze(shapeReport(monthSumsOf(records, from, to, currencies))),
   ) as MonthlyRevenue[];
 }
 
 const reports = new WeakMap<readonly MrrInput[], Map<string, readonly MonthlyRevenue[]>>();
+const sumsMemo = new WeakMap<readonly MrrInput[], Map<string, MonthSums[]>>();
+/** Each warning's record (for the fold's order when a refreshed history's sums are derived). */
+const warningRecords = new WeakMap<DataWarning, MrrInput>();
 
-function computeMonthlyRevenue(
+/** One month of one currency before it is shaped: every figure is a sum over customers. */
+interface MonthSums {
+  month: string;
+  currency: string;
+  mrrStart: bigint;
+  mrrEnd: bigint;
+  sums: Record<MovementKind, bigint>;
+  cash: bigint;
+  payingStart: number;
+  payingEnd: number;
+  churned: number;
+  warnings: DataWarning[];
+}
+
+/** The currencies a report shows: `currencies`, else those of the records, else USD. */
+function wantedCurrencies(records: readonly MrrInput[], currencies?: readonly string[]): string[] {
+  if (currencies) return [...currencies];
+  const found = new Set<string>();
+  for (const r of records) found.add(r.currency);
+  return found.size > 0 ? [...found].sort() : ['USD'];
+}
+
+/** monthlySums of a frozen history, derived from the earlier history's when it was refreshed from one. */
+function monthSumsOf(
   records: readonly MrrInput[],
   from: string,
   to: string,
   currencies?: readonly string[],
-): MonthlyRevenue[] {
+): MonthSums[] {
+  return memoOnFrozen(
+    sumsMemo,
+    records,
+    `${from}|${to}|${currencies?.join(',') ?? '*'}`,
+    () => monthlySums(records, from, to, currencies),
+    (previous, change) => {
+      // Every figure is a sum over customers, and a customer's part depends on its own records only:
+      // the earlier sums, less the changed customers' part before, plus their part now.
+      const wanted = wantedCurrencies(records, currencies);
+      const before = monthlySums(change.before, from, to, wanted);
+      const after = monthlySums(change.after, from, to, wanted);
+      if (wantedCurrencies(change.previous, currencies).join(',') !== wanted.join(',')) return undefined;
+      if (previous.length !== after.length) return undefined;
+      return previous.map((p, i) => {
+        const b = before[i] as MonthSums;
+        const a = after[i] as MonthSums;
+        const sums = { ...p.sums };
+        for (const kind of Object.keys(sums) as MovementKind[]) sums[kind] += a.sums[kind] - b.sums[kind];
+        const kept = p.warnings.filter((w) => !change.customers.has(w.customer_id));
+        const warnings = [...kept, ...a.warnings].sort((x, y) =>
+          byRecordTime(warningRecords.get(x) as MrrInput, warningRecords.get(y) as MrrInput),
+        );
+        return {
+          month: p.month,
+          currency: p.currency,
+          mrrStart: p.mrrStart - b.mrrStart + a.mrrStart,
+          mrrEnd: p.mrrEnd - b.mrrEnd + a.mrrEnd,
+          sums,
+          cash: p.cash - b.cash + a.cash,
+          payingStart: p.payingStart - b.payingStart + a.payingStart,
+          payingEnd: p.payingEnd - b.payingEnd + a.payingEnd,
+          churned: p.churned - b.churned + a.churned,
+          warnings,
+        };
+      });
+    },
+  );
+}
+
+/** The fold of months from…to per currency, sorted by month (currencies in `wanted`'s order within one). */
+function monthlySums(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthSums[] {
   const months = monthsBetween(from, to);
   // Every month is reported: in the contract's default currency when there are no records at all.
-  const found = [...new Set(records.map((r) => r.currency))].sort();
-  const wanted = currencies ?? (found.length > 0 ? found : ['USD']);
-  const report: MonthlyRevenue[] = [];
+  const wanted = wantedCurrencies(records, currencies);
+  const report: MonthSums[] = [];
   for (const currency of wanted) {
     const ordered = records.filter((r) => r.currency === currency).sort(byRecordTime);
     const ledger = new MrrLedger(currency);
@@ -108,39 +186,57 @@ function computeMonthlyRevenue(
         const record = ordered[next] as MrrInput;
         const { movement, warning } = ledger.apply(record);
         if (movement) sums[movement.kind] += movement.amount;
-        if (warning) warnings.push(warning);
+        if (warning) {
+          warningRecords.set(warning, record);
+          warnings.push(warning);
+        }
         cash += record.amount;
       }
-      const mrrEnd = ledger.total;
       const payingAtEnd = ledger.payingCustomers();
-      const churned = [...payingAtStart].filter((c) => !payingAtEnd.has(c)).length;
       report.push({
         month,
         currency,
-        mrr_start: formatMicros(mrrStart),
-        new: formatMicros(sums.new),
-        expansion: formatMicros(sums.expansion),
-        reactivation: formatMicros(sums.reactivation),
-        contraction: formatMicros(sums.contraction),
-        churn: formatMicros(sums.churn),
-        mrr_end: formatMicros(mrrEnd),
-        net_new: formatMicros(mrrEnd - mrrStart),
-        gross_revenue_churn_rate: rate(sums.churn + sums.contraction, mrrStart),
-        net_revenue_churn_rate: rate(
-          sums.churn + sums.contraction - sums.expansion - sums.reactivation,
-          mrrStart,
-        ),
-        customer_churn_rate: rate(BigInt(churned), BigInt(payingAtStart.size)),
-        arpa: payingAtEnd.size === 0 ? null : formatMicros(divideRounded(mrrEnd, BigInt(payingAtEnd.size))),
-        cash_revenue: formatMicros(cash),
-        customers_start: payingAtStart.size,
-        customers_end: payingAtEnd.size,
-        churned_customers: churned,
-        data_warnings: warnings,
+        mrrStart,
+        mrrEnd: ledger.total,
+        sums,
+        cash,
+        payingStart: payingAtStart.size,
+        payingEnd: payingAtEnd.size,
+        churned: [...payingAtStart].filter((c) => !payingAtEnd.has(c)).length,
+        warnings,
       });
     }
   }
   return report.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+}
+
+function shapeReport(months: readonly MonthSums[]): MonthlyRevenue[] {
+  return months.map(
+    ({ month, currency, mrrStart, mrrEnd, sums, cash, payingStart, payingEnd, churned, warnings }) => ({
+      month,
+      currency,
+      mrr_start: formatMicros(mrrStart),
+      new: formatMicros(sums.new),
+      expansion: formatMicros(sums.expansion),
+      reactivation: formatMicros(sums.reactivation),
+      contraction: formatMicros(sums.contraction),
+      churn: formatMicros(sums.churn),
+      mrr_end: formatMicros(mrrEnd),
+      net_new: formatMicros(mrrEnd - mrrStart),
+      gross_revenue_churn_rate: rate(sums.churn + sums.contraction, mrrStart),
+      net_revenue_churn_rate: rate(
+        sums.churn + sums.contraction - sums.expansion - sums.reactivation,
+        mrrStart,
+      ),
+      customer_churn_rate: rate(BigInt(churned), BigInt(payingStart)),
+      arpa: payingEnd === 0 ? null : formatMicros(divideRounded(mrrEnd, BigInt(payingEnd))),
+      cash_revenue: formatMicros(cash),
+      customers_start: payingStart,
+      customers_end: payingEnd,
+      churned_customers: churned,
+      data_warnings: [...warnings],
+    }),
+  );
 }
 
 /**
@@ -170,6 +266,7 @@ type StoredRevenueTuple = [
   interval: string,
   timestamp_ms: number | string,
   received_at_ms: number | string,
+  bucket?: number | string,
 ];
 
 /**
@@ -185,10 +282,33 @@ export async function readMrrInputs(
     customers?: readonly string[] | undefined;
   },
 ): Promise<MrrInput[]> {
+  return (await readStoredHistory(warehouse, options)).records;
+}
+
+/**
+ * readMrrInputs, and with `buckets` each record's bucket (cityHash64(transaction_id) % buckets), of only
+ * the records of the buckets `only` when given: revenue-cache.ts re-reads just the buckets whose stored
+ * rows changed. Every copy of one transaction is in one bucket, so a bucket's records are the same as
+ * the whole read's records of that bucket (revenue_records keeps one copy per project and transaction_id).
+ */
+export async function readStoredHistory(
+  warehouse: Warehouse,
+  options: {
+    project: string;
+    until?: number | undefined;
+    currency?: string | undefined;
+    customers?: readonly string[] | undefined;
+    buckets?: number | undefined;
+    only?: readonly number[] | undefined;
+  },
+): Promise<{ records: MrrInput[]; buckets: number[] }> {
   const params: QueryParams = { project: options.project };
   if (options.until !== undefined) params.until = options.until;
   if (options.currency) params.currency = options.currency;
   if (options.customers) params.customers = [...options.customers];
+  if (options.buckets !== undefined) params.buckets = options.buckets;
+  if (options.only) params.only = [...options.only];
+  const bucket = 'cityHash64(transaction_id) % {buckets:UInt32}';
   // Sorted by the engine (arraySort by timestamp, received_at, transaction_id): the order of groupArray
   // itself is not defined when the engine reads with several threads.
   const [row] = await warehouse.query<{ records: StoredRevenueTuple[] }>(
@@ -196,16 +316,19 @@ export async function readMrrInputs(
               id, transaction_id, customer_id, customer_subscription_id, event_type, currency,
               toString(amount), toString(ifNull(mrr_impact, 0)), isNull(mrr_impact), is_recurring,
               metadata['interval'], toUnixTimestamp64Milli(timestamp), toUnixTimestamp64Milli(received_at)
+              ${options.buckets !== undefined ? `, ${bucket}` : ''}
             ))) AS records
      FROM revenue_records
      WHERE project_id = {project:String}
        ${options.until !== undefined ? "AND timestamp < fromUnixTimestamp64Milli({until:Int64}, 'UTC')" : ''}
        ${options.currency ? 'AND currency = {currency:String}' : ''}
-       ${options.customers ? 'AND customer_id IN {customers:Array(String)}' : ''}`,
+       ${options.customers ? 'AND customer_id IN {customers:Array(String)}' : ''}
+       ${options.buckets !== undefined && options.only ? `AND ${bucket} IN {only:Array(UInt32)}` : ''}`,
     params,
   );
   const records = row?.records ?? [];
   const inputs = new Array<MrrInput>(records.length);
+  const buckets = options.buckets !== undefined ? new Array<number>(records.length) : [];
   for (let i = 0; i < records.length; i++) {
     const r = records[i] as StoredRevenueTuple;
     inputs[i] = {
@@ -222,8 +345,9 @@ export async function readMrrInputs(
       timestamp: Number(r[11]),
       received_at: Number(r[12]),
     };
+    if (options.buckets !== undefined) buckets[i] = Number(r[13]);
   }
-  return inputs;
+  return { records: inputs, buckets };
 }
 
 /** `tally report mrr`: the monthly report of one project, from the warehouse. */

@@ -117,6 +117,33 @@ export class MrrLedger {
     return this.#everPaying.has(customer);
   }
 
+  /**
+   * A ledger with this one's state for every customer but `replaced`, and `other`'s for those (`other`
+   * holds only their records; `replacedRecords` are their records this ledger applied, which name their
+   * subscriptions). The state is per customer, so this equals folding every record into one ledger.
+   */
+  withCustomersOf(
+    other: MrrLedger,
+    replaced: ReadonlySet<string>,
+    replacedRecords: readonly MrrInput[],
+  ): MrrLedger {
+    const out = new MrrLedger(this.currency);
+    for (const [key, value] of this.#subscriptions) out.#subscriptions.set(key, value);
+    for (const r of replacedRecords)
+      out.#subscriptions.delete(`${r.customer_id}\u0000${r.customer_subscription_id}`);
+    for (const [key, value] of other.#subscriptions) out.#subscriptions.set(key, value);
+    let total = this.#total;
+    for (const [customer, mrr] of this.#sums) {
+      if (replaced.has(customer)) total -= mrr;
+      else out.#sums.set(customer, mrr);
+    }
+    for (const [customer, mrr] of other.#sums) out.#sums.set(customer, mrr);
+    for (const customer of this.#everPaying) if (!replaced.has(customer)) out.#everPaying.add(customer);
+    for (const customer of other.#everPaying) out.#everPaying.add(customer);
+    out.#total = total + other.#total;
+    return out;
+  }
+
   apply(record: MrrInput): { movement: MrrMovement | null; warning: DataWarning | null } {
     const key = `${record.customer_id}\u0000${record.customer_subscription_id}`;
     const current = this.#subscriptions.get(key) ?? 0n;
@@ -199,15 +226,45 @@ export function mrrMovements(records: readonly MrrInput[]): {
 }
 
 /**
+ * How a frozen history was made from the one before it (revenue-cache.ts refreshes the cached history by
+ * re-reading only what changed): the customers any of whose records were added, removed or replaced, and
+ * those customers' records in the earlier history and in this one (each in the fold's order). The MRR
+ * fold's state is per customer (its subscriptions, its MRR, whether it ever paid), so every other
+ * customer's part of a fold is the same in both histories: a fold of the new history is the earlier fold
+ * with the changed customers' parts folded again from `after`.
+ */
+export interface HistoryChange {
+  previous: readonly MrrInput[];
+  customers: ReadonlySet<string>;
+  before: readonly MrrInput[];
+  after: readonly MrrInput[];
+}
+
+const changes = new WeakMap<readonly MrrInput[], HistoryChange>();
+
+/**
+ * Records that frozen `records` is `change.previous` with `change` applied. One generation is kept: the
+ * earlier history's own link is dropped, so that a chain of refreshes does not keep every history alive.
+ */
+export function recordHistoryChange(records: readonly MrrInput[], change: HistoryChange): void {
+  if (!Object.isFrozen(records) || !Object.isFrozen(change.previous)) return;
+  changes.delete(change.previous);
+  changes.set(records, change);
+}
+
+/**
  * A result of `compute(records)` kept for as long as `records` (a frozen array, which cannot change) is
  * alive; computed every time for any other array. The cached revenue history (revenue-cache.ts) is frozen,
- * so the panels of one dashboard page share one fold of it.
+ * so the panels of one dashboard page share one fold of it. With `derive`, a result not yet computed for
+ * a history that was refreshed from an earlier one (recordHistoryChange) is derived from the earlier
+ * history's result for the same key when there is one (`derive` may decline with undefined: computed then).
  */
 export function memoOnFrozen<T>(
   memo: WeakMap<readonly MrrInput[], Map<string, T>>,
   records: readonly MrrInput[],
   key: string,
   compute: () => T,
+  derive?: (previous: T, change: HistoryChange) => T | undefined,
 ): T {
   if (!Object.isFrozen(records)) return compute();
   let results = memo.get(records);
@@ -217,7 +274,10 @@ export function memoOnFrozen<T>(
   }
   let result = results.get(key);
   if (result === undefined) {
-    result = compute();
+    const change = derive ? changes.get(records) : undefined;
+    const previous = change ? memo.get(change.previous)?.get(key) : undefined;
+    if (derive && change && previous !== undefined) result = derive(previous, change);
+    if (result === undefined) result = compute();
     if (results.size >= 32) results.clear();
     results.set(key, result);
   }

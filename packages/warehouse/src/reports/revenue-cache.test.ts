@@ -137,4 +137,26 @@ describe('readMrrInputsCached', () => {
     expect(redelivered.viaCache).toEqual(redelivered.uncached);
     expect(redelivered.viaCache.mrr.at(-1)?.mrr_end).toBe('74.000001');
   });
+
+  it("refreshes only what changed: other customers' figures are the earlier fold's, the changed ones folded again", async () => {
+    const before = await figures();
+    const earlier = foldPeriod(before.cached, range);
+    const alice = earlier.customers.get('alice');
+    await land({
+      transaction_id: 'c1',
+      customer_id: 'carol',
+      event_type: 'subscription',
+      amount: '7',
+      mrr_impact: '7',
+      timestamp: '2026-01-01 00:00:00.000',
+    });
+    const after = await figures();
+    const refreshed = foldPeriod(after.cached, range);
+    expect(refreshed).not.toBe(earlier);
+    // Derived from the earlier fold: alice's figures are the very same object; carol's are new, and first.
+    expect(refreshed.customers.get('alice')).toBe(alice);
+    expect([...refreshed.customers.keys()]).toEqual(['carol', 'alice', 'bob']);
+    expect(after.viaCache).toEqual(after.uncached);
+    expect(after.viaCache.mrr.at(-1)?.mrr_end).toBe('81.000001');
+  });
 });

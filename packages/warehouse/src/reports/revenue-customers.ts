@@ -5,7 +5,14 @@
 import { formatMicros } from '@tally/contract';
 import type { Warehouse } from '../warehouse.ts';
 import type { Money } from './monthly-revenue.ts';
-import { byRecordTime, type MovementKind, type MrrInput, MrrLedger, memoOnFrozen } from './mrr-movements.ts';
+import {
+  byRecordTime,
+  type HistoryChange,
+  type MovementKind,
+  type MrrInput,
+  MrrLedger,
+  memoOnFrozen,
+} from './mrr-movements.ts';
 import {
   type CustomerTouches,
   LINKED_VISITORS_SQL,
@@ -57,31 +64,74 @@ const histories = new WeakMap<readonly MrrInput[], Map<string, HistoryFold>>();
  * cached history) it is computed once per currency and shared: callers only read it.
  */
 export function foldHistory(records: readonly MrrInput[], currency: string): HistoryFold {
-  return memoOnFrozen(histories, records, currency, () => {
-    const ledger = new MrrLedger(currency);
-    const states = new Map<string, CustomerState>();
-    const purchased = new Set<string>();
-    for (const record of records.filter((r) => r.currency === currency).sort(byRecordTime)) {
-      ledger.apply(record);
-      const state = states.get(record.customer_id) ?? { first: record.timestamp, cash: 0n, records: 0 };
-      state.cash += record.amount;
-      state.records += 1;
-      states.set(record.customer_id, state);
-      if (record.event_type === 'purchase') purchased.add(record.customer_id);
+  return memoOnFrozen(
+    histories,
+    records,
+    currency,
+    () => computeHistory(records, currency),
+    (previous, change) => refoldHistory(previous, change, currency),
+  );
+}
+
+type Ranked = HistoryFold['ranked'][number];
+
+/** The list's order: MRR now (largest first), then cash, then id. */
+const byRank = (a: Ranked, b: Ranked): number =>
+  (a.mrr < b.mrr ? 1 : a.mrr > b.mrr ? -1 : 0) ||
+  (a.state.cash < b.state.cash ? 1 : a.state.cash > b.state.cash ? -1 : 0) ||
+  (a.customer < b.customer ? -1 : a.customer > b.customer ? 1 : 0);
+
+function computeHistory(records: readonly MrrInput[], currency: string): HistoryFold {
+  const ledger = new MrrLedger(currency);
+  const states = new Map<string, CustomerState>();
+  const purchased = new Set<string>();
+  for (const record of records.filter((r) => r.currency === currency).sort(byRecordTime)) {
+    ledger.apply(record);
+    const state = states.get(record.customer_id) ?? { first: record.timestamp, cash: 0n, records: 0 };
+    state.cash += record.amount;
+    state.records += 1;
+    states.set(record.customer_id, state);
+    if (record.event_type === 'purchase') purchased.add(record.customer_id);
+  }
+  const ranked = [...states.entries()].map(([customer, state]) => ({
+    customer,
+    mrr: ledger.customerMrr(customer),
+    state,
+  }));
+  ranked.sort(byRank);
+  return { ledger, states, purchased, ranked };
+}
+
+/**
+ * The history fold of a refreshed history from the one before it: the changed customers folded alone
+ * (their state depends on their own records only) and put in place of theirs; the ranking merged.
+ */
+function refoldHistory(previous: HistoryFold, change: HistoryChange, currency: string): HistoryFold {
+  const changed = computeHistory(change.after, currency);
+  const ledger = previous.ledger.withCustomersOf(
+    changed.ledger,
+    change.customers,
+    change.before.filter((r) => r.currency === currency),
+  );
+  const states = new Map(previous.states);
+  const purchased = new Set(previous.purchased);
+  for (const customer of change.customers) {
+    states.delete(customer);
+    purchased.delete(customer);
+  }
+  for (const [customer, state] of changed.states) states.set(customer, state);
+  for (const customer of changed.purchased) purchased.add(customer);
+  const ranked: Ranked[] = [];
+  let next = 0;
+  for (const entry of previous.ranked) {
+    if (change.customers.has(entry.customer)) continue;
+    for (; next < changed.ranked.length && byRank(changed.ranked[next] as Ranked, entry) < 0; next++) {
+      ranked.push(changed.ranked[next] as Ranked);
     }
-    const ranked = [...states.entries()].map(([customer, state]) => ({
-      customer,
-      mrr: ledger.customerMrr(customer),
-      state,
-    }));
-    ranked.sort(
-      (a, b) =>
-        (a.mrr < b.mrr ? 1 : a.mrr > b.mrr ? -1 : 0) ||
-        (a.state.cash < b.state.cash ? 1 : a.state.cash > b.state.cash ? -1 : 0) ||
-        (a.customer < b.customer ? -1 : 1),
-    );
-    return { ledger, states, purchased, ranked };
-  });
+    ranked.push(entry);
+  }
+  for (; next < changed.ranked.length; next++) ranked.push(changed.ranked[next] as Ranked);
+  return { ledger, states, purchased, ranked };
 }
 
 /** Every customer with a record of `currency`, by MRR (largest first), then cash, then id. */

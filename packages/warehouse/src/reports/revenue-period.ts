@@ -8,6 +8,7 @@ import { monthStart } from './monthly-revenue.ts';
 import {
   byRecordTime,
   type DataWarning,
+  type HistoryChange,
   type MovementKind,
   type MrrInput,
   MrrLedger,
@@ -48,6 +49,9 @@ export interface PeriodFold {
 }
 
 const folds = new WeakMap<readonly MrrInput[], Map<string, PeriodFold>>();
+/** Each customer's first record in the fold's order (the order of `customers`), and each warning's record. */
+const firstRecords = new WeakMap<CustomerPeriod, MrrInput>();
+const warningRecords = new WeakMap<object, MrrInput>();
 
 /**
  * Folds `records` (any order, any currencies; only `currency`'s are read) over months from…to. The fold of
@@ -57,9 +61,74 @@ export function foldPeriod(
   records: readonly MrrInput[],
   options: { from: string; to: string; currency: string },
 ): PeriodFold {
-  return memoOnFrozen(folds, records, `${options.from}|${options.to}|${options.currency}`, () =>
-    fold(records, options),
+  return memoOnFrozen(
+    folds,
+    records,
+    `${options.from}|${options.to}|${options.currency}`,
+    () => fold(records, options),
+    (previous, change) => refold(previous, change, options),
   );
+}
+
+/**
+ * The fold of a refreshed history from the fold of the one before it: the changed customers folded again
+ * alone (a customer's figures depend on its own records only), everyone else's figures kept, the customers
+ * and the warnings in the order a whole fold gives them (by their first record, by their record), and
+ * the totals summed again over every customer.
+ */
+function refold(
+  previous: PeriodFold,
+  change: HistoryChange,
+  options: { from: string; to: string; currency: string },
+): PeriodFold | undefined {
+  const changed = fold(change.after, options);
+  const incoming = [...changed.customers.values()];
+  const customers = new Map<string, CustomerPeriod>();
+  let next = 0;
+  for (const c of previous.customers.values()) {
+    if (change.customers.has(c.customer_id)) continue;
+    const first = firstRecords.get(c);
+    if (!first) return undefined;
+    for (; next < incoming.length; next++) {
+      const other = incoming[next] as CustomerPeriod;
+      if (byRecordTime(firstRecords.get(other) as MrrInput, first) > 0) break;
+      customers.set(other.customer_id, other);
+    }
+    customers.set(c.customer_id, c);
+  }
+  for (; next < incoming.length; next++) {
+    const other = incoming[next] as CustomerPeriod;
+    customers.set(other.customer_id, other);
+  }
+  let mrrStart = 0n;
+  let mrrEnd = 0n;
+  for (const c of customers.values()) {
+    mrrStart += c.mrr_start;
+    mrrEnd += c.mrr_end;
+  }
+  const kept = previous.warnings.filter((w) => !change.customers.has(w.customer_id));
+  const warnings: PeriodFold['warnings'] = [];
+  let k = 0;
+  for (const w of changed.warnings) {
+    const record = warningRecords.get(w) as MrrInput;
+    for (; k < kept.length; k++) {
+      const earlier = warningRecords.get(kept[k] as object);
+      if (!earlier) return undefined;
+      if (byRecordTime(earlier, record) > 0) break;
+      warnings.push(kept[k] as PeriodFold['warnings'][number]);
+    }
+    warnings.push(w);
+  }
+  for (; k < kept.length; k++) warnings.push(kept[k] as PeriodFold['warnings'][number]);
+  return {
+    currency: options.currency,
+    from: options.from,
+    to: options.to,
+    customers,
+    mrr_start: mrrStart,
+    mrr_end: mrrEnd,
+    warnings,
+  };
 }
 
 function fold(
@@ -72,7 +141,7 @@ function fold(
   ordered.sort(byRecordTime);
   const ledger = new MrrLedger(options.currency);
   const customers = new Map<string, CustomerPeriod>();
-  const customer = (id: string): CustomerPeriod => {
+  const customer = (id: string, first: MrrInput): CustomerPeriod => {
     let found = customers.get(id);
     if (!found) {
       found = {
@@ -85,6 +154,7 @@ function fold(
         known: true,
       };
       customers.set(id, found);
+      firstRecords.set(found, first);
     }
     return found;
   };
@@ -92,17 +162,21 @@ function fold(
   for (; i < ordered.length && (ordered[i] as MrrInput).timestamp < start; i++) {
     const record = ordered[i] as MrrInput;
     ledger.apply(record);
-    customer(record.customer_id);
+    customer(record.customer_id, record);
   }
   const mrrStart = ledger.total;
   for (const c of customers.values()) c.mrr_start = ledger.customerMrr(c.customer_id);
   const warnings: PeriodFold['warnings'] = [];
   for (; i < ordered.length; i++) {
     const record = ordered[i] as MrrInput;
-    const c = customer(record.customer_id);
+    const c = customer(record.customer_id, record);
     const { movement, warning } = ledger.apply(record);
     if (movement) c.movements.push(movement);
-    if (warning) warnings.push({ ...warning, record_id: record.id ?? null });
+    if (warning) {
+      const kept = { ...warning, record_id: record.id ?? null };
+      warningRecords.set(kept, record);
+      warnings.push(kept);
+    }
     c.records.push(record);
     c.cash += record.amount;
   }
