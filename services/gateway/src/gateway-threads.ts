@@ -10,6 +10,10 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { gatewayWorkers, type TallyConfig } from '@tally/config';
 import { type RecordLog, serveAppends } from '@tally/log';
 import type { Health, MetricsJson } from '@tally/service';
+import { loadCountryDatabase } from './country.ts';
+import { RATE_LIMIT_KEYS } from './gateway.ts';
+import type { GatewayShared } from './runtime.ts';
+import { createSharedRateLimitTable } from './shared-rate-limits.ts';
 
 export interface GatewayThread {
   url: string;
@@ -71,6 +75,8 @@ export interface GatewayWorkerData {
   reusePort: boolean;
   /** Where to append, when the parent holds the record log; else the thread opens its own. */
   appendPort: MessagePort | null;
+  /** Memory shared with the other threads (a SharedArrayBuffer is shared, not copied, by workerData). */
+  shared: GatewayShared | null;
 }
 
 export interface GatewayThreadOptions {
@@ -78,6 +84,19 @@ export interface GatewayThreadOptions {
   reusePort?: boolean;
   /** The record log the parent holds, to which the thread appends through a MessagePort. */
   appendLog?: RecordLog | undefined;
+  /** Rate-limit counters and the country database, shared with the other threads (sharedByThreads). */
+  shared?: GatewayShared | undefined;
+}
+
+/**
+ * What the gateway threads of a process share: the rate-limit counters without Redis (so that a client
+ * gets its limit, not one per event loop) and the country database (one copy of its 8 MB, not one each).
+ */
+export function sharedByThreads(config: TallyConfig): GatewayShared {
+  return {
+    rateLimits: config.REDIS_URL ? null : createSharedRateLimitTable(RATE_LIMIT_KEYS),
+    countryDatabase: loadCountryDatabase(),
+  };
 }
 
 export async function startGatewayThread(
@@ -91,7 +110,13 @@ export async function startGatewayThread(
     appendPort = channel.port2;
   }
   const worker = workerOf(
-    { config, worker: options.worker ?? '0', reusePort: options.reusePort ?? false, appendPort },
+    {
+      config,
+      worker: options.worker ?? '0',
+      reusePort: options.reusePort ?? false,
+      appendPort,
+      shared: options.shared ?? null,
+    },
     appendPort ? [appendPort] : [],
   );
   let closing = false;
@@ -227,16 +252,22 @@ export async function startGatewayWorkers(
     count = 1;
   }
   const reusePort = count > 1;
+  const shared = sharedByThreads(config);
   const threads: GatewayThread[] = [];
   try {
-    const first = await startGatewayThread(config, { worker: '0', reusePort, appendLog: options.appendLog });
+    const first = await startGatewayThread(config, {
+      worker: '0',
+      reusePort,
+      appendLog: options.appendLog,
+      shared,
+    });
     threads.push(first);
     const port = Number(new URL(first.url).port);
     const others = await Promise.allSettled(
       Array.from({ length: count - 1 }, (_, i) =>
         startGatewayThread(
           { ...config, PORT: port },
-          { worker: String(i + 1), reusePort, appendLog: options.appendLog },
+          { worker: String(i + 1), reusePort, appendLog: options.appendLog, shared },
         ),
       ),
     );
