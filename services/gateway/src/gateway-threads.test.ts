@@ -2,12 +2,12 @@
 // record log's writer lock held) rejects the start, ends the thread and leaves the lock to its holder.
 // Threads of one process share the rate limit's counters: a client gets its limit, not one per thread.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import { openEmbeddedLog } from '@tally/log';
 import { afterEach, expect, it } from 'vitest';
-import { sharedByThreads, startGatewayThread } from './gateway-threads.ts';
+import { gatewayLoops, reusePortSupported, sharedByThreads, startGatewayThread } from './gateway-threads.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -110,4 +110,23 @@ it('counts one client exactly across two threads that share the rate-limit table
     await Promise.all([...threads, ...separate].map((thread) => thread.close()));
     await log.close();
   }
+});
+
+it('runs one loop per core by default where Node.js can share the port, else one and says why', () => {
+  if (reusePortSupported()) {
+    expect(gatewayLoops({ GATEWAY_WORKERS: 0 })).toEqual({ loops: availableParallelism(), note: null });
+    expect(gatewayLoops({ GATEWAY_WORKERS: 3 })).toEqual({ loops: 3, note: null });
+  } else {
+    const byDefault = gatewayLoops({ GATEWAY_WORKERS: 0 });
+    expect(byDefault.loops).toBe(1);
+    if (availableParallelism() > 1) {
+      expect(byDefault.note?.level).toBe('info');
+      expect(byDefault.note?.message).toContain('reusePort needs Node.js 22.12 or newer');
+    }
+    expect(gatewayLoops({ GATEWAY_WORKERS: 3 })).toEqual({
+      loops: 1,
+      note: { level: 'warn', message: expect.stringContaining('not GATEWAY_WORKERS=3') },
+    });
+  }
+  expect(gatewayLoops({ GATEWAY_WORKERS: 1 })).toEqual({ loops: 1, note: null });
 });

@@ -220,6 +220,32 @@ export function reusePortSupported(version = process.versions.node): boolean {
   return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
 }
 
+/**
+ * How many event loops the gateway runs: GATEWAY_WORKERS (0, the default: one per core), or one where
+ * this Node.js cannot share the port, with the line that says so (a warning when more were asked for by
+ * number; information when it is the default's one per core).
+ */
+export function gatewayLoops(config: Pick<TallyConfig, 'GATEWAY_WORKERS'>): {
+  loops: number;
+  note: { level: 'info' | 'warn'; message: string } | null;
+} {
+  const wanted = gatewayWorkers(config);
+  if (wanted <= 1 || reusePortSupported()) return { loops: wanted, note: null };
+  const asked =
+    config.GATEWAY_WORKERS === 0
+      ? `one per core (${wanted}) by default`
+      : `GATEWAY_WORKERS=${config.GATEWAY_WORKERS}`;
+  return {
+    loops: 1,
+    note: {
+      level: config.GATEWAY_WORKERS === 0 ? 'info' : 'warn',
+      message:
+        `running one gateway event loop, not ${asked}: Node.js ${process.versions.node} cannot share ` +
+        'the port between event loops (reusePort needs Node.js 22.12 or newer)',
+    },
+  };
+}
+
 /** The gateway's event loops together: one URL, their metrics, their health, one close. */
 export interface GatewayWorkers {
   url: string;
@@ -243,11 +269,11 @@ export async function startGatewayWorkers(
   config: TallyConfig,
   options: { appendLog?: RecordLog; count?: number; onWarning?: (message: string) => void } = {},
 ): Promise<GatewayWorkers> {
-  let count = options.count ?? gatewayWorkers(config);
+  let count = options.count ?? gatewayLoops(config).loops;
   if (count > 1 && !reusePortSupported()) {
     options.onWarning?.(
-      `GATEWAY_WORKERS=${count} needs Node.js 22.12 or newer to share the port (reusePort); ` +
-        `running one gateway event loop on Node.js ${process.versions.node}`,
+      `running one gateway event loop, not ${count}: Node.js ${process.versions.node} cannot share ` +
+        'the port between event loops (reusePort needs Node.js 22.12 or newer)',
     );
     count = 1;
   }
