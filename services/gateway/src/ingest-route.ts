@@ -78,12 +78,8 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
 
     let derived = false;
     if (envelope.type !== 'revenue' && !data.visitor_fingerprint) {
-      data.visitor_fingerprint = await visitorIds.derive(
-        projectId,
-        clientIpOf(request),
-        userAgent ?? '',
-        receivedAt,
-      );
+      const id = visitorIds.derive(projectId, clientIpOf(request), userAgent ?? '', receivedAt);
+      data.visitor_fingerprint = typeof id === 'string' ? id : await id;
       derived = true;
     }
 
