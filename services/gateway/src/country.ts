@@ -5,7 +5,7 @@
 // (about 2 µs here; see ARCHITECTURE.md for the measurement and the comparison with other databases).
 // With several gateway event loops the main thread reads it once into a SharedArrayBuffer that every
 // loop's reader uses (loadCountryDatabase): one copy of the 8 MB per process, not one per thread.
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { COUNTRY_PATTERN } from '@tally/contract';
 import { Reader } from 'mmdb-lib';
@@ -23,10 +23,21 @@ const databaseFile = () => createRequire(import.meta.url).resolve(DATABASE);
 
 /** The database's bytes in memory that threads share (the workerData of each gateway thread). */
 export function loadCountryDatabase(file: string = databaseFile()): SharedArrayBuffer {
-  const bytes = readFileSync(file);
-  const shared = new SharedArrayBuffer(bytes.length);
-  bytes.copy(Buffer.from(shared));
-  return shared;
+  // Read straight into the shared memory: a readFileSync copy would stay in this thread's heap until a
+  // collection, and the main thread of an idle gateway rarely collects.
+  const fd = openSync(file, 'r');
+  try {
+    const shared = new SharedArrayBuffer(fstatSync(fd).size);
+    const view = Buffer.from(shared);
+    for (let at = 0; at < view.length; ) {
+      const read = readSync(fd, view, at, view.length - at, at);
+      if (read === 0) throw new Error(`${file} ended before its size`);
+      at += read;
+    }
+    return shared;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
