@@ -53,7 +53,9 @@ describe('the gateway process', () => {
 it('shuts down cleanly on SIGTERM, keeping what it acknowledged', async () => {
   const dataDir = tempDataDir();
   const token = (await new FileTokenStore(dataDir).create('e2e', 'public')).token;
-  const gateway = await startGatewayProcess({ TALLY_DATA_DIR: dataDir });
+  // Two event loops where the Node.js has reusePort (one, with a warning, on an older one): the first
+  // pageviews of a day make both loops create the day's visitor salt at once.
+  const gateway = await startGatewayProcess({ TALLY_DATA_DIR: dataDir, GATEWAY_WORKERS: '2' });
   try {
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -70,6 +72,76 @@ it('shuts down cleanly on SIGTERM, keeping what it acknowledged', async () => {
   const log = openEmbeddedLog({ path: join(dataDir, 'log') });
   expect(await log.consumer({ group: 'check' }).poll({ max: 100 })).toHaveLength(50);
   await log.close();
+});
+
+it('drains on SIGTERM under load (two event loops where Node.js has reusePort): every answer a 202 kept or a 503', async () => {
+  const dataDir = tempDataDir();
+  const token = (await new FileTokenStore(dataDir).create('e2e', 'public')).token;
+  const gateway = await startGatewayProcess({
+    TALLY_DATA_DIR: dataDir,
+    GATEWAY_WORKERS: '2',
+    RATE_LIMIT_PER_HOUR: '1000000',
+  });
+  const acknowledged: string[] = [];
+  const others: Array<{ status: number; retryAfter: string | null }> = [];
+  // Connections refused (or reset in a closed listener's queue) once draining began: nothing acknowledged.
+  const refused = new Map<string, number>();
+  let exited = false;
+  let signalled = false;
+  const exit = gateway.exited.then((code) => {
+    exited = true;
+    return code;
+  });
+  const SIGTERM_AFTER = 300;
+  const MAX_REQUESTS = 20_000; // bounded: the process exits long before
+  let sent = 0;
+  const client = async (worker: number) => {
+    while (!exited && sent < MAX_REQUESTS) {
+      sent++;
+      const id = crypto.randomUUID();
+      try {
+        const res = await fetch(`${gateway.url}/api/ingest`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-token': token },
+          body: JSON.stringify({ type: 'pageview', id, data: { session_id: `s${worker}` } }),
+        });
+        await res.arrayBuffer();
+        if (res.status === 202) acknowledged.push(id);
+        else others.push({ status: res.status, retryAfter: res.headers.get('retry-after') });
+      } catch (error) {
+        const code = (error as { cause?: { code?: string } }).cause?.code ?? 'other';
+        refused.set(code, (refused.get(code) ?? 0) + 1);
+      }
+      if (acknowledged.length >= SIGTERM_AFTER && !signalled) {
+        signalled = true;
+        gateway.process.kill('SIGTERM');
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: 16 }, (_, i) => client(i)));
+    expect(await exit).toBe(0);
+  } finally {
+    if (gateway.process.exitCode === null && gateway.process.signalCode === null)
+      gateway.process.kill('SIGKILL');
+  }
+  expect(signalled).toBe(true);
+  // Draining refuses with 503 and Retry-After (the client retries elsewhere); nothing else is answered.
+  expect(others.filter((o) => o.status !== 503 || o.retryAfter === null)).toEqual([]);
+  const log = openEmbeddedLog({ path: join(dataDir, 'log') });
+  const consumer = log.consumer({ group: 'check' });
+  const found = new Set<string>();
+  for (
+    let batch = await consumer.poll({ max: 1000 });
+    batch.length > 0;
+    batch = await consumer.poll({ max: 1000 })
+  )
+    for (const m of batch) found.add(m.record.id);
+  await log.close();
+  expect(acknowledged.filter((id) => !found.has(id))).toEqual([]);
+  console.log(
+    `SIGTERM under load: ${acknowledged.length} acknowledged, ${others.length} answered 503, refused: ${JSON.stringify(Object.fromEntries(refused))}`,
+  );
 });
 
 it('refuses to start a second gateway on the same embedded log, and starts once the first is gone', async () => {

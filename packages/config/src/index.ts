@@ -117,11 +117,11 @@ export const ConfigSchema = Type.Object({
     description: 'How long a request waits for the record log to make a record durable before answering 503.',
   }),
   GATEWAY_WORKERS: Type.Integer({
-    default: 1,
+    default: 0,
     minimum: 0,
     maximum: 256,
     description:
-      'Event loops (worker threads) that serve the public ingest API, sharing its port (`reusePort`, Node.js 22.12 or newer; on an older Node.js one, with a warning). `0`: one per core (`os.availableParallelism()`). One by default: rate limits counted in memory (no `REDIS_URL`) are counted per event loop, so several loops would multiply them; set it with `REDIS_URL`. With the embedded log they hand their records to the one writer in the main thread, which commits them together; with Kafka each has its own producer.',
+      'Event loops (worker threads) that serve the public ingest API, sharing its port (`reusePort`, Node.js 22.12 or newer). `0` (the default): one per core (`os.availableParallelism()`). On an older Node.js there is one, and the log says why. The loops of one process share the in-memory rate-limit counts (without `REDIS_URL`) and the country database. With the embedded log they hand their records to the one writer in the main thread, which commits them together; with Kafka each has its own producer.',
   }),
   GATEWAY_MAX_IN_FLIGHT: Type.Integer({
     default: 256,

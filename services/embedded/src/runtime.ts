@@ -13,10 +13,10 @@
 // connection of its own (chDB admits several connections in the process that holds the directory).
 import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
-import { gatewayWorkers, type TallyConfig } from '@tally/config';
+import type { TallyConfig } from '@tally/config';
 import { ConsumerMetrics } from '@tally/consumer';
 import { type RunningDashboard, startDashboard } from '@tally/dashboard';
-import { type GatewayWorkers, reusePortSupported, startGatewayWorkers } from '@tally/gateway';
+import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from '@tally/gateway';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
@@ -67,14 +67,8 @@ export async function startTally(
   const metrics = new ConsumerMetrics();
   // The consumers' record log. One gateway thread opens its own instance of it, as the writer; several
   // append to this one, which is then the writer.
-  let loops = gatewayWorkers(config);
-  if (loops > 1 && !reusePortSupported()) {
-    logger.warn(
-      `GATEWAY_WORKERS=${loops} needs Node.js 22.12 or newer to share the port (reusePort); ` +
-        `running one gateway event loop on Node.js ${process.versions.node}`,
-    );
-    loops = 1;
-  }
+  const { loops, note } = gatewayLoops(config);
+  if (note) logger[note.level](note.message);
   const holdsWriter = loops > 1 && !(config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL);
   let log: RecordLog | null = null;
   try {

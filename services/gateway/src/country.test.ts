@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openCountryLookup } from './country.ts';
+import { loadCountryDatabase, openCountryLookup } from './country.ts';
 
 describe('country lookup (DB-IP Lite, shipped in the npm package)', () => {
   const lookup = openCountryLookup();
@@ -23,4 +23,13 @@ describe('country lookup (DB-IP Lite, shipped in the npm package)', () => {
   it('knows when its database was built', () => {
     expect(Date.parse(lookup.builtAt)).toBeGreaterThan(Date.parse('2025-01-01'));
   });
+});
+
+it('reads the database shared between threads as the one it opens itself', () => {
+  const shared = openCountryLookup(loadCountryDatabase());
+  const own = openCountryLookup();
+  expect(shared.builtAt).toBe(own.builtAt);
+  for (const ip of ['8.8.8.8', '2a00:1450::1', '::ffff:81.2.69.142', '127.0.0.1']) {
+    expect(shared.countryOf(ip)).toBe(own.countryOf(ip));
+  }
 });

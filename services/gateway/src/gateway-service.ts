@@ -5,12 +5,12 @@
 // all of their records), and serves the admin port with every thread's metrics merged. With Kafka each
 // thread has its own producer, and the main thread holds no log.
 import { resolve } from 'node:path';
-import { gatewayWorkers, type TallyConfig } from '@tally/config';
+import type { TallyConfig } from '@tally/config';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { type GatewayWorkers, reusePortSupported, startGatewayWorkers } from './gateway-threads.ts';
+import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from './gateway-threads.ts';
 import { startGateway } from './runtime.ts';
 
 export interface GatewayService {
@@ -24,14 +24,9 @@ export interface GatewayService {
 }
 
 export async function startGatewayService(config: TallyConfig, logger: Logger): Promise<GatewayService> {
-  const wanted = gatewayWorkers(config);
-  if (wanted <= 1 || !reusePortSupported()) {
-    if (wanted > 1) {
-      logger.warn(
-        `GATEWAY_WORKERS=${wanted} needs Node.js 22.12 or newer to share the port (reusePort); ` +
-          `running one gateway event loop on Node.js ${process.versions.node}`,
-      );
-    }
+  const { loops: wanted, note } = gatewayLoops(config);
+  if (note) logger[note.level](note.message);
+  if (wanted <= 1) {
     const gateway = await startGateway(config, { logger });
     return {
       url: gateway.url,

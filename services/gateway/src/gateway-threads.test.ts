@@ -1,18 +1,19 @@
 // The gateway thread of `npm start`: it serves, drains and ends on close; a failure at start (here: the
 // record log's writer lock held) rejects the start, ends the thread and leaves the lock to its holder.
+// Threads of one process share the rate limit's counters: a client gets its limit, not one per thread.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import { openEmbeddedLog } from '@tally/log';
 import { afterEach, expect, it } from 'vitest';
-import { startGatewayThread } from './gateway-threads.ts';
+import { gatewayLoops, reusePortSupported, sharedByThreads, startGatewayThread } from './gateway-threads.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-function config() {
+function config(env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'tally-thread-'));
   dirs.push(dir);
   return loadConfig({
@@ -23,6 +24,7 @@ function config() {
     DASHBOARD_HOST: '127.0.0.1',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
+    ...env,
   });
 }
 
@@ -56,4 +58,75 @@ it('rejects its start when the log has another writer, and ends the thread', asy
   } finally {
     await holder.close();
   }
+});
+
+/** Sends `count` requests (no token: a cheap 401 each, counted all the same), spread over the URLs. */
+async function statusesOf(urls: string[], count: number): Promise<Record<number, number>> {
+  const statuses: Record<number, number> = {};
+  let next = 0;
+  const client = async () => {
+    while (next < count) {
+      const url = urls[next++ % urls.length] as string;
+      const res = await fetch(`${url}/api/ingest`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
+      await res.arrayBuffer();
+      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, client));
+  return statuses;
+}
+
+it('counts one client exactly across two threads that share the rate-limit table', async () => {
+  const cfg = config({ RATE_LIMIT_PER_HOUR: '60', REDIS_URL: '' });
+  const log = openEmbeddedLog({ path: join(cfg.TALLY_DATA_DIR, 'log'), writer: true });
+  const shared = sharedByThreads(cfg);
+  expect(shared.rateLimits).not.toBeNull();
+  const threads = await Promise.all(
+    ['0', '1'].map((worker) => startGatewayThread(cfg, { worker, appendLog: log, shared })),
+  );
+  // Each thread on a port of its own (no reusePort needed): half of the requests go to each, concurrently.
+  const separate = await Promise.all(
+    ['0', '1'].map((worker) => startGatewayThread(cfg, { worker, appendLog: log })),
+  );
+  try {
+    expect(
+      await statusesOf(
+        threads.map((thread) => thread.url),
+        200,
+      ),
+    ).toEqual({ 401: 60, 429: 140 });
+    // Without the shared table each thread counts on its own: the client gets twice its limit.
+    expect(
+      await statusesOf(
+        separate.map((thread) => thread.url),
+        200,
+      ),
+    ).toEqual({ 401: 120, 429: 80 });
+  } finally {
+    await Promise.all([...threads, ...separate].map((thread) => thread.close()));
+    await log.close();
+  }
+});
+
+it('runs one loop per core by default where Node.js can share the port, else one and says why', () => {
+  if (reusePortSupported()) {
+    expect(gatewayLoops({ GATEWAY_WORKERS: 0 })).toEqual({ loops: availableParallelism(), note: null });
+    expect(gatewayLoops({ GATEWAY_WORKERS: 3 })).toEqual({ loops: 3, note: null });
+  } else {
+    const byDefault = gatewayLoops({ GATEWAY_WORKERS: 0 });
+    expect(byDefault.loops).toBe(1);
+    if (availableParallelism() > 1) {
+      expect(byDefault.note?.level).toBe('info');
+      expect(byDefault.note?.message).toContain('reusePort needs Node.js 22.12 or newer');
+    }
+    expect(gatewayLoops({ GATEWAY_WORKERS: 3 })).toEqual({
+      loops: 1,
+      note: { level: 'warn', message: expect.stringContaining('not GATEWAY_WORKERS=3') },
+    });
+  }
+  expect(gatewayLoops({ GATEWAY_WORKERS: 1 })).toEqual({ loops: 1, note: null });
 });

@@ -10,6 +10,10 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { gatewayWorkers, type TallyConfig } from '@tally/config';
 import { type RecordLog, serveAppends } from '@tally/log';
 import type { Health, MetricsJson } from '@tally/service';
+import { loadCountryDatabase } from './country.ts';
+import { RATE_LIMIT_KEYS } from './gateway.ts';
+import type { GatewayShared } from './runtime.ts';
+import { createSharedRateLimitTable } from './shared-rate-limits.ts';
 
 export interface GatewayThread {
   url: string;
@@ -71,6 +75,8 @@ export interface GatewayWorkerData {
   reusePort: boolean;
   /** Where to append, when the parent holds the record log; else the thread opens its own. */
   appendPort: MessagePort | null;
+  /** Memory shared with the other threads (a SharedArrayBuffer is shared, not copied, by workerData). */
+  shared: GatewayShared | null;
 }
 
 export interface GatewayThreadOptions {
@@ -78,6 +84,19 @@ export interface GatewayThreadOptions {
   reusePort?: boolean;
   /** The record log the parent holds, to which the thread appends through a MessagePort. */
   appendLog?: RecordLog | undefined;
+  /** Rate-limit counters and the country database, shared with the other threads (sharedByThreads). */
+  shared?: GatewayShared | undefined;
+}
+
+/**
+ * What the gateway threads of a process share: the rate-limit counters without Redis (so that a client
+ * gets its limit, not one per event loop) and the country database (one copy of its 8 MB, not one each).
+ */
+export function sharedByThreads(config: TallyConfig): GatewayShared {
+  return {
+    rateLimits: config.REDIS_URL ? null : createSharedRateLimitTable(RATE_LIMIT_KEYS),
+    countryDatabase: loadCountryDatabase(),
+  };
 }
 
 export async function startGatewayThread(
@@ -91,7 +110,13 @@ export async function startGatewayThread(
     appendPort = channel.port2;
   }
   const worker = workerOf(
-    { config, worker: options.worker ?? '0', reusePort: options.reusePort ?? false, appendPort },
+    {
+      config,
+      worker: options.worker ?? '0',
+      reusePort: options.reusePort ?? false,
+      appendPort,
+      shared: options.shared ?? null,
+    },
     appendPort ? [appendPort] : [],
   );
   let closing = false;
@@ -195,6 +220,32 @@ export function reusePortSupported(version = process.versions.node): boolean {
   return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
 }
 
+/**
+ * How many event loops the gateway runs: GATEWAY_WORKERS (0, the default: one per core), or one where
+ * this Node.js cannot share the port, with the line that says so (a warning when more were asked for by
+ * number; information when it is the default's one per core).
+ */
+export function gatewayLoops(config: Pick<TallyConfig, 'GATEWAY_WORKERS'>): {
+  loops: number;
+  note: { level: 'info' | 'warn'; message: string } | null;
+} {
+  const wanted = gatewayWorkers(config);
+  if (wanted <= 1 || reusePortSupported()) return { loops: wanted, note: null };
+  const asked =
+    config.GATEWAY_WORKERS === 0
+      ? `one per core (${wanted}) by default`
+      : `GATEWAY_WORKERS=${config.GATEWAY_WORKERS}`;
+  return {
+    loops: 1,
+    note: {
+      level: config.GATEWAY_WORKERS === 0 ? 'info' : 'warn',
+      message:
+        `running one gateway event loop, not ${asked}: Node.js ${process.versions.node} cannot share ` +
+        'the port between event loops (reusePort needs Node.js 22.12 or newer)',
+    },
+  };
+}
+
 /** The gateway's event loops together: one URL, their metrics, their health, one close. */
 export interface GatewayWorkers {
   url: string;
@@ -218,25 +269,31 @@ export async function startGatewayWorkers(
   config: TallyConfig,
   options: { appendLog?: RecordLog; count?: number; onWarning?: (message: string) => void } = {},
 ): Promise<GatewayWorkers> {
-  let count = options.count ?? gatewayWorkers(config);
+  let count = options.count ?? gatewayLoops(config).loops;
   if (count > 1 && !reusePortSupported()) {
     options.onWarning?.(
-      `GATEWAY_WORKERS=${count} needs Node.js 22.12 or newer to share the port (reusePort); ` +
-        `running one gateway event loop on Node.js ${process.versions.node}`,
+      `running one gateway event loop, not ${count}: Node.js ${process.versions.node} cannot share ` +
+        'the port between event loops (reusePort needs Node.js 22.12 or newer)',
     );
     count = 1;
   }
   const reusePort = count > 1;
+  const shared = sharedByThreads(config);
   const threads: GatewayThread[] = [];
   try {
-    const first = await startGatewayThread(config, { worker: '0', reusePort, appendLog: options.appendLog });
+    const first = await startGatewayThread(config, {
+      worker: '0',
+      reusePort,
+      appendLog: options.appendLog,
+      shared,
+    });
     threads.push(first);
     const port = Number(new URL(first.url).port);
     const others = await Promise.allSettled(
       Array.from({ length: count - 1 }, (_, i) =>
         startGatewayThread(
           { ...config, PORT: port },
-          { worker: String(i + 1), reusePort, appendLog: options.appendLog },
+          { worker: String(i + 1), reusePort, appendLog: options.appendLog, shared },
         ),
       ),
     );

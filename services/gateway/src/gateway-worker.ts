@@ -22,6 +22,7 @@ try {
     admin: false,
     worker: data.worker,
     reusePort: data.reusePort,
+    ...(data.shared && { shared: data.shared }),
     ...(data.appendPort && { log: appendThroughPort(data.appendPort), ownsLog: true }),
   });
   port.on('message', (message: 'close' | Question) => {

@@ -2,7 +2,8 @@
 // the main thread fed by both. Requests over many connections reach both loops (tally_gateway_admitted_total
 // per worker, merged on the admin port), every 202 is a record in the log, the loops drain on close and
 // the writer lock is released. Needs reusePort (Node.js 22.12+): on an older Node.js it is skipped, with the
-// reason; CI runs the suite on Node.js 24, where it runs.
+// reason; CI runs the suite on Node.js 24, where it runs. A client's requests spread over both loops get
+// exactly its rate limit (the loops share the in-memory counts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -99,6 +100,43 @@ it.skipIf(!reusePortSupported())(
       }
     } finally {
       if (!closed) await gateway.close();
+    }
+  },
+);
+
+it.skipIf(!reusePortSupported())(
+  `two event loops on one port count one client's requests together${reusePortSupported() ? '' : ` (skipped: Node.js ${process.versions.node} has no reusePort)`}`,
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tally-workers-'));
+    dirs.push(dir);
+    const config = loadConfig({
+      TALLY_DATA_DIR: dir,
+      PORT: '0',
+      ADMIN_PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      GATEWAY_WORKERS: '2',
+      RATE_LIMIT_PER_HOUR: '60',
+    });
+    const gateway = await startGatewayService(config, pino({ level: 'silent' }));
+    try {
+      // A new connection per request: the kernel spreads them over both loops' sockets.
+      const agent = new Agent({ keepAlive: false, maxSockets: 16 });
+      const statuses: Record<number, number> = {};
+      for (let round = 0; round < 10; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () => post(gateway.url, 'no-such-token', '{}', agent)),
+        );
+        for (const status of answers) statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+      agent.destroy();
+      expect(statuses).toEqual({ 401: 60, 429: 140 });
+      const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
+      const admitted = [...metrics.matchAll(/^tally_gateway_admitted_total\{worker="(\d+)"\} (\d+)$/gm)];
+      expect(admitted.map((m) => Number(m[2])).every((count) => count > 0)).toBe(true);
+      expect(admitted).toHaveLength(2);
+    } finally {
+      await gateway.close();
     }
   },
 );

@@ -34,6 +34,11 @@ import { protocolError, publicHttpServer } from './http-server.ts';
 import { clientIpOf, ingestRoute } from './ingest-route.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { refuseDisallowedPreflight } from './origin-policy.ts';
+import {
+  createSharedRateLimitTable,
+  SharedRateLimitStore,
+  type SharedRateLimitTable,
+} from './shared-rate-limits.ts';
 import { DEFAULT_TRACKER_DIR, trackerScriptRoutes } from './tracker-script.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
@@ -48,6 +53,11 @@ export interface GatewayDeps {
   countries?: CountryLookup;
   /** Rate-limit counters live here when given (shared by replicas), in memory otherwise. */
   redis?: Redis | null;
+  /**
+   * Without Redis: the in-memory rate-limit counters, shared by the process's event loops
+   * (GATEWAY_WORKERS; shared-rate-limits.ts); by default a table of this gateway's own.
+   */
+  rateLimits?: SharedRateLimitTable;
   /** Prefix of every Redis key (default `tally:`). */
   redisPrefix?: string;
   metrics?: GatewayMetrics;
@@ -67,6 +77,9 @@ declare module 'fastify' {
     clientIp: string;
   }
 }
+
+/** Clients whose rate-limit counts are kept in memory at once (without Redis). */
+export const RATE_LIMIT_KEYS = 100_000;
 
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -159,9 +172,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     max: config.RATE_LIMIT_PER_HOUR,
     timeWindow: 3_600_000,
     hook: 'onRequest',
-    redis: deps.redis ?? undefined,
+    // Without Redis, counters every event loop of the process shares (@fastify/rate-limit's own are per loop).
+    ...(deps.redis
+      ? { redis: deps.redis }
+      : { store: SharedRateLimitStore.over(deps.rateLimits ?? createSharedRateLimitTable(RATE_LIMIT_KEYS)) }),
     nameSpace: `${deps.redisPrefix ?? 'tally:'}ratelimit:`,
-    cache: 100_000,
     // A Redis outage must not stop ingestion: requests pass unlimited until it is back (and it is logged).
     skipOnError: true,
     keyGenerator: clientIpOf,

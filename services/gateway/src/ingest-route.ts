@@ -11,11 +11,11 @@ import {
 import type { RecordLog } from '@tally/log';
 import type { OriginPolicy, TokenVerifier } from '@tally/tokens';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { v7 as uuidv7 } from 'uuid';
 import type { CountryLookup } from './country.ts';
 import { BadRequestError, InvalidTokenError, MissingTokenError, SecretTokenRequiredError } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { assertOriginAllowed } from './origin-policy.ts';
+import { newRecordId } from './record-ids.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
 export interface IngestRouteOptions {
@@ -78,12 +78,8 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
 
     let derived = false;
     if (envelope.type !== 'revenue' && !data.visitor_fingerprint) {
-      data.visitor_fingerprint = await visitorIds.derive(
-        projectId,
-        clientIpOf(request),
-        userAgent ?? '',
-        receivedAt,
-      );
+      const id = visitorIds.derive(projectId, clientIpOf(request), userAgent ?? '', receivedAt);
+      data.visitor_fingerprint = typeof id === 'string' ? id : await id;
       derived = true;
     }
 
@@ -94,7 +90,7 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
 
     return {
       // Record ids are UUIDs, compared in lower case: a retry in other case is the same record.
-      id: envelope.id?.toLowerCase() ?? uuidv7(),
+      id: envelope.id?.toLowerCase() ?? newRecordId(receivedAt),
       type: envelope.type,
       project_id: projectId,
       received_at: receivedAt,

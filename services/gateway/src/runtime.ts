@@ -10,8 +10,10 @@ import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from 
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
+import { openCountryLookup } from './country.ts';
 import { buildGateway } from './gateway.ts';
 import { GatewayMetrics } from './metrics.ts';
+import type { SharedRateLimitTable } from './shared-rate-limits.ts';
 import { FileSaltStore, RedisSaltStore, VisitorIds } from './visitor-id.ts';
 
 export interface RunningGateway {
@@ -41,6 +43,16 @@ export interface StartGatewayOptions {
   worker?: string;
   /** Listen beside other event loops on the same port (gateway-threads.ts). */
   reusePort?: boolean;
+  /** What the process's event loops share (gateway-threads.ts): rate-limit counters, the country database. */
+  shared?: GatewayShared;
+}
+
+/** Memory a process's gateway event loops share instead of holding a copy each. */
+export interface GatewayShared {
+  /** The in-memory rate-limit counters (null with Redis, which holds them). */
+  rateLimits: SharedRateLimitTable | null;
+  /** The country database's bytes (loadCountryDatabase). */
+  countryDatabase: SharedArrayBuffer;
 }
 
 // Never log a token, a raw IP or a payload body.
@@ -111,6 +123,8 @@ export async function startGateway(
       metrics,
       logger,
       ...(options.worker !== undefined && { worker: options.worker }),
+      ...(options.shared?.rateLimits && { rateLimits: options.shared.rateLimits }),
+      ...(options.shared && { countries: openCountryLookup(options.shared.countryDatabase) }),
     });
     admin =
       options.admin === false

@@ -2,9 +2,10 @@
 // project, the client IP and the User-Agent under a random salt that rotates every UTC day, as Plausible
 // does. Old salts are deleted, so an id cannot be traced back to an IP, and the raw IP is never stored.
 // With Redis the salt is shared so that every replica derives the same id for the same visitor.
-import { createHmac, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import type { Redis } from 'ioredis';
 
 export interface SaltStore {
@@ -15,28 +16,43 @@ export interface SaltStore {
 export class VisitorIds {
   readonly #store: SaltStore;
   #day = '';
-  #salt: Buffer | null = null;
-  #pending: Promise<Buffer> | null = null;
+  /** The day's salt as a key object, and the day's bounds (ms): the per-request path reads only these. */
+  #key: KeyObject | null = null;
+  #dayStart = 0;
+  #dayEnd = 0;
+  #pending: Promise<KeyObject> | null = null;
 
   constructor(store: SaltStore) {
     this.#store = store;
   }
 
-  /** A 32-hex-character visitor id; stable for one visitor of one project for one UTC day. */
-  async derive(projectId: string, ip: string, userAgent: string, now = Date.now()): Promise<string> {
-    const salt = await this.#saltOf(new Date(now).toISOString().slice(0, 10));
-    return createHmac('sha256', salt).update(`${projectId}\n${ip}\n${userAgent}`).digest('hex').slice(0, 32);
+  /**
+   * A 32-hex-character visitor id; stable for one visitor of one project for one UTC day. A string at
+   * once when the day's salt is loaded (no promise per request), else a promise of it.
+   */
+  derive(projectId: string, ip: string, userAgent: string, now = Date.now()): string | Promise<string> {
+    const key = now >= this.#dayStart && now < this.#dayEnd ? this.#key : null;
+    if (key) return idOf(key, projectId, ip, userAgent);
+    return this.#keyOf(new Date(now).toISOString().slice(0, 10)).then((loaded) =>
+      idOf(loaded, projectId, ip, userAgent),
+    );
   }
 
-  #saltOf(day: string): Buffer | Promise<Buffer> {
-    if (day === this.#day && this.#salt) return this.#salt;
+  #keyOf(day: string): Promise<KeyObject> {
     if (day !== this.#day || !this.#pending) {
       this.#day = day;
-      this.#salt = null;
+      this.#key = null;
       this.#pending = this.#store.saltFor(day).then(
         (salt) => {
-          if (this.#day === day) this.#salt = salt;
-          return salt;
+          // A KeyObject, made once: given a Buffer, createHmac makes one on every call (~10 times the
+          // cost of the HMAC itself on Node.js 24).
+          const key = createSecretKey(salt);
+          if (this.#day === day) {
+            this.#key = key;
+            this.#dayStart = Date.parse(`${day}T00:00:00.000Z`);
+            this.#dayEnd = this.#dayStart + 86_400_000;
+          }
+          return key;
         },
         (error: unknown) => {
           if (this.#day === day) this.#pending = null;
@@ -48,27 +64,73 @@ export class VisitorIds {
   }
 }
 
-/** Salts in TALLY_DATA_DIR/visitor-salt.json: only the current day's salt is kept. */
+function idOf(key: KeyObject, projectId: string, ip: string, userAgent: string): string {
+  return createHmac('sha256', key).update(`${projectId}\n${ip}\n${userAgent}`).digest('hex').slice(0, 32);
+}
+
+/**
+ * Salts in TALLY_DATA_DIR, one file per day (visitor-salt-YYYY-MM-DD.json); older days' files are deleted.
+ * Several event loops of one process (GATEWAY_WORKERS) and several processes may ask for a new day's salt
+ * at once: each writes its candidate to a file of its own and links it to the day's name, which only the
+ * first link creates (link(2) fails with EEXIST, and the file is complete before it has that name); the
+ * others read the winner's. A rename would let the last writer win after the first had already derived ids
+ * with its own salt.
+ */
 export class FileSaltStore implements SaltStore {
-  readonly #path: string;
+  readonly #dir: string;
 
   constructor(dataDir: string) {
-    this.#path = join(dataDir, 'visitor-salt.json');
+    this.#dir = dataDir;
   }
 
   async saltFor(day: string): Promise<Buffer> {
+    const path = join(this.#dir, `visitor-salt-${day}.json`);
+    const existing = await readSalt(path);
+    if (existing) return existing;
+    // visitor-salt.json is where salts were kept before one file per day: today's stays today's salt.
+    const legacy = await readSalt(join(this.#dir, LEGACY_SALT_FILE), day);
+    const candidate = legacy ?? randomBytes(32);
+    await mkdir(this.#dir, { recursive: true });
+    const tmp = join(
+      this.#dir,
+      `.visitor-salt-${day}.${process.pid}.${threadId}.${randomBytes(6).toString('hex')}.tmp`,
+    );
+    await writeFile(tmp, JSON.stringify({ day, salt: candidate.toString('hex') }), { mode: 0o600 });
+    let salt = candidate;
     try {
-      const stored = JSON.parse(await readFile(this.#path, 'utf8')) as { day: string; salt: string };
-      if (stored.day === day) return Buffer.from(stored.salt, 'hex');
+      await link(tmp, path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      salt = (await readSalt(path)) ?? candidate; // another loop or process created it first: theirs
+    } finally {
+      await rm(tmp, { force: true });
     }
-    const salt = randomBytes(32);
-    await mkdir(dirname(this.#path), { recursive: true });
-    const tmp = `${this.#path}.${process.pid}.tmp`;
-    await writeFile(tmp, JSON.stringify({ day, salt: salt.toString('hex') }), { mode: 0o600 });
-    await rename(tmp, this.#path);
+    await this.#deleteOtherDays(day);
     return salt;
+  }
+
+  /** An old salt would let a visitor be followed back to an earlier day: only the asked day's is kept. */
+  async #deleteOtherDays(day: string): Promise<void> {
+    const names = await readdir(this.#dir).catch(() => [] as string[]);
+    const stale = names.filter((name) => {
+      const other = SALT_FILE.exec(name)?.[1];
+      return (other !== undefined && other < day) || name === LEGACY_SALT_FILE;
+    });
+    await Promise.all(stale.map((name) => rm(join(this.#dir, name), { force: true })));
+  }
+}
+
+const LEGACY_SALT_FILE = 'visitor-salt.json';
+const SALT_FILE = /^visitor-salt-(\d{4}-\d{2}-\d{2})\.json$/;
+
+/** The salt stored in `path` (for `day`, when given); null when there is none. */
+async function readSalt(path: string, day?: string): Promise<Buffer | null> {
+  try {
+    const stored = JSON.parse(await readFile(path, 'utf8')) as { day: string; salt: string };
+    return day === undefined || stored.day === day ? Buffer.from(stored.salt, 'hex') : null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
   }
 }
 
