@@ -150,7 +150,9 @@ describe('revenue breakdown', () => {
         expect(sum(result.rows.map((r) => r[column])), `${by} ${column}`).toBe(result.total[column]);
       expect(result.rows.reduce((s, r) => s + r.customers, 0)).toBe(4);
       expect(result.total.mrr_end).toBe(last.mrr_end);
-      expect(result.total.new).toBe(sum(months.map((m) => (m as unknown as Record<string, string>).new)));
+      expect(result.total.new).toBe(
+        sum(months.map((m) => (m as unknown as Record<string, string>).new ?? '0')),
+      );
     }
     expect((await breakdown('payment_processor')).rows.map((r) => [r.key, r.customers])).toEqual([
       ['stripe', 3],
@@ -199,7 +201,9 @@ describe('revenue breakdown', () => {
     });
     expect(new Set(drill.items.map((i) => i.customer_id))).toEqual(new Set(['B']));
     expect(drill.total).toBe('120');
-    expect(customerList(starter, { currency: 'USD', touches: new Map() }).map((c) => c.customer_id)).toEqual(['B']);
+    expect(customerList(starter, { currency: 'USD', touches: new Map() }).map((c) => c.customer_id)).toEqual([
+      'B',
+    ]);
   });
 
   it('lists the metadata keys present and refuses bad dimensions and filters without quoting them', async () => {
