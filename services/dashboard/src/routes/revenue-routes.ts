@@ -3,9 +3,10 @@
 // touch, the reconciliation of a month, the drill-down of any figure, the acquisition funnel, the
 // customers and a customer's page, the breakdown by plan, interval, … or metadata key, and the metadata
 // search. `filters` (revenue-filters.ts) narrows the MRR report, attribution, breakdown, drill-down and
-// customers to the customers it keeps; the funnel counts visitors, which have no plan, so it takes none. The figures are the warehouse's (reports/revenue-*); this layer checks
-// the query, reads the records (the cached history of reports/revenue-cache.ts, re-read whenever the stored
-// revenue changed; the customer page reads its own records) and shapes the answers (JSON or CSV).
+// customers to the customers it keeps; the funnel counts visitors, which have no plan, so it takes none.
+// The figures are the warehouse's (reports/revenue-*); this layer checks the query, reads the records (the
+// cached history of reports/revenue-cache.ts, re-read whenever the stored revenue changed; the customer page
+// reads its own records) and shapes the answers (JSON or CSV).
 import {
   type AttributionDimension,
   acquisitionFunnel,
