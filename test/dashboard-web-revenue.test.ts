@@ -2,7 +2,9 @@
 // dashboard-web.test.ts): revenue-metrics.md's worked example, with visits that give A, B and C a first
 // touch, sent through /api/ingest and landed by the real consumers; a user signed in through the link
 // `tally users add` prints. The page shows exactly the spec's figures, the attribution table adds up,
-// a figure and a table cell open drill-downs whose items add up to them, a month reconciles, a customer's
+// a figure and a table cell open drill-downs whose items add up to them, the breakdown by plan, interval
+// and a typed metadata key adds up, a row filters every panel (a removable chip), the metadata search
+// lists the matching records, a month reconciles, a customer's
 // page shows its history and visits, and the health view shows a type stalled once its records stop while
 // another keeps landing. Screenshots go to test-output/dashboard-web/ to be looked at.
 import { mkdirSync } from 'node:fs';
@@ -197,11 +199,12 @@ describe('the revenue views in Chromium', () => {
       ['(unattributed)', '1', '0', '0', '0', '0', '0', '0', '0', '500'],
       ['Total', '4', '3', '250', '50', '40', '20', '30', '290', '2,120'],
     ]);
-    await page.getByRole('tab', { name: 'Campaign' }).click();
+    const groupBy = page.getByRole('tablist', { name: 'Group by' });
+    await groupBy.getByRole('tab', { name: 'Campaign' }).click();
     await expect
       .poll(async () => (await rows()).map((r) => r[0]), POLL)
       .toEqual(['(none)', 'feb', '(unattributed)', 'Total']);
-    await page.getByRole('tab', { name: 'Channel' }).click();
+    await groupBy.getByRole('tab', { name: 'Channel' }).click();
     expect(page.url()).not.toContain('by=');
   });
 
@@ -226,6 +229,77 @@ describe('the revenue views in Chromium', () => {
     ]);
     await shoot(page, 'revenue-drilldown-direct');
     await page.keyboard.press('Escape');
+  });
+
+  it('breaks revenue down by plan and a metadata key, filters every panel by a row, and searches metadata', async () => {
+    const rows = () =>
+      tableRows(page.locator('#breakdown-table:not(.is-stale) tbody tr, #breakdown-table tfoot tr'));
+    // key, customers, paying, new, expansion, reactivation, contraction, churn, MRR at end, cash: each
+    // customer by the plan on its latest record that has one (A's renewal has none: still business).
+    const byPlan = [
+      ['business', '1', '1', '100', '50', '0', '0', '0', '150', '300'],
+      ['pro', '1', '1', '100', '0', '0', '0', '0', '100', '1,200'],
+      ['starter', '1', '1', '50', '0', '40', '20', '30', '40', '120'],
+      ['lifetime', '1', '0', '0', '0', '0', '0', '0', '0', '500'],
+      ['Total', '4', '3', '250', '50', '40', '20', '30', '290', '2,120'],
+    ];
+    await expect.poll(rows, POLL).toEqual(byPlan);
+    const breakDownBy = page.getByRole('tablist', { name: 'Break down by' });
+    await breakDownBy.getByRole('tab', { name: 'Interval' }).click();
+    await expect
+      .poll(async () => (await rows()).map((r) => [r[0], r[8]]), POLL)
+      .toEqual([
+        ['(none)', '190'],
+        ['annual', '100'],
+        ['Total', '290'],
+      ]);
+    // Any metadata key, typed (the keys present are offered).
+    await page.locator('#breakdown-key').fill('plan');
+    await page.getByRole('button', { name: 'Break down', exact: true }).click();
+    await expect.poll(() => text(page, '#breakdown-title'), POLL).toContain('Revenue by metadata plan');
+    await expect.poll(rows, POLL).toEqual(byPlan);
+    await page.locator('#breakdown-title').scrollIntoViewIfNeeded();
+    await shoot(page, 'revenue-breakdown-plan');
+
+    // A row filters every revenue panel to its customers (B only), shown as a removable chip.
+    await page.getByRole('button', { name: 'Filter by Metadata plan starter' }).click();
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('40');
+    expect(decodeURIComponent(page.url())).toContain('filters=metadata.plan==starter');
+    await expect
+      .poll(() => tableRows(page.locator('#attribution-table:not(.is-stale) tbody tr')), POLL)
+      .toEqual([['Direct', '1', '1', '50', '0', '40', '20', '30', '40', '120']]);
+    await expect.poll(rows, POLL).toEqual([byPlan[2], ['Total', ...(byPlan[2] as string[]).slice(1)]]);
+    expect(await text(page, '.revenue-filters .chip')).toContain('Metadata plan is starter');
+    await page.locator('#revenue-cash').click();
+    const dialog = page.getByRole('dialog');
+    await expect
+      .poll(() => dialog.locator('#drill-total').innerText(), POLL)
+      .toBe('4 items, adding up to 120 USD');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await page.locator('.revenue-filters').scrollIntoViewIfNeeded();
+    await shoot(page, 'revenue-filtered-starter');
+    await page.getByRole('button', { name: 'Remove filter: Metadata plan is starter' }).click();
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('290');
+    expect(await page.locator('.revenue-filters').count()).toBe(0);
+    await breakDownBy.getByRole('tab', { name: 'Plan' }).click();
+    expect(page.url()).not.toContain('breakdown=');
+
+    // The metadata search lists the records with plan = pro, as `tally revenue search` does.
+    await page.locator('#search-key').fill('plan');
+    await page.locator('#search-value').fill('pro');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect
+      .poll(
+        async () => (await tableRows(page.locator('#search-table tbody tr'))).map((r) => r.slice(1, 6)),
+        POLL,
+      )
+      .toEqual([
+        ['A', 'web_tx_1', 'subscription', '100 USD', 'plan=pro'],
+        ['C', 'web_tx_5', 'subscription', '1,200 USD', 'plan=pro, interval=annual'],
+      ]);
+    await page.locator('#metadata-search-title').scrollIntoViewIfNeeded();
+    await shoot(page, 'revenue-metadata-search');
   });
 
   it('reconciles February: cash by kind and a bridge that closes', async () => {

@@ -1,7 +1,7 @@
 // The revenue views of the dashboard (issue 11) through the whole pipeline as `npm start` runs it: the
 // worked examples of revenue-metrics.md and dashboard.md sent to /api/ingest (out of order, partly twice),
 // landed by the real consumers, read through the dashboard's API with a read key and with the tally CLI
-// (attribution, reconciliation): exactly the specs' figures, breakdowns that add up to the unbroken totals,
+// (attribution, breakdown, reconciliation): exactly the specs' figures, breakdowns that add up to the unbroken totals,
 // drill-downs that add up to their figure, a customer's page, and the project's ingestion health.
 import { randomUUID } from 'node:crypto';
 import { type RevenueData, toMicros } from '@tally/contract';
@@ -291,6 +291,23 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
       ),
     );
     expect(cli).toEqual(api);
+    // The breakdown by plan, filtered (C, the annual customer, left out), the same through both.
+    const { metadata_keys: keys, ...breakdown } = (await get(
+      'rev-worked',
+      `/revenue/breakdown?from=2026-01&to=2026-04&by=plan&filters=${encodeURIComponent('interval!=annual')}`,
+    )) as unknown as { metadata_keys: string[]; total: { customers: number } };
+    expect(keys).toContain('plan');
+    expect(breakdown.total.customers).toBe(3);
+    const cliBreakdown = JSON.parse(
+      await tally(
+        [
+          ...['report', 'breakdown', '--project', 'rev-worked', '--from', '2026-01', '--to', '2026-04'],
+          ...['--by', 'plan', '--filters', 'interval!=annual', '--json'],
+        ],
+        env(),
+      ),
+    );
+    expect(cliBreakdown).toEqual(breakdown);
     for (const month of ['2026-02', '2026-05']) {
       const apiRecon = await get('rev-worked', `/revenue/reconciliation?month=${month}`);
       const cliRecon = JSON.parse(

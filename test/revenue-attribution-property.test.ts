@@ -6,7 +6,9 @@
 // - the same attribution as the records landed once each, in order, in another project;
 // - per month, a reconciliation whose cash kinds add up to the month's cash, whose bridge closes, and whose
 //   movements equal the mrr_movements table the revenue lander keeps;
-// - drill-downs whose items add up to their figure, for the whole and for each attribution group.
+// - drill-downs whose items add up to their figure, for the whole and for each attribution group;
+// - breakdowns by a customer attribute (metadata.plan, plan, interval) whose rows add up to the MRR report,
+//   the same as in the clean project, and each row equal to the whole filtered to its key.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,14 +20,18 @@ import { revenueLander } from '@tally/revenue-consumer';
 import {
   ATTRIBUTION_DIMENSIONS,
   DRILLDOWN_FIGURES,
+  filterRevenueRecords,
   migrate,
   mrrReport,
   openChdbWarehouse,
+  parseRevenueFilters,
+  readCustomerAttributes,
   readCustomerTouches,
   readMrrInputs,
   readStoredMovements,
   reconcile,
   revenueAttribution,
+  revenueBreakdown,
   revenueDrilldown,
   TOUCHES,
   type Warehouse,
@@ -113,6 +119,7 @@ const world = fc.record({
       impact: fc.option(fc.integer({ min: -50_000, max: 50_000 }), { nil: undefined }),
       subscription: fc.constantFrom('', 'sub_1', 'sub_2'),
       annual: fc.boolean(),
+      plan: fc.option(fc.constantFrom('pro', 'basic', 'team'), { nil: undefined }),
     }),
     { maxLength: 14 },
   ),
@@ -162,7 +169,9 @@ function messagesOf(project: string, w: WorldValue) {
       ...(r.impact === undefined ? {} : { mrr_impact: r.impact / 100 }),
       ...(r.type === 'subscription' ? { is_recurring: true } : {}),
       ...(r.subscription ? { customer_subscription_id: r.subscription } : {}),
-      ...(r.annual ? { metadata: { interval: 'annual' } } : {}),
+      ...(r.annual || r.plan
+        ? { metadata: { ...(r.annual ? { interval: 'annual' } : {}), ...(r.plan ? { plan: r.plan } : {}) } }
+        : {}),
     };
     out.push(message(project, 'revenue', randomUUID(), START + r.at, data));
   });
@@ -264,6 +273,37 @@ describe('revenue views over random records delivered out of order and partly tw
                 expect(sum(drill.items.map((i) => i.amount))).toBe(toMicros(row[figure]));
               }
             }
+          }
+        }
+        // Breakdowns by a customer attribute: rows add up to the report, each row is the whole filtered to it.
+        const until = Date.parse('2026-05-01T00:00:00Z');
+        for (const by of ['metadata.plan', 'plan', 'interval']) {
+          const options = { from: '2026-01', to: '2026-04', currency: 'USD', by };
+          const [values, cleanValues] = await Promise.all(
+            [messy, clean].map(async (project) =>
+              (await readCustomerAttributes(warehouse, { project, dimensions: [by], until })).get(by),
+            ),
+          );
+          const breakdown = revenueBreakdown(inputs, { ...options, values: values ?? new Map() });
+          for (const field of MONEY)
+            expect(sum(breakdown.rows.map((r) => r[field])), `${by} ${field}`).toBe(
+              toMicros(breakdown.total[field]),
+            );
+          expect(breakdown.rows.reduce((t, r) => t + r.customers, 0)).toBe(breakdown.total.customers);
+          expect(breakdown.total.mrr_end).toBe(report.at(-1)?.mrr_end);
+          expect(sum(report.map((m) => m.new))).toBe(toMicros(breakdown.total.new));
+          expect(sum(report.map((m) => m.cash_revenue))).toBe(toMicros(breakdown.total.cash_revenue));
+          expect(breakdown).toEqual(
+            revenueBreakdown(cleanInputs, { ...options, values: cleanValues ?? new Map() }),
+          );
+          for (const row of breakdown.rows) {
+            const kept = await filterRevenueRecords(warehouse, inputs, {
+              project: messy,
+              filters: parseRevenueFilters(`${by}==${row.key}`),
+              until,
+            });
+            const only = revenueBreakdown(kept, { ...options, values: values ?? new Map() });
+            expect(only.rows, `${by}==${row.key}`).toEqual([row]);
           }
         }
         for (const figure of DRILLDOWN_FIGURES) {

@@ -34,6 +34,11 @@ Commands:
                      [--by channel|source|utm_campaign] [--touch first|last] [--json]
                                                       MRR movements, MRR at the end, paying customers and cash
                                                       by the customers' first (or last) touch
+  report breakdown --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD]
+                   [--by plan|interval|coupon|source|campaign|payment_processor|metadata.<key>]
+                   [--filters "plan==pro;metadata.team!=internal"] [--json]
+                                                      The same figures by a customer attribute (its value on
+                                                      its latest record that has one), rows adding up to the total
   report reconciliation --project <id> [--month YYYY-MM] [--currency USD] [--json]
                                                       A month's cash by kind, the MRR bridge (exit 1 if it does
                                                       not close) and data warnings with their record ids

@@ -1,4 +1,4 @@
-// `tally report traffic|mrr|attribution|reconciliation` and `tally revenue search`: the warehouse's reports
+// `tally report traffic|mrr|attribution|breakdown|reconciliation` and `tally revenue search`: the warehouse's reports
 // for one project, as JSON (--json) or as text for a terminal. Attribution and reconciliation run the same
 // functions as the dashboard's API, so both give the same figures.
 import { resolve } from 'node:path';
@@ -12,16 +12,21 @@ import {
   type AttributionDimension,
   checkMonth,
   checkMonthRange,
+  checkRevenueDimension,
   currencyOf,
+  filterRevenueRecords,
   type MonthlyRevenue,
   monthStart,
   mrrReport,
+  parseRevenueFilters,
   type Reconciliation,
+  readCustomerAttributes,
   readCustomerTouches,
   readMrrInputs,
   readStoredMovements,
   reconcile,
   revenueAttribution,
+  revenueBreakdown,
   searchRevenue,
   TOUCHES,
   type Touch,
@@ -90,12 +95,21 @@ export async function runReport(
       month: { type: 'string' },
       by: { type: 'string' },
       touch: { type: 'string' },
+      filters: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
   const [kind] = positionals;
-  if (kind !== 'traffic' && kind !== 'mrr' && kind !== 'attribution' && kind !== 'reconciliation')
-    throw new Error(`unknown report "${kind ?? ''}" (traffic, mrr, attribution or reconciliation)`);
+  if (
+    kind !== 'traffic' &&
+    kind !== 'mrr' &&
+    kind !== 'attribution' &&
+    kind !== 'breakdown' &&
+    kind !== 'reconciliation'
+  )
+    throw new Error(
+      `unknown report "${kind ?? ''}" (traffic, mrr, attribution, breakdown or reconciliation)`,
+    );
   const project = required(values.project, '--project <id>');
   if (kind === 'reconciliation') {
     const month = values.month ?? monthOf(0);
@@ -129,7 +143,41 @@ export async function runReport(
         readCustomerTouches(warehouse, project),
       ]);
       const report = revenueAttribution(records, { from, to, currency, by, touch, touches });
-      process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : attributionText(report));
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(report)}\n`
+          : groupsText(
+              report,
+              `${report.from} to ${report.to}, ${report.currency}, by ${report.touch}-touch ${report.by}`,
+            ),
+      );
+      return 0;
+    });
+  }
+  if (kind === 'breakdown') {
+    // The dashboard's …/revenue/breakdown: the same functions, so the same figures.
+    const from = values.from ?? monthOf(-11);
+    const to = values.to ?? monthOf(0);
+    checkMonthRange(from, to);
+    const by = values.by ?? 'plan';
+    checkRevenueDimension(by);
+    const filters = parseRevenueFilters(values.filters);
+    const currency = currencyOf(values.currency);
+    const until = monthStart(to, 1);
+    return withWarehouse(config, async (warehouse) => {
+      await checkProject(config, warehouse, project);
+      const [all, attributes] = await Promise.all([
+        readMrrInputs(warehouse, { project, until, currency }),
+        readCustomerAttributes(warehouse, { project, dimensions: [by], until }),
+      ]);
+      const records = await filterRevenueRecords(warehouse, all, { project, filters, until });
+      const groupValues = attributes.get(by) ?? new Map<string, string>();
+      const report = revenueBreakdown(records, { from, to, currency, by, values: groupValues });
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(report)}\n`
+          : groupsText(report, `${report.from} to ${report.to}, ${report.currency}, by ${report.by}`),
+      );
       return 0;
     });
   }
@@ -258,7 +306,8 @@ function mrrTable(report: MonthlyRevenue[]): string {
   return [format(header), ...lines.map(format), ...warnings].join('');
 }
 
-function attributionText(report: Attribution): string {
+/** Rows of groups (attribution, breakdown) and their total as a terminal table under `title`. */
+function groupsText(report: Pick<Attribution, 'rows' | 'total'>, title: string): string {
   const header = [
     'key',
     'customers',
@@ -287,11 +336,7 @@ function attributionText(report: Attribution): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
   const format = (cells: string[]) =>
     `${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ')}\n`;
-  return [
-    `${report.from} to ${report.to}, ${report.currency}, by ${report.touch}-touch ${report.by}\n`,
-    format(header),
-    ...lines.map(format),
-  ].join('');
+  return [`${title}\n`, format(header), ...lines.map(format)].join('');
 }
 
 function reconciliationText(r: Reconciliation): string {

@@ -84,6 +84,8 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     revenueRecords: '?figure=new&from=2026-01&to=2026-02',
     revenueFunnel: '?from=2026-05-01&to=2026-05-07',
     revenueCustomers: '?limit=10',
+    revenueBreakdown: '?from=2026-01&to=2026-02&by=plan',
+    revenueSearch: '?key=plan&value=pro',
     projectHealth: '?stall_minutes=5',
   };
   const query =
@@ -239,10 +241,15 @@ describe('reading', () => {
       'revenue/attribution?from=2000-01&to=2026-01',
       'revenue/reconciliation?month=2026-00',
       'revenue/funnel?from=2026-05-07&to=2026-05-01',
+      'revenue/breakdown?from=2026-01&to=2026-02&by=secret_dim',
+      'revenue/breakdown?from=2026-01&to=2026-02&by=plan&filters=secret_dim%3D%3Dx',
+      'revenue/mrr?from=2026-01&to=2026-02&filters=plan%3D%3E1',
+      'revenue/customers?filters=metadata.%3D%3Dsecret',
     ]) {
       const res = await app.inject({ url: `/api/v1/projects/alpha/${query}`, headers: bearer(keyA) });
       expect(res.statusCode, query).toBe(400);
       expect(res.json(), query).toHaveProperty('message');
+      expect(res.body, query).not.toContain('secret');
     }
   });
 

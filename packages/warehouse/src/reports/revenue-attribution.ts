@@ -9,7 +9,7 @@ import { formatMicros } from '@tally/contract';
 import type { Warehouse } from '../warehouse.ts';
 import type { Money } from './monthly-revenue.ts';
 import type { MrrInput } from './mrr-movements.ts';
-import { type CustomerPeriod, foldPeriod, movementSum } from './revenue-period.ts';
+import { type CustomerPeriod, foldPeriod, movementSum, type PeriodFold } from './revenue-period.ts';
 import type { AttributionDimension, Touch } from './revenue-scope.ts';
 
 export const UNATTRIBUTED = '(unattributed)';
@@ -195,11 +195,32 @@ export function revenueAttribution(
     touches: ReadonlyMap<string, CustomerTouches>;
   },
 ): Attribution {
-  const fold = foldPeriod(records, options);
+  const { rows, total } = groupFold(foldPeriod(records, options), (customer) =>
+    attributionKey(options.touches.get(customer), options.by, options.touch),
+  );
+  return {
+    from: options.from,
+    to: options.to,
+    currency: options.currency,
+    by: options.by,
+    touch: options.touch,
+    rows,
+    total,
+  };
+}
+
+/**
+ * The fold's customers in groups (`keyOf` names each customer's one group): each group's figures, largest
+ * MRR first, and the unbroken total they add up to. Attribution and the revenue breakdown share it.
+ */
+export function groupFold(
+  fold: PeriodFold,
+  keyOf: (customer: string) => string,
+): { rows: AttributionRow[]; total: Omit<AttributionRow, 'key'> } {
   const groups = new Map<string, Sums>();
   const total = emptySums();
   for (const c of fold.customers.values()) {
-    const key = attributionKey(options.touches.get(c.customer_id), options.by, options.touch);
+    const key = keyOf(c.customer_id);
     const sums = groups.get(key) ?? emptySums();
     groups.set(key, sums);
     add(sums, c);
@@ -214,13 +235,5 @@ export function revenueAttribution(
         (a.row.key < b.row.key ? -1 : a.row.key > b.row.key ? 1 : 0),
     )
     .map((r) => r.row);
-  return {
-    from: options.from,
-    to: options.to,
-    currency: options.currency,
-    by: options.by,
-    touch: options.touch,
-    rows,
-    total: shape(total),
-  };
+  return { rows, total: shape(total) };
 }

@@ -55,21 +55,38 @@ const unescaped = (text: string) => text.replace(/\\(.)/g, '$1');
 
 /** Parses the `filters` parameter; throws FilterSyntaxError naming what is wrong (never quoting it). */
 export function parseFilters(text: string | undefined): TrafficFilter[] {
+  return parseFilterList(text, {
+    keyPrefix: 'prop:',
+    dimensions: FILTER_DIMENSIONS,
+    help: `one of ${FILTER_DIMENSIONS.join(', ')}, prop:<key>`,
+  });
+}
+
+/**
+ * The filter syntax above over any set of dimensions plus `<keyPrefix><key>` (traffic: `prop:<key>`,
+ * revenue: `metadata.<key>`), so every view's filters parse, escape and fail alike.
+ */
+export function parseFilterList(
+  text: string | undefined,
+  syntax: { keyPrefix: string; dimensions: readonly string[]; help: string },
+): TrafficFilter[] {
   if (!text) return [];
+  const prefix = syntax.keyPrefix;
+  const pattern = new RegExp(
+    `^([a-z_]+|${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:[^=!~\\\\]|\\\\.)+?)(==|!=|~=|!~)(.*)$`,
+    's',
+  );
   const filters: TrafficFilter[] = [];
   for (const part of splitEscaped(text, ';')) {
     if (part.trim() === '') continue;
-    const match = /^([a-z_]+|prop:(?:[^=!~\\]|\\.)+?)(==|!=|~=|!~)(.*)$/s.exec(part);
+    const match = pattern.exec(part);
     if (!match)
       throw new FilterSyntaxError('a filter must be <dimension><operator><values>, operators ==, !=, ~=, !~');
     const [, rawDimension, operator, rest] = match as unknown as [string, string, FilterOperator, string];
-    const dimension = rawDimension.startsWith('prop:')
-      ? `prop:${unescaped(rawDimension.slice(5))}`
-      : rawDimension;
-    if (!dimension.startsWith('prop:') && !(FILTER_DIMENSIONS as readonly string[]).includes(dimension)) {
-      throw new FilterSyntaxError(
-        `unknown filter dimension (one of ${FILTER_DIMENSIONS.join(', ')}, prop:<key>)`,
-      );
+    const keyed = rawDimension.startsWith(prefix);
+    const dimension = keyed ? `${prefix}${unescaped(rawDimension.slice(prefix.length))}` : rawDimension;
+    if (!keyed && !syntax.dimensions.includes(dimension)) {
+      throw new FilterSyntaxError(`unknown filter dimension (${syntax.help})`);
     }
     const values = splitEscaped(rest, '|').map(unescaped);
     if (values.length > MAX_VALUES) throw new FilterSyntaxError(`a filter has at most ${MAX_VALUES} values`);

@@ -424,6 +424,33 @@ export const OPERATIONS: Operation[] = [
     responses: { 200: S.CustomerPage, 404: S.Message },
   },
   {
+    operationId: 'revenueBreakdown',
+    method: 'GET',
+    url: `${P}/revenue/breakdown`,
+    tag: 'Revenue',
+    summary:
+      'MRR movements, MRR at the end, paying customers and cash by plan, interval, coupon, … or metadata key',
+    description:
+      'Every customer is in one group (its value at the end of the range), so every column of `rows` adds ' +
+      'up exactly to `total`, which equals the MRR report over the same months.',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.RevenueBreakdownQuery,
+    responses: { 200: S.RevenueBreakdown },
+    csv: true,
+  },
+  {
+    operationId: 'revenueSearch',
+    method: 'GET',
+    url: `${P}/revenue/search`,
+    tag: 'Revenue',
+    summary: 'Revenue records whose metadata has a key with a value (as `tally revenue search`)',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.RevenueSearchQuery,
+    responses: { 200: S.RevenueSearch },
+  },
+  {
     operationId: 'projectHealth',
     method: 'GET',
     url: `${P}/health`,

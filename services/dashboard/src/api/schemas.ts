@@ -470,10 +470,23 @@ export const ShareGrant = Type.Object(
 
 // ---- Revenue (a share link may hide it) ---------------------------------------------------------------
 
+const revenueFilters = Type.Optional(
+  Type.String({
+    maxLength: 4096,
+    description:
+      "Only the customers whose attributes match, in the traffic filters' syntax (`;` between filters, " +
+      '`==`, `!=`, `~=`, `!~`, `|` between values, `\\` escapes). Dimensions: `plan`, `interval`, `coupon`, ' +
+      "`source`, `campaign` (metadata keys), `payment_processor`, `metadata.<key>`. A customer's attribute is " +
+      'its value on its latest revenue record up to the end of the range that has one, `(none)` when none ' +
+      'has. Example: `plan==pro|business;metadata.team!=internal`.',
+  }),
+);
+
 export const MrrQuery = Type.Object({
   from: Type.String({ pattern: MONTH_PATTERN, description: 'First month (YYYY-MM, UTC).' }),
   to: Type.String({ pattern: MONTH_PATTERN, description: 'Last month, included.' }),
   currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$' })),
+  filters: revenueFilters,
   format: rangeQuery.format,
 });
 export const MrrMonths = Type.Array(Type.Record(Type.String(), Type.Unknown()), {
@@ -514,6 +527,7 @@ export const AttributionQuery = Type.Object({
   currency: currencyQuery,
   by: byQuery,
   touch: touchQuery,
+  filters: revenueFilters,
   format: rangeQuery.format,
 });
 const attributionFigures = {
@@ -618,6 +632,7 @@ export const CustomersQuery = Type.Object({
   currency: currencyQuery,
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100.' })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
+  filters: revenueFilters,
   format: rangeQuery.format,
 });
 const FirstTouch = nullable(
@@ -723,6 +738,7 @@ export const RecordsQuery = Type.Object({
       description: 'Only the customers of this attribution group (with by and touch).',
     }),
   ),
+  filters: revenueFilters,
   format: rangeQuery.format,
 });
 export const Drilldown = Type.Object(
@@ -852,6 +868,60 @@ export type FunnelInputBody = Static<typeof FunnelInput>;
 export type ShareInputBody = Static<typeof ShareInput>;
 
 /** Every schema with an $id: the OpenAPI document's components. */
+// ---- Revenue breakdown and metadata search ---------------------------------------------------------
+
+export const RevenueBreakdownQuery = Type.Object({
+  from: MrrQuery.properties.from,
+  to: MrrQuery.properties.to,
+  currency: currencyQuery,
+  by: Type.String({
+    maxLength: 210,
+    description:
+      'The attribute: `plan`, `interval`, `coupon`, `source`, `campaign` (metadata keys), `payment_processor` ' +
+      "or `metadata.<key>`. A customer's value is the one on its latest revenue record up to the end of the " +
+      'range that has one; `(none)` when none has.',
+  }),
+  filters: revenueFilters,
+  format: rangeQuery.format,
+});
+export const RevenueBreakdown = Type.Object(
+  {
+    from: Type.String(),
+    to: Type.String(),
+    currency: Type.String(),
+    by: Type.String(),
+    rows: Type.Array(Type.Ref(AttributionRow)),
+    total: Type.Object(attributionFigures, {
+      description: "The unbroken figures (the MRR report's); every column of rows adds up to it exactly.",
+    }),
+    metadata_keys: Type.Array(Type.String(), {
+      description: "The metadata keys of the project's revenue records (at most 200), to break down by.",
+    }),
+  },
+  { $id: 'RevenueBreakdown' },
+);
+export const RevenueSearchQuery = Type.Object({
+  key: Type.String({ minLength: 1, maxLength: 200, description: 'A metadata key.' }),
+  value: Type.String({ maxLength: 1000, description: 'Its value, compared as text.' }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100.' })),
+});
+export const RevenueSearch = Type.Object(
+  {
+    records: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        transaction_id: Type.String(),
+        timestamp: Type.String(),
+        received_at: Type.String(),
+        timestamp_clamped: Type.Boolean(),
+        data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload as received.' }),
+      }),
+      { description: 'Oldest first, as `tally revenue search`.' },
+    ),
+  },
+  { $id: 'RevenueSearch' },
+);
+
 export const COMPONENTS: TSchema[] = [
   Message,
   ErrorBody,
@@ -888,4 +958,6 @@ export const COMPONENTS: TSchema[] = [
   Drilldown,
   AcquisitionFunnel,
   Health,
+  RevenueBreakdown,
+  RevenueSearch,
 ];

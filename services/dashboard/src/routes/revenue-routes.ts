@@ -1,30 +1,41 @@
 // GET …/revenue/*: revenue figures of a project, which a share link shows only when its creator included
 // revenue (access `revenue`): the monthly MRR report (as `tally report mrr --json`), MRR by first or last
 // touch, the reconciliation of a month, the drill-down of any figure, the acquisition funnel, the
-// customers and a customer's page. The figures are the warehouse's (reports/revenue-*); this layer checks
-// the query, reads the records (the cached history of reports/revenue-cache.ts, re-read whenever the stored
-// revenue changed; the customer page reads its own records) and shapes the answers (JSON or CSV).
+// customers and a customer's page, the breakdown by plan, interval, … or metadata key, and the metadata
+// search. `filters` (revenue-filters.ts) narrows the MRR report, attribution, breakdown, drill-down and
+// customers to the customers it keeps; the funnel counts visitors, which have no plan, so it takes none.
+// The figures are the warehouse's (reports/revenue-*); this layer checks the query, reads the records (the
+// cached history of reports/revenue-cache.ts, re-read whenever the stored revenue changed; the customer page
+// reads its own records) and shapes the answers (JSON or CSV).
 import {
   type AttributionDimension,
   acquisitionFunnel,
   checkMonth,
   checkMonthRange,
+  checkRevenueDimension,
   currencyOf,
   customerList,
   customerListPage,
   type DrilldownFigure,
+  filterRevenueRecords,
+  type MrrInput,
   monthlyRevenue,
   monthStart,
   mrrHistory,
+  parseRevenueFilters,
+  readCustomerAttributes,
   readCustomerRecords,
   readCustomerTouches,
   readMrrInputs,
   readMrrInputsCached,
+  readRevenueMetadataKeys,
   readStoredMovements,
   readVisitTimeline,
   reconcile,
   revenueAttribution,
+  revenueBreakdown,
   revenueDrilldown,
+  searchRevenue,
   type Touch,
   type Touchpoint,
 } from '@tally/warehouse';
@@ -40,23 +51,39 @@ interface MonthsQuery {
   currency?: string;
   by?: AttributionDimension;
   touch?: Touch;
+  filters?: string;
   format?: string;
 }
+
+/** The records of the customers that `filters` keeps (revenue-filters.ts), attributes as of `until`. */
+const restrict = (
+  deps: DashboardDeps,
+  project: string,
+  filters: string | undefined,
+  records: readonly MrrInput[],
+  until?: number,
+) => filterRevenueRecords(deps.warehouse, records, { project, filters: parseRevenueFilters(filters), until });
 
 const touchJson = (t: Touchpoint | null | undefined) =>
   t ? { ...t, start: new Date(t.start).toISOString() } : null;
 
 export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'revenueMrr', async (request, reply) => {
-    const q = request.query as { from: string; to: string; currency?: string; format?: string };
+    const q = request.query as {
+      from: string;
+      to: string;
+      currency?: string;
+      filters?: string;
+      format?: string;
+    };
     checkMonthRange(q.from, q.to);
+    parseRevenueFilters(q.filters);
     // As `tally report mrr`, from the cached history.
     const currency = q.currency?.toUpperCase();
-    const records = await readMrrInputsCached(deps.warehouse, {
-      project: request.params.project as string,
-      until: monthStart(q.to, 1),
-      currency,
-    });
+    const project = request.params.project as string;
+    const until = monthStart(q.to, 1);
+    const all = await readMrrInputsCached(deps.warehouse, { project, until, currency });
+    const records = await restrict(deps, project, q.filters, all, until);
     const report = monthlyRevenue(records, q.from, q.to, currency ? [currency] : undefined);
     return answer(reply, request.headers.accept, q.format, report, () => report as never, 'mrr');
   });
@@ -66,10 +93,12 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const project = request.params.project as string;
     checkMonthRange(q.from, q.to);
     const currency = currencyOf(q.currency);
-    const [records, touches] = await Promise.all([
+    parseRevenueFilters(q.filters);
+    const [all, touches] = await Promise.all([
       readMrrInputsCached(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
       readCustomerTouches(deps.warehouse, project),
     ]);
+    const records = await restrict(deps, project, q.filters, all, monthStart(q.to, 1));
     const body = revenueAttribution(records, {
       from: q.from,
       to: q.to,
@@ -98,10 +127,12 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const project = request.params.project as string;
     checkMonthRange(q.from, q.to);
     const currency = currencyOf(q.currency);
-    const [records, touches] = await Promise.all([
+    parseRevenueFilters(q.filters);
+    const [all, touches] = await Promise.all([
       readMrrInputsCached(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
       q.key === undefined ? null : readCustomerTouches(deps.warehouse, project),
     ]);
+    const records = await restrict(deps, project, q.filters, all, monthStart(q.to, 1));
     const body = revenueDrilldown(records, {
       figure: q.figure,
       from: q.from,
@@ -137,10 +168,18 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'revenueCustomers', async (request, reply) => {
-    const q = request.query as { currency?: string; limit?: number; offset?: number; format?: string };
+    const q = request.query as {
+      currency?: string;
+      limit?: number;
+      offset?: number;
+      filters?: string;
+      format?: string;
+    };
     const project = request.params.project as string;
     const currency = currencyOf(q.currency);
-    const records = await readMrrInputsCached(deps.warehouse, { project, currency });
+    parseRevenueFilters(q.filters);
+    const all = await readMrrInputsCached(deps.warehouse, { project, currency });
+    const records = await restrict(deps, project, q.filters, all);
     const offset = q.offset ?? 0;
     // The touches of the page's customers only: the list's order does not depend on them.
     const { total, customers } = await customerListPage(deps.warehouse, records, {
@@ -188,5 +227,37 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       records: records.map(({ project_id: _p, ...r }) => r),
       visits: timeline.visits,
     };
+  });
+
+  route(app, deps, 'revenueBreakdown', async (request, reply) => {
+    const q = request.query as unknown as Omit<MonthsQuery, 'by'> & { by: string };
+    const project = request.params.project as string;
+    checkMonthRange(q.from, q.to);
+    const currency = currencyOf(q.currency);
+    checkRevenueDimension(q.by);
+    parseRevenueFilters(q.filters);
+    const until = monthStart(q.to, 1);
+    const [all, attributes, keys] = await Promise.all([
+      readMrrInputsCached(deps.warehouse, { project, until, currency }),
+      readCustomerAttributes(deps.warehouse, { project, dimensions: [q.by], until }),
+      readRevenueMetadataKeys(deps.warehouse, project),
+    ]);
+    const records = await restrict(deps, project, q.filters, all, until);
+    const values = attributes.get(q.by) ?? new Map<string, string>();
+    const body = {
+      ...revenueBreakdown(records, { from: q.from, to: q.to, currency, by: q.by, values }),
+      metadata_keys: keys,
+    };
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows as never, 'breakdown');
+  });
+
+  route(app, deps, 'revenueSearch', async (request) => {
+    const q = request.query as { key: string; value: string; limit?: number };
+    const found = await searchRevenue(deps.warehouse, {
+      project: request.params.project as string,
+      metadata: { [q.key]: q.value },
+      limit: q.limit ?? 100,
+    });
+    return { records: found.map(({ project_id: _p, ...r }) => r) };
   });
 }

@@ -35,5 +35,7 @@ describe("the web app's API types", () => {
     expectTypeOf<W.CustomerPage>().toEqualTypeOf<Of<typeof S.CustomerPage>>();
     expectTypeOf<W.AcquisitionFunnel>().toEqualTypeOf<Of<typeof S.AcquisitionFunnel>>();
     expectTypeOf<W.Health>().toEqualTypeOf<Of<typeof S.Health>>();
+    expectTypeOf<W.RevenueBreakdown>().toEqualTypeOf<Of<typeof S.RevenueBreakdown>>();
+    expectTypeOf<W.RevenueSearch>().toEqualTypeOf<Of<typeof S.RevenueSearch>>();
   });
 });

@@ -230,6 +230,26 @@ export interface Attribution {
   total: AttributionFigures;
 }
 
+export interface RevenueBreakdown {
+  from: string;
+  to: string;
+  currency: string;
+  by: string;
+  rows: AttributionRow[];
+  total: AttributionFigures;
+  metadata_keys: string[];
+}
+export interface RevenueSearch {
+  records: {
+    id: string;
+    transaction_id: string;
+    timestamp: string;
+    received_at: string;
+    timestamp_clamped: boolean;
+    data: { [key: string]: unknown };
+  }[];
+}
+
 export interface Reconciliation {
   month: string;
   currency: string;

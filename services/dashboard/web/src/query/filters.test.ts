@@ -24,6 +24,17 @@ describe('filters in the URL', () => {
     expect(parseFilters(text)).toEqual(filters);
   });
 
+  it("reads and writes the revenue views' metadata.<key> dimensions the same way", () => {
+    const filters = [
+      { dimension: 'plan', operator: '==' as const, values: ['pro', 'team'] },
+      { dimension: 'metadata.seat=s;', operator: '!=' as const, values: ['a|b'] },
+    ];
+    const text = serializeFilters(filters, 'metadata.');
+    expect(text).toBe('plan==pro|team;metadata.seat\\=s\\;!=a\\|b');
+    expect(parseFilters(text, 'metadata.')).toEqual(filters);
+    expect(parseFilters('metadata.team==x')).toEqual([]);
+  });
+
   it('drops parts it cannot read rather than the whole URL', () => {
     expect(parseFilters('nonsense;channel==Email;')).toEqual([
       { dimension: 'channel', operator: '==', values: ['Email'] },

@@ -69,15 +69,27 @@ function splitEscaped(text: string, separator: string): string[] {
 }
 const unescapeValue = (text: string) => text.replace(/\\(.)/g, '$1');
 
-export function parseFilters(text: string | undefined | null): Filter[] {
+const keyedPattern = (prefix: string) =>
+  new RegExp(
+    `^([a-z_]+|${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:[^=!~\\\\]|\\\\.)+?)(==|!=|~=|!~)(.*)$`,
+    's',
+  );
+
+/**
+ * `keyPrefix` names keyed dimensions: `prop:<key>` in the traffic views, `metadata.<key>` in the revenue
+ * views (the same syntax otherwise).
+ */
+export function parseFilters(text: string | undefined | null, keyPrefix = 'prop:'): Filter[] {
   if (!text) return [];
   const filters: Filter[] = [];
   for (const part of splitEscaped(text, ';')) {
-    const match = /^([a-z_]+|prop:(?:[^=!~\\]|\\.)+?)(==|!=|~=|!~)(.*)$/s.exec(part);
+    const match = keyedPattern(keyPrefix).exec(part);
     if (!match) continue;
     const [, dimension, operator, rest] = match as unknown as [string, string, FilterOperator, string];
     filters.push({
-      dimension: dimension.startsWith('prop:') ? `prop:${unescapeValue(dimension.slice(5))}` : dimension,
+      dimension: dimension.startsWith(keyPrefix)
+        ? `${keyPrefix}${unescapeValue(dimension.slice(keyPrefix.length))}`
+        : dimension,
       operator,
       values: splitEscaped(rest, '|').map(unescapeValue),
     });
@@ -85,11 +97,11 @@ export function parseFilters(text: string | undefined | null): Filter[] {
   return filters;
 }
 
-export function serializeFilters(filters: Filter[]): string {
+export function serializeFilters(filters: Filter[], keyPrefix = 'prop:'): string {
   return filters
     .map((f) => {
-      const dimension = f.dimension.startsWith('prop:')
-        ? `prop:${f.dimension.slice(5).replace(/[\\;|=!~]/g, (c) => `\\${c}`)}`
+      const dimension = f.dimension.startsWith(keyPrefix)
+        ? `${keyPrefix}${f.dimension.slice(keyPrefix.length).replace(/[\\;|=!~]/g, (c) => `\\${c}`)}`
         : f.dimension;
       return `${dimension}${f.operator}${f.values.map(escapeValue).join('|')}`;
     })

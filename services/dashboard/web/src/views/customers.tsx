@@ -33,10 +33,15 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
     currency,
     limit: PAGE,
     offset,
+    filters: query.filters || undefined,
   });
   useSignInOn(api.kind === 'session' ? list.error : undefined, route);
   const page = (o: number) =>
-    `${path}?${new URLSearchParams({ ...(currency !== 'USD' ? { currency } : {}), offset: String(o) })}`;
+    `${path}?${new URLSearchParams({
+      ...(currency !== 'USD' ? { currency } : {}),
+      ...(query.filters ? { filters: query.filters } : {}),
+      offset: String(o),
+    })}`;
   if (list.error) return <ErrorMessage error={list.error} />;
   if (!list.data) return <Loading />;
   const data = list.data;
@@ -50,6 +55,11 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
           </span>
         </h2>
       </div>
+      {query.filters && (
+        <p class="hint" id="customers-filters">
+          Only the customers that match the revenue filters {query.filters}. <a href={path}>Show all</a>
+        </p>
+      )}
       {data.customers.length === 0 ? (
         <p class="empty">No customer has revenue in {currency} yet.</p>
       ) : (

@@ -29,6 +29,8 @@ export interface DrillRequest {
   from: string;
   to: string;
   group?: { by: string; touch: string; key: string };
+  /** Revenue filters (API syntax) the items are limited to. */
+  filters?: string;
 }
 
 /** The dialog listing what makes up a figure; its items add up to the figure shown on the page. */
@@ -48,6 +50,7 @@ export function DrilldownDialog(props: {
         to: r.to,
         currency: props.currency,
         ...(r.group ? { by: r.group.by, touch: r.group.touch, key: r.group.key } : {}),
+        ...(r.filters ? { filters: r.filters } : {}),
       }
     : undefined;
   const drill = useQuery<Drilldown>(

@@ -36,6 +36,8 @@ describe('the revenue state in the URL', () => {
       by: 'channel',
       touch: 'first',
       month: '2026-11',
+      filters: '',
+      breakdown: 'plan',
     });
     expect(revenueSearch(readRevenueState({}, '2026-11-24'), '2026-11-24')).toBe('');
   });
@@ -49,6 +51,8 @@ describe('the revenue state in the URL', () => {
         by: 'utm_campaign',
         touch: 'last',
         month: '2026-02',
+        filters: 'plan==pro;metadata.team==a\\;b',
+        breakdown: 'metadata.team',
       },
       '2026-11-24',
     );
@@ -59,13 +63,18 @@ describe('the revenue state in the URL', () => {
       by: 'utm_campaign',
       touch: 'last',
       month: '2026-02',
+      filters: 'plan==pro;metadata.team==a\\;b',
+      breakdown: 'metadata.team',
     });
     expect(revenueSearch(state, '2026-11-24')).toBe(
-      '?from=2026-01&to=2026-04&currency=EUR&by=utm_campaign&touch=last&month=2026-02',
+      '?from=2026-01&to=2026-04&currency=EUR&by=utm_campaign&touch=last&filters=plan%3D%3Dpro%3Bmetadata.team%3D%3Da%5C%3Bb&breakdown=metadata.team&month=2026-02',
     );
-    expect(readRevenueState({ from: '2026-13', by: 'x', month: '2020-01' }, '2026-11-24')).toMatchObject({
+    expect(
+      readRevenueState({ from: '2026-13', by: 'x', month: '2020-01', breakdown: 'Plan;x' }, '2026-11-24'),
+    ).toMatchObject({
       from: '2025-12',
       by: 'channel',
+      breakdown: 'plan',
       month: '2026-11',
     });
   });

@@ -70,6 +70,10 @@ export interface RevenueState {
   by: 'channel' | 'source' | 'utm_campaign';
   touch: 'first' | 'last';
   month: string;
+  /** The revenue filters in the API's syntax (revenue-breakdown.tsx), '' for none. */
+  filters: string;
+  /** The breakdown's dimension: plan, interval, …, payment_processor or metadata.<key>. */
+  breakdown: string;
 }
 
 /** The revenue pages' state from the query string (`?from=2026-01&to=2026-06&currency=EUR&by=source`). */
@@ -89,13 +93,15 @@ export function readRevenueState(query: Record<string, string>, today: string): 
     by: query.by === 'source' || query.by === 'utm_campaign' ? query.by : 'channel',
     touch: query.touch === 'last' ? 'last' : 'first',
     month,
+    filters: query.filters ?? '',
+    breakdown: /^([a-z_]+|metadata\..+)$/s.test(query.breakdown ?? '') ? (query.breakdown as string) : 'plan',
   };
 }
 
 export function revenueSearch(state: RevenueState, today: string): string {
   const defaults = readRevenueState({}, today);
   const params = new URLSearchParams();
-  for (const key of ['from', 'to', 'currency', 'by', 'touch'] as const)
+  for (const key of ['from', 'to', 'currency', 'by', 'touch', 'filters', 'breakdown'] as const)
     if (state[key] !== defaults[key]) params.set(key, state[key]);
   // The reconciled month defaults to the range's last.
   if (state.month !== state.to) params.set('month', state.month);

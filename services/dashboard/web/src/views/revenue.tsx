@@ -12,6 +12,7 @@ import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { MovementsChart, MrrChart } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
 import type { ViewProps } from '../views.ts';
+import { BreakdownCard, MetadataSearchCard, RevenueFilterChips } from './revenue-breakdown.tsx';
 import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-common.tsx';
 import {
   addMonths,
@@ -44,17 +45,25 @@ export function RevenueView({ api, project, path }: ViewProps) {
     from: state.from,
     to: state.to,
     currency: state.currency,
+    filters: state.filters || undefined,
   });
   const { route } = useLocation();
   useSignInOn(api.kind === 'session' ? months.error : undefined, route);
   const customersPath = path.replace(/\/revenue$/, '/customers');
   const customerHref = (customer: string) => `${customersPath}?customer=${encodeURIComponent(customer)}`;
   const open = (figure: string, from = state.to, to = state.to, group?: DrillRequest['group']) =>
-    setDrill({ figure, from, to, ...(group ? { group } : {}) });
+    setDrill({
+      figure,
+      from,
+      to,
+      ...(group ? { group } : {}),
+      ...(state.filters ? { filters: state.filters } : {}),
+    });
 
   return (
     <>
       <RangeBar state={state} update={update} />
+      <RevenueFilterChips state={state} update={update} customersPath={customersPath} />
       {months.error ? (
         <ErrorMessage error={months.error} />
       ) : !months.data ? (
@@ -83,8 +92,10 @@ export function RevenueView({ api, project, path }: ViewProps) {
         </div>
       )}
       <AttributionCard api={api} base={base} state={state} update={update} open={open} />
+      <BreakdownCard api={api} base={base} state={state} update={update} drill={setDrill} />
       <FunnelCard api={api} base={base} state={state} />
       <ReconciliationCard api={api} base={base} state={state} update={update} customerHref={customerHref} />
+      <MetadataSearchCard api={api} base={base} customerHref={customerHref} />
       <DrilldownDialog
         api={api}
         project={project.id}
@@ -283,6 +294,7 @@ function AttributionCard(props: {
     currency: state.currency,
     by: state.by,
     touch: state.touch,
+    filters: state.filters || undefined,
   });
   const data = result.data;
   return (
