@@ -84,6 +84,13 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<RecordLog>
  * number, the broker would answer DUPLICATE_SEQUENCE_NUMBER, and kafkajs would take that for success: a
  * batch acknowledged (202) and never written. A new producer id starts its sequences afresh. (Seen in the
  * broker-outage fault test: one acknowledged record missing, sent seconds after the broker came back.)
+ * Calls run one at a time: kafkajs takes a partition's sequence number under its broker lock and gives it
+ * back when an attempt fails, so a second send waiting on the lock while a first one's attempt failed
+ * after being written would go out with that written sequence (again answered as a duplicate, its records
+ * never written), before the first send's failure could mark the producer stale. One send at a time is
+ * what `maxInFlightRequests: 1` means for this producer anyway; the linger batcher gathers what arrives
+ * meanwhile. (Seen with two gateway event loops, each its own producer: two acknowledged records missing
+ * after a broker outage.)
  * Returns the subset of Producer the log uses, each call on the current producer.
  */
 export function renewingProducer(first: Producer, make: () => Producer): Producer {
@@ -105,14 +112,19 @@ export function renewingProducer(first: Producer, make: () => Producer): Produce
     });
     return renewing;
   };
-  const run = async <T>(call: (p: Producer) => Promise<T>): Promise<T> => {
-    const p = await producer();
-    try {
-      return await call(p);
-    } catch (error) {
-      if (p === current) stale = true;
-      throw error;
-    }
+  let queue: Promise<unknown> = Promise.resolve();
+  const run = <T>(call: (p: Producer) => Promise<T>): Promise<T> => {
+    const turn = queue.then(async () => {
+      const p = await producer();
+      try {
+        return await call(p);
+      } catch (error) {
+        if (p === current) stale = true;
+        throw error;
+      }
+    });
+    queue = turn.catch(() => {});
+    return turn;
   };
   return {
     send: (record) => run((p) => p.send(record)),
