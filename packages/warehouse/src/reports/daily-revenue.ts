@@ -35,7 +35,7 @@ const DAY_MS = 86_400_000;
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** Start of a YYYY-MM-DD day in ms (UTC), or NaN when it is not a real date. */
-export function dayStart(day: string): number {
+export function utcDayStart(day: string): number {
   const match = DAY.exec(day);
   if (!match) return Number.NaN;
   const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
@@ -45,8 +45,8 @@ export function dayStart(day: string): number {
 
 /** Checks a day range: real days (YYYY-MM-DD), `from` not after `to`, at most MAX_REVENUE_DAYS days. */
 export function checkDayRange(from: string, to: string): void {
-  const start = dayStart(from);
-  const end = dayStart(to);
+  const start = utcDayStart(from);
+  const end = utcDayStart(to);
   if (Number.isNaN(start)) throw new RevenueQueryError('from must be a day YYYY-MM-DD');
   if (Number.isNaN(end)) throw new RevenueQueryError('to must be a day YYYY-MM-DD');
   if (start > end) throw new RevenueQueryError('from must not be after to');
@@ -56,7 +56,7 @@ export function checkDayRange(from: string, to: string): void {
 
 /** The day after a YYYY-MM-DD day, as ms (UTC): the end of a daily range, for reading records up to it. */
 export function dayEnd(day: string): number {
-  return dayStart(day) + DAY_MS;
+  return utcDayStart(day) + DAY_MS;
 }
 
 const reports = new WeakMap<readonly MrrInput[], Map<string, readonly DailyRevenue[]>>();
@@ -85,8 +85,8 @@ function computeDailyRevenue(
   to: string,
   currencies?: readonly string[],
 ): DailyRevenue[] {
-  const first = dayStart(from);
-  const last = dayStart(to);
+  const first = utcDayStart(from);
+  const last = utcDayStart(to);
   const found = [...new Set(records.map((r) => r.currency))].sort();
   const wanted = currencies ?? (found.length > 0 ? found : ['USD']);
   const report: DailyRevenue[] = [];

@@ -3,7 +3,8 @@
 // touch, the reconciliation of a month, the drill-down of any figure, the acquisition funnel, the
 // customers and a customer's page. The figures are the warehouse's (reports/revenue-*); this layer checks
 // the query, reads the records (the cached history of reports/revenue-cache.ts, re-read whenever the stored
-// revenue changed; the customer page reads its own records) and shapes the answers (JSON or CSV).
+// revenue changed; the customer page reads its own records) and shapes the answers (JSON or CSV). The daily
+// MRR report, the exchange rates and the conversion of the MRR reports are in revenue-daily-routes.ts.
 import {
   type AttributionDimension,
   acquisitionFunnel,
@@ -16,6 +17,7 @@ import {
   monthlyRevenue,
   monthStart,
   mrrHistory,
+  rateTableFor,
   readCustomerRecords,
   readCustomerTouches,
   readMrrInputs,
@@ -31,6 +33,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
+import { convertedCsvRow, convertedMonthly } from './revenue-daily-routes.ts';
 import { route } from './route.ts';
 import { answer } from './traffic-routes.ts';
 
@@ -48,16 +51,34 @@ const touchJson = (t: Touchpoint | null | undefined) =>
 
 export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'revenueMrr', async (request, reply) => {
-    const q = request.query as { from: string; to: string; currency?: string; format?: string };
+    const q = request.query as {
+      from: string;
+      to: string;
+      currency?: string;
+      convert_to?: string;
+      format?: string;
+    };
     checkMonthRange(q.from, q.to);
     // As `tally report mrr`, from the cached history.
     const currency = q.currency?.toUpperCase();
+    if (q.convert_to) await rateTableFor(deps.warehouse, q.convert_to); // a 400 before any read
     const records = await readMrrInputsCached(deps.warehouse, {
       project: request.params.project as string,
       until: monthStart(q.to, 1),
       currency,
     });
     const report = monthlyRevenue(records, q.from, q.to, currency ? [currency] : undefined);
+    if (q.convert_to) {
+      const converted = await convertedMonthly(deps, report, q.convert_to);
+      return answer(
+        reply,
+        request.headers.accept,
+        q.format,
+        converted,
+        () => converted.map(convertedCsvRow),
+        'mrr',
+      );
+    }
     return answer(reply, request.headers.accept, q.format, report, () => report as never, 'mrr');
   });
 
