@@ -35,5 +35,6 @@ describe("the web app's API types", () => {
     expectTypeOf<W.CustomerPage>().toEqualTypeOf<Of<typeof S.CustomerPage>>();
     expectTypeOf<W.AcquisitionFunnel>().toEqualTypeOf<Of<typeof S.AcquisitionFunnel>>();
     expectTypeOf<W.Health>().toEqualTypeOf<Of<typeof S.Health>>();
+    expectTypeOf<W.ExchangeRates>().toEqualTypeOf<Of<typeof S.ExchangeRates>>();
   });
 });
