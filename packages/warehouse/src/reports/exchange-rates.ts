@@ -102,9 +102,14 @@ function normalRate(rate: string): string {
   return f ? `${w}.${f}` : w;
 }
 
+let lastLoadedAt = 0;
+
 /** Stores rates; a rate loaded again for the same base, currency and period replaces the earlier one. */
 export async function loadExchangeRates(warehouse: Warehouse, rates: readonly ExchangeRate[]): Promise<void> {
-  const loadedAt = Date.now();
+  // The version of the ReplacingMergeTree: strictly later than this process's previous load, even within
+  // one millisecond, so that the later of two loads always wins.
+  const loadedAt = Math.max(Date.now(), lastLoadedAt + 1);
+  lastLoadedAt = loadedAt;
   await warehouse.insert(
     'exchange_rates',
     rates.map((r) => ({ ...r, loaded_at: loadedAt })),
