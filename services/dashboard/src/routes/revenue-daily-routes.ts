@@ -4,13 +4,10 @@
 // `converted_to`, with the rates it used and the currencies left out; without rates it is a 400.
 import {
   type Converted,
-  type ConvertedMonth,
   checkDayRange,
   convertDaily,
-  convertMonthly,
   dailyRevenue,
   dayEnd,
-  type MonthlyRevenue,
   rateTableFor,
   readExchangeRates,
   readMrrInputsCached,
@@ -36,15 +33,6 @@ export function convertedCsvRow<T extends Converted>(row: T): Record<string, unk
     rates: rates.map((r) => `${r.currency} ${r.period} ${r.rate}`).join('; '),
     missing_currencies: missing_currencies.join(' '),
   };
-}
-
-/** The monthly report converted to `convertTo` (the 400 of rateTableFor when no rates to it are loaded). */
-export async function convertedMonthly(
-  deps: DashboardDeps,
-  report: readonly MonthlyRevenue[],
-  convertTo: string,
-): Promise<ConvertedMonth[]> {
-  return convertMonthly(report, await rateTableFor(deps.warehouse, convertTo));
 }
 
 export function revenueDailyRoutes(app: FastifyInstance, deps: DashboardDeps): void {

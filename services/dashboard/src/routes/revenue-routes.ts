@@ -10,6 +10,7 @@ import {
   acquisitionFunnel,
   checkMonth,
   checkMonthRange,
+  convertMonthly,
   currencyOf,
   customerList,
   customerListPage,
@@ -33,7 +34,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
-import { convertedCsvRow, convertedMonthly } from './revenue-daily-routes.ts';
+import { convertedCsvRow } from './revenue-daily-routes.ts';
 import { route } from './route.ts';
 import { answer } from './traffic-routes.ts';
 
@@ -61,15 +62,16 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     checkMonthRange(q.from, q.to);
     // As `tally report mrr`, from the cached history.
     const currency = q.currency?.toUpperCase();
-    if (q.convert_to) await rateTableFor(deps.warehouse, q.convert_to); // a 400 before any read
+    // The rates first: a convert_to without rates is refused before the history is read.
+    const rates = q.convert_to ? await rateTableFor(deps.warehouse, q.convert_to) : null;
     const records = await readMrrInputsCached(deps.warehouse, {
       project: request.params.project as string,
       until: monthStart(q.to, 1),
       currency,
     });
     const report = monthlyRevenue(records, q.from, q.to, currency ? [currency] : undefined);
-    if (q.convert_to) {
-      const converted = await convertedMonthly(deps, report, q.convert_to);
+    if (rates) {
+      const converted = convertMonthly(report, rates);
       return answer(
         reply,
         request.headers.accept,
