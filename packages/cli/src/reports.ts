@@ -141,7 +141,13 @@ export async function runReport(
     });
   }
   if (kind === 'mrr' && (values.daily || values.interval === 'day')) {
-    const options = { project, from: values.from, to: values.to, currency: values.currency };
+    // The last 30 days (today included) by default, as traffic.
+    const options = {
+      project,
+      from: values.from ?? day(-29),
+      to: values.to ?? day(),
+      currency: values.currency,
+    };
     return withWarehouse(config, async (warehouse) => {
       await checkProject(config, warehouse, project);
       process.stdout.write(

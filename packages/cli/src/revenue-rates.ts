@@ -7,6 +7,7 @@ import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import {
   type Converted,
+  type ConvertedDay,
   checkDayRange,
   convertDaily,
   convertMonthly,
@@ -23,32 +24,26 @@ import {
 } from '@tally/warehouse';
 import { withWarehouse } from './warehouse.ts';
 
-/** Today (UTC) as YYYY-MM-DD, `offset` days later. */
-const day = (offset = 0) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
-
-/** The daily report of `tally report mrr --daily` (default: the last 30 days, today included), JSON or text. */
+/** The daily report of `tally report mrr --daily`, as JSON or text. */
 export async function dailyMrrReport(
   warehouse: Warehouse,
   options: {
     project: string;
-    from?: string | undefined;
-    to?: string | undefined;
+    from: string;
+    to: string;
     currency?: string | undefined;
   },
   convertTo: string | undefined,
   money: (value: string | null) => string,
   json: boolean,
 ): Promise<string> {
-  const from = options.from ?? day(-29);
-  const to = options.to ?? day();
+  const { from, to } = options;
   checkDayRange(from, to);
   const currency = options.currency?.toUpperCase();
   const table = convertTo ? await rateTableFor(warehouse, convertTo) : null;
   const records = await readMrrInputs(warehouse, { project: options.project, until: dayEnd(to), currency });
   const report = dailyRevenue(records, from, to, currency ? [currency] : undefined);
-  const rows: Array<DailyRevenue | (DailyRevenue & Converted)> = table
-    ? (convertDaily(report, table) as Array<DailyRevenue & Converted>)
-    : report;
+  const rows: Array<DailyRevenue | ConvertedDay> = table ? convertDaily(report, table) : report;
   if (json) return `${JSON.stringify(rows)}\n`;
   const header = [
     'date',
