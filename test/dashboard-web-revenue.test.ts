@@ -4,10 +4,11 @@
 // `tally users add` prints. The page shows exactly the spec's figures, the attribution table adds up,
 // a figure and a table cell open drill-downs whose items add up to them, the breakdown by plan, interval
 // and a typed metadata key adds up, a row filters every panel (a removable chip), the metadata search
-// lists the matching records, a month reconciles, a customer's
-// page shows its history and visits, and the health view shows a type stalled once its records stop while
-// another keeps landing. Screenshots go to test-output/dashboard-web/ to be looked at.
-import { mkdirSync } from 'node:fs';
+// lists the matching records, a month reconciles, a customer's page shows its history and visits, the MRR
+// chart switches to days and, once the operator loads rates (`tally revenue rates load`), to a converted
+// series labelled as such, and the health view shows a type stalled once its records stop while another
+// keeps landing. Screenshots go to test-output/dashboard-web/ to be looked at.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileTokenStore } from '@tally/tokens';
 import { workedExample } from '@tally/warehouse/testing';
@@ -30,6 +31,7 @@ let running: TallyProcess;
 let dashboard: string;
 let signInToken: string;
 let publicToken: string;
+let dataDir: string;
 const contexts: BrowserContext[] = [];
 const consoleErrors: string[] = [];
 
@@ -71,7 +73,7 @@ const view = (name: string, query = RANGE) =>
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   await buildWebIfStale();
-  const dataDir = tempDataDir();
+  dataDir = tempDataDir();
   const store = new FileTokenStore(dataDir);
   publicToken = (await store.create(PROJECT, 'public')).token;
   const secretToken = (await store.create(PROJECT, 'secret')).token;
@@ -361,6 +363,51 @@ describe('the revenue views in Chromium', () => {
     await dark.goto(view('revenue'));
     await expect.poll(() => text(dark, '#revenue-mrr'), POLL).toBe('290');
     await shoot(dark, 'revenue-desktop-dark');
+  });
+
+  it('switches MRR to days, and shows it converted only once the operator loaded rates', async () => {
+    await page.goto(view('revenue'));
+    const card = page.locator('section[aria-labelledby="mrr-title"]');
+    const points = async () =>
+      Object.fromEntries((await tableRows(card.locator('.sr-only tbody tr'))).map((r) => [r[0], r[1]]));
+    await expect.poll(() => text(page, '#mrr-title'), POLL).toBe('MRR USD, end of each month');
+    expect(await card.getByText('Converted to').count()).toBe(0);
+    await card.getByRole('tab', { name: 'Daily' }).click();
+    await expect.poll(() => text(page, '#mrr-title'), POLL).toBe('MRR USD, end of each day (UTC)');
+    await expect.poll(async () => Object.keys(await points()).length, POLL).toBe(120);
+    // Each month's last day has the monthly figure; the upgrade of 3 February shows on its day.
+    expect(await points()).toMatchObject({
+      '2026-01-31': '150',
+      '2026-02-02': '150',
+      '2026-02-03': '200',
+      '2026-02-28': '280',
+      '2026-03-31': '250',
+      '2026-04-30': '290',
+    });
+    await shoot(page, 'revenue-mrr-daily');
+
+    const file = join(dataDir, 'rates.csv');
+    writeFileSync(file, 'month,currency,rate_to_EUR\n2026-01,USD,0.9\n2026-02,USD,0.92\n2026-03,USD,0.925\n');
+    await tally(['revenue', 'rates', 'load', file], pipelineEnv({ TALLY_DATA_DIR: dataDir }));
+    await page.reload();
+    await card.getByLabel('Converted to EUR').check();
+    await expect
+      .poll(() => text(page, '#mrr-title'), POLL)
+      .toBe('MRR all currencies converted to EUR, end of each month');
+    // 150 × 0.9, 280 × 0.92, 250 × 0.925; April has no rate: USD left out, and said so.
+    await expect
+      .poll(points, POLL)
+      .toEqual({ '2026-01': '135', '2026-02': '257.60', '2026-03': '231.25', '2026-04': '0 (without USD)' });
+    expect(await text(page, '.converted-note')).toMatch(
+      /^Converted to EUR with the exchange rates loaded by the operator: USD 0\.9 \(2026-01\), USD 0\.92 \(2026-02\), USD 0\.925 \(2026-03\)\. Left out where no rate is loaded \(a gap in the line\): USD\.$/,
+    );
+    await shoot(page, 'revenue-mrr-converted');
+    await card.getByRole('tab', { name: 'Daily' }).click();
+    await expect
+      .poll(() => text(page, '#mrr-title'), POLL)
+      .toBe('MRR all currencies converted to EUR, end of each day (UTC)');
+    await expect.poll(async () => (await points())['2026-03-31'], POLL).toBe('231.25');
+    await shoot(page, 'revenue-mrr-daily-converted');
   });
 
   it('shows a type as stalled once its records stop, while another keeps landing', async () => {

@@ -30,6 +30,11 @@ Commands:
   report mrr --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--json]
                                                       MRR, movements, churn rates, ARPA and cash revenue per
                                                       month (default: the last 12 months)
+  report mrr --daily --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--currency USD] [--json]
+                                                      The same per day (UTC; default: the last 30 days, at
+                                                      most 366): MRR, ARR, paying customers, movements, cash
+  report mrr ... --convert-to EUR                     Every currency converted with the loaded exchange rates
+                                                      and added (rates used and currencies left out listed)
   report attribution --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD]
                      [--by channel|source|utm_campaign] [--touch first|last] [--json]
                                                       MRR movements, MRR at the end, paying customers and cash
@@ -44,6 +49,9 @@ Commands:
                                                       not close) and data warnings with their record ids
   revenue search --project <id> --metadata key=value [...] [--json]
                                                       Revenue records whose metadata has these keys and values
+  revenue rates load <file.csv> | list [--base EUR] [--json]
+                                                      Exchange rates you provide (never fetched): a header
+                                                      month|date,currency,rate_to_EUR, then 2026-01,USD,0.92
   log groups [--json]                                 Consumer groups of the embedded record log: position, lag
   log forget-group <group>                            Drop a group no consumer uses, so retention stops waiting for it
   dead-letters list [--json]                          Records the consumers set aside as undeliverable, and why

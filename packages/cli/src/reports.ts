@@ -1,4 +1,5 @@
 // `tally report traffic|mrr|attribution|breakdown|reconciliation` and `tally revenue search`: the warehouse's reports
+// (the daily MRR report, --convert-to and `tally revenue rates` are in revenue-rates.ts)
 // for one project, as JSON (--json) or as text for a terminal. Attribution and reconciliation run the same
 // functions as the dashboard's API, so both give the same figures.
 import { resolve } from 'node:path';
@@ -35,6 +36,7 @@ import {
   type Warehouse,
 } from '@tally/warehouse';
 import { Redis } from 'ioredis';
+import { convertedMonthlyReport, dailyMrrReport, runRates } from './revenue-rates.ts';
 import { withWarehouse } from './warehouse.ts';
 
 const required = (value: string | undefined, what: string): string => {
@@ -96,10 +98,15 @@ export async function runReport(
       by: { type: 'string' },
       touch: { type: 'string' },
       filters: { type: 'string' },
+      daily: { type: 'boolean', default: false },
+      interval: { type: 'string' },
+      'convert-to': { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
   const [kind] = positionals;
+  if (values.interval !== undefined && values.interval !== 'day' && values.interval !== 'month')
+    throw new Error('--interval takes day or month');
   if (
     kind !== 'traffic' &&
     kind !== 'mrr' &&
@@ -181,6 +188,22 @@ export async function runReport(
       return 0;
     });
   }
+  if (kind === 'mrr' && (values.daily || values.interval === 'day')) {
+    // The last 30 days (today included) by default, as traffic.
+    const options = {
+      project,
+      from: values.from ?? day(-29),
+      to: values.to ?? day(),
+      currency: values.currency,
+    };
+    return withWarehouse(config, async (warehouse) => {
+      await checkProject(config, warehouse, project);
+      process.stdout.write(
+        await dailyMrrReport(warehouse, options, values['convert-to'], money, values.json),
+      );
+      return 0;
+    });
+  }
   // Sensible ranges: the last 30 days (today included) of traffic, the last 12 months of revenue.
   const from = values.from ?? (kind === 'traffic' ? day(-29) : monthOf(-11));
   const to = values.to ?? (kind === 'traffic' ? day() : monthOf());
@@ -202,6 +225,11 @@ export async function runReport(
       return 0;
     }
     const report = await mrrReport(warehouse, { project, from, to, currency: values.currency });
+    const convertTo = values['convert-to'];
+    if (convertTo) {
+      process.stdout.write(await convertedMonthlyReport(warehouse, report, convertTo, money, values.json));
+      return 0;
+    }
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : mrrTable(report));
     const any = report.some((m) => m.mrr_end !== '0' || m.cash_revenue !== '0' || m.mrr_start !== '0');
     if (!values.json && !any) process.stderr.write(`no revenue for ${project} from ${from} to ${to}\n`);
@@ -375,6 +403,7 @@ export async function runRevenue(
   argv: string[],
   parseArgs: typeof ParseArgs,
 ): Promise<number> {
+  if (argv[0] === 'rates') return runRates(config, argv.slice(1), parseArgs);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -386,7 +415,7 @@ export async function runRevenue(
     },
   });
   if (positionals[0] !== 'search')
-    throw new Error(`unknown revenue action "${positionals[0] ?? ''}" (search)`);
+    throw new Error(`unknown revenue action "${positionals[0] ?? ''}" (search or rates)`);
   const metadata: Record<string, string> = {};
   for (const pair of values.metadata ?? []) {
     const eq = pair.indexOf('=');

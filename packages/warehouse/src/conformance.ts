@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WarehouseError } from './errors.ts';
 import { MIGRATIONS_DIR, MigrationChangedError, migrate, readMigrations } from './migrations.ts';
+import { loadExchangeRates, parseExchangeRatesCsv, readExchangeRates } from './reports/exchange-rates.ts';
 import { monthlyRevenue, mrrReport, readMrrInputs } from './reports/monthly-revenue.ts';
 import { mrrMovements } from './reports/mrr-movements.ts';
 import { backfillMrrMovements, refreshMrrMovements } from './reports/mrr-table.ts';
@@ -606,6 +607,21 @@ export function describeWarehouseConformance(name: string, open: OpenWarehouse):
       ]);
       expect(report.event_names).toEqual([{ event_name: 'signup', events: 1, visitors: 1 }]);
       expect(report.days).toEqual([{ day: '2026-03-10', pageviews: 3, visitors: 2, sessions: 3, events: 1 }]);
+    });
+
+    it('stores exchange rates as loaded text, the latest load of a rate replacing the earlier', async () => {
+      const w = await fresh();
+      await loadExchangeRates(
+        w,
+        parseExchangeRatesCsv('month,currency,rate_to_EUR\n2026-01,USD,0.920000000001\n'),
+      );
+      await loadExchangeRates(w, parseExchangeRatesCsv('date,currency,rate_to_EUR\n2026-01-31,GBP,1.17\n'));
+      await loadExchangeRates(w, parseExchangeRatesCsv('month,currency,rate_to_EUR\n2026-01,USD,0.93\n'));
+      expect(await readExchangeRates(w)).toEqual([
+        { base: 'EUR', currency: 'GBP', period: '2026-01-31', rate: '1.17' },
+        { base: 'EUR', currency: 'USD', period: '2026-01', rate: '0.93' },
+      ]);
+      expect(await readExchangeRates(w, 'USD')).toEqual([]);
     });
   });
 }

@@ -28,6 +28,8 @@ export * from './migrations.ts';
 export * from './open.ts';
 export * from './record-ids.ts';
 export * from './reports/channels.ts';
+export * from './reports/daily-revenue.ts';
+export * from './reports/exchange-rates.ts';
 export * from './reports/ingestion-health.ts';
 export * from './reports/monthly-revenue.ts';
 export * from './reports/mrr-movements.ts';

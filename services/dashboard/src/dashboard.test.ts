@@ -82,6 +82,7 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
   const queries: Record<string, string> = {
     revenueReconciliation: '?month=2026-01',
     revenueRecords: '?figure=new&from=2026-01&to=2026-02',
+    revenueMrrDaily: '?from=2026-01-01&to=2026-01-31',
     revenueFunnel: '?from=2026-05-01&to=2026-05-07',
     revenueCustomers: '?limit=10',
     revenueBreakdown: '?from=2026-01&to=2026-02&by=plan',
@@ -245,6 +246,8 @@ describe('reading', () => {
       'revenue/breakdown?from=2026-01&to=2026-02&by=plan&filters=secret_dim%3D%3Dx',
       'revenue/mrr?from=2026-01&to=2026-02&filters=plan%3D%3E1',
       'revenue/customers?filters=metadata.%3D%3Dsecret',
+      'revenue/mrr/daily?from=2026-02-30&to=2026-03-01',
+      'revenue/mrr/daily?from=2025-01-01&to=2026-01-02',
     ]) {
       const res = await app.inject({ url: `/api/v1/projects/alpha/${query}`, headers: bearer(keyA) });
       expect(res.statusCode, query).toBe(400);

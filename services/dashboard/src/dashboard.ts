@@ -16,6 +16,7 @@ import type { DashboardDeps } from './deps.ts';
 import { CrossSiteError, NotFoundError, toDashboardError } from './errors.ts';
 import { healthRoutes } from './routes/health-routes.ts';
 import { projectRoutes } from './routes/project-routes.ts';
+import { revenueDailyRoutes } from './routes/revenue-daily-routes.ts';
 import { revenueRoutes } from './routes/revenue-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { shareRoutes } from './routes/share-routes.ts';
@@ -84,6 +85,7 @@ export async function buildDashboard(
   trafficRoutes(app, deps);
   shareRoutes(app, deps);
   revenueRoutes(app, deps);
+  revenueDailyRoutes(app, deps);
   healthRoutes(app, deps);
   await webRoutes(app, deps);
   return app;

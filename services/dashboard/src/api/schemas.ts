@@ -487,6 +487,15 @@ export const MrrQuery = Type.Object({
   to: Type.String({ pattern: MONTH_PATTERN, description: 'Last month, included.' }),
   currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$' })),
   filters: revenueFilters,
+  convert_to: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description:
+        "Convert every currency (or `currency`) with the operator's loaded rates and add them up: one row per " +
+        'period marked `converted_to`, with the rates used and the currencies left out for want of a rate. ' +
+        '400 when no rates to this currency are loaded.',
+    }),
+  ),
   format: rangeQuery.format,
 });
 export const MrrMonths = Type.Array(Type.Record(Type.String(), Type.Unknown()), {
@@ -494,6 +503,37 @@ export const MrrMonths = Type.Array(Type.Record(Type.String(), Type.Unknown()), 
   description:
     'One object per month and currency, the same as `tally report mrr --json` (money as exact decimal text).',
 });
+
+export const MrrDailyQuery = Type.Object({
+  from: Type.String({ pattern: DAY_PATTERN, description: 'First day (YYYY-MM-DD, UTC).' }),
+  to: Type.String({ pattern: DAY_PATTERN, description: 'Last day, included; at most 366 days in all.' }),
+  currency: MrrQuery.properties.currency,
+  convert_to: MrrQuery.properties.convert_to,
+  format: rangeQuery.format,
+});
+export const MrrDays = Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+  $id: 'MrrDays',
+  description:
+    'One object per day (UTC) and currency: MRR and ARR at the end of the day, paying customers, the ' +
+    "day's movements and cash revenue (as `tally report mrr --daily --json`). The last day of a month has " +
+    "the monthly report's mrr_end; a month's days add up to its movements.",
+});
+export const ExchangeRates = Type.Object(
+  {
+    bases: Type.Array(Type.String(), {
+      description: 'Currencies that rates convert to (convert_to values).',
+    }),
+    rates: Type.Array(
+      Type.Object({
+        base: Type.String(),
+        currency: Type.String(),
+        period: Type.String({ description: 'YYYY-MM or YYYY-MM-DD' }),
+        rate: Type.String({ description: 'Units of base per unit of currency, exact decimal text.' }),
+      }),
+    ),
+  },
+  { $id: 'ExchangeRates' },
+);
 
 const Money = (description: string) =>
   Type.String({
@@ -949,6 +989,8 @@ export const COMPONENTS: TSchema[] = [
   SharedInfo,
   ShareGrant,
   MrrMonths,
+  MrrDays,
+  ExchangeRates,
   AttributionRow,
   Attribution,
   Reconciliation,

@@ -7,12 +7,15 @@
 // The figures are the warehouse's (reports/revenue-*); this layer checks the query, reads the records (the
 // cached history of reports/revenue-cache.ts, re-read whenever the stored revenue changed; the customer page
 // reads its own records) and shapes the answers (JSON or CSV).
+// The daily MRR report, the exchange rates and the conversion of the MRR reports are in
+// revenue-daily-routes.ts.
 import {
   type AttributionDimension,
   acquisitionFunnel,
   checkMonth,
   checkMonthRange,
   checkRevenueDimension,
+  convertMonthly,
   currencyOf,
   customerList,
   customerListPage,
@@ -23,6 +26,7 @@ import {
   monthStart,
   mrrHistory,
   parseRevenueFilters,
+  rateTableFor,
   readCustomerAttributes,
   readCustomerRecords,
   readCustomerTouches,
@@ -42,6 +46,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
+import { convertedCsvRow } from './revenue-daily-routes.ts';
 import { route } from './route.ts';
 import { answer } from './traffic-routes.ts';
 
@@ -74,17 +79,31 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       to: string;
       currency?: string;
       filters?: string;
+      convert_to?: string;
       format?: string;
     };
     checkMonthRange(q.from, q.to);
     parseRevenueFilters(q.filters);
     // As `tally report mrr`, from the cached history.
     const currency = q.currency?.toUpperCase();
+    // The rates first: a convert_to without rates is refused before the history is read.
+    const rates = q.convert_to ? await rateTableFor(deps.warehouse, q.convert_to) : null;
     const project = request.params.project as string;
     const until = monthStart(q.to, 1);
     const all = await readMrrInputsCached(deps.warehouse, { project, until, currency });
     const records = await restrict(deps, project, q.filters, all, until);
     const report = monthlyRevenue(records, q.from, q.to, currency ? [currency] : undefined);
+    if (rates) {
+      const converted = convertMonthly(report, rates);
+      return answer(
+        reply,
+        request.headers.accept,
+        q.format,
+        converted,
+        () => converted.map(convertedCsvRow),
+        'mrr',
+      );
+    }
     return answer(reply, request.headers.accept, q.format, report, () => report as never, 'mrr');
   });
 

@@ -37,5 +37,6 @@ describe("the web app's API types", () => {
     expectTypeOf<W.Health>().toEqualTypeOf<Of<typeof S.Health>>();
     expectTypeOf<W.RevenueBreakdown>().toEqualTypeOf<Of<typeof S.RevenueBreakdown>>();
     expectTypeOf<W.RevenueSearch>().toEqualTypeOf<Of<typeof S.RevenueSearch>>();
+    expectTypeOf<W.ExchangeRates>().toEqualTypeOf<Of<typeof S.ExchangeRates>>();
   });
 });

@@ -206,6 +206,34 @@ export interface MrrMonth {
   churned_customers: number;
 }
 
+/** One day of `GET …/revenue/mrr/daily`. */
+export interface MrrDay {
+  date: string;
+  currency: string;
+  mrr: string;
+  arr: string;
+  paying_customers: number;
+  new: string;
+  expansion: string;
+  reactivation: string;
+  contraction: string;
+  churn: string;
+  net_new: string;
+  cash_revenue: string;
+}
+
+/** What a convert_to answer adds to each period's row (its figures are in `converted_to`). */
+export interface ConvertedFields {
+  converted_to: string;
+  rates: Array<{ currency: string; period: string; rate: string }>;
+  missing_currencies: string[];
+}
+
+export interface ExchangeRates {
+  bases: string[];
+  rates: Array<{ base: string; currency: string; period: string; rate: string }>;
+}
+
 export interface AttributionFigures {
   customers: number;
   paying_customers: number;

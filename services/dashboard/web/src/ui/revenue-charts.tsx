@@ -17,14 +17,14 @@ const MOVEMENTS = [
   { key: 'contraction', label: 'Contraction', color: '#f59e0b', sign: -1 },
 ] as const;
 
-function cssColor(element: Element, name: string): string {
+export function cssColor(element: Element, name: string): string {
   return getComputedStyle(element).getPropertyValue(name).trim() || '#888';
 }
 
 const axisMoney = (v: number) =>
   Math.abs(v) >= 1e6 ? `${v / 1e6}M` : Math.abs(v) >= 1e4 ? `${v / 1e3}k` : String(v);
 
-function useChart(build: (element: HTMLDivElement, width: number) => uPlot | null, deps: unknown[]) {
+export function useChart(build: (element: HTMLDivElement, width: number) => uPlot | null, deps: unknown[]) {
   const container = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = container.current;
@@ -54,7 +54,7 @@ function useChart(build: (element: HTMLDivElement, width: number) => uPlot | nul
   return container;
 }
 
-function axes(element: Element, labels: string[]): uPlot.Axis[] {
+export function axes(element: Element, labels: string[]): uPlot.Axis[] {
   const grid = cssColor(element, '--grid');
   const text = cssColor(element, '--text-muted');
   const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };

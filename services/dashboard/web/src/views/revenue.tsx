@@ -1,5 +1,6 @@
 // The revenue view: a range of months and a currency (kept in the URL), the figures of the range's last
-// month, MRR over time and each month's movements, MRR by the customers' first or last touch, the
+// month, MRR over time (monthly or daily, converted when the operator loaded rates: revenue-mrr-card.tsx)
+// and each month's movements, MRR by the customers' first or last touch, the
 // acquisition funnel, and the reconciliation of one month. Every money figure opens its drill-down: the
 // records, movements or customers that add up to it. Money is per currency, never summed across them.
 import { useState } from 'preact/hooks';
@@ -9,11 +10,12 @@ import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatPercent } from '../format.ts';
 import { useSignInOn } from '../pages/session.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
-import { MovementsChart, MrrChart } from '../ui/revenue-charts.tsx';
+import { MovementsChart } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
 import type { ViewProps } from '../views.ts';
 import { BreakdownCard, MetadataSearchCard, RevenueFilterChips } from './revenue-breakdown.tsx';
 import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-common.tsx';
+import { MrrOverTimeCard } from './revenue-mrr-card.tsx';
 import {
   addMonths,
   formatMoney,
@@ -72,14 +74,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
         <div class={months.stale ? 'is-stale' : ''}>
           <RevenueFigures months={months.data} state={state} open={open} />
           <div class="panels">
-            <section class="card chart-card" aria-labelledby="mrr-title">
-              <div class="card-head">
-                <h2 id="mrr-title">
-                  MRR <span class="muted">{state.currency}, end of each month</span>
-                </h2>
-              </div>
-              <MrrChart months={months.data} />
-            </section>
+            <MrrOverTimeCard api={api} base={base} state={state} today={project.today} months={months.data} />
             <section class="card chart-card" aria-labelledby="movements-title">
               <div class="card-head">
                 <h2 id="movements-title">

@@ -1,0 +1,73 @@
+// MRR over time as one uPlot line, for any series of points: the end of each month, or the end of each day
+// (the daily/monthly switch of the revenue view), in one currency or converted. Axis labels are thinned by
+// uPlot's own spacing; the hidden table gives screen readers every point's exact figure. A converted point
+// that left a currency out for want of a rate is a gap in the line, not a drop: its sum is incomplete.
+import uPlot from 'uplot';
+import { formatMoney, moneyNumber } from '../views/revenue-state.ts';
+import { axes, cssColor, useChart } from './revenue-charts.tsx';
+
+export interface MrrPoint {
+  /** YYYY-MM or YYYY-MM-DD */
+  key: string;
+  label: string;
+  mrr: string;
+  /** Currencies left out of a converted figure (no rate): the chart leaves a gap, the table says so. */
+  without?: string[];
+}
+
+export function MrrSeriesChart({ points, caption }: { points: MrrPoint[]; caption: string }) {
+  const labels = points.map((p) => p.label);
+  const container = useChart(
+    (element, width) =>
+      new uPlot(
+        {
+          width,
+          height: 240,
+          scales: {
+            x: { time: false, range: (_u, min, max) => [min - 0.4, max + 0.4] },
+            y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+          },
+          cursor: { drag: { x: false, y: false } },
+          axes: axes(element, labels),
+          series: [
+            {
+              label: points[0]?.key.length === 10 ? 'Day' : 'Month',
+              value: (_u, i) => (i === null ? '' : (labels[i] ?? '')),
+            },
+            {
+              label: 'MRR at the end',
+              stroke: cssColor(element, '--chart-current'),
+              fill: cssColor(element, '--chart-fill'),
+              width: 2,
+              points: { show: points.length <= 40 },
+              value: (_u, _v, _s, i) => (i === null ? '—' : formatMoney(points[i]?.mrr)),
+            },
+          ],
+        },
+        [points.map((_, i) => i), points.map((p) => (p.without?.length ? null : moneyNumber(p.mrr)))],
+        element,
+      ),
+    [points],
+  );
+  return (
+    <>
+      <div ref={container} class="chart" role="img" aria-label={caption} />
+      <div class="sr-only">
+        <table>
+          <caption>{caption}</caption>
+          <tbody>
+            {points.map((p) => (
+              <tr key={p.key}>
+                <th scope="row">{p.key}</th>
+                <td>
+                  {formatMoney(p.mrr)}
+                  {p.without?.length ? ` (without ${p.without.join(', ')})` : ''}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,143 @@
+// The revenue view's "MRR over time" card: the end of each month or of each day (a switch), in the view's
+// currency, or, when the operator has loaded exchange rates, every currency converted with them and added
+// (a second switch, shown only then, and labelled as converted everywhere it applies: the title, the chart's
+// caption, the rates used and the currencies left out for want of a rate). The daily series covers the
+// range's days up to today, at most the API's 366.
+import { useState } from 'preact/hooks';
+import type { ConvertedFields, ExchangeRates, MrrDay, MrrMonth } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
+import { ErrorMessage, Loading } from '../ui/messages.tsx';
+import { type MrrPoint, MrrSeriesChart } from '../ui/mrr-series-chart.tsx';
+import { Tabs } from '../ui/tabs.tsx';
+import type { ViewProps } from '../views.ts';
+import { lastDay, monthLabel, type RevenueState } from './revenue-state.ts';
+
+const INTERVAL_TABS = [
+  { id: 'month', label: 'Monthly' },
+  { id: 'day', label: 'Daily' },
+];
+const DAY_MS = 86_400_000;
+
+/** The days of a month range the daily chart shows: up to today, the last 366 at most. */
+export function dailyRange(state: RevenueState, today: string): { from: string; to: string } {
+  const end = lastDay(state.to) < today ? lastDay(state.to) : today;
+  const earliest = new Date(Date.parse(`${end}T00:00:00Z`) - 365 * DAY_MS).toISOString().slice(0, 10);
+  const start = `${state.from}-01`;
+  const from = start > earliest ? start : earliest;
+  return { from: from > end ? end : from, to: end };
+}
+
+const dayLabel = (date: string) =>
+  new Date(`${date}T00:00:00Z`).toLocaleDateString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    timeZone: 'UTC',
+  });
+
+const missingOf = (row: object) => (row as Partial<ConvertedFields>).missing_currencies;
+
+type ConvertedMonth = Pick<MrrMonth, 'month' | 'mrr_end'> & ConvertedFields;
+type ConvertedDay = Pick<MrrDay, 'date' | 'mrr'> & ConvertedFields;
+
+export function MrrOverTimeCard(props: {
+  api: ViewProps['api'];
+  base: string;
+  state: RevenueState;
+  today: string;
+  months: MrrMonth[];
+}) {
+  const { api, base, state } = props;
+  const [interval, setInterval] = useState<'month' | 'day'>('month');
+  const [converted, setConverted] = useState(false);
+  const rates = useQuery<ExchangeRates>(api, `${base}/exchange-rates`);
+  const target = rates.data?.bases.includes('EUR') ? 'EUR' : rates.data?.bases[0];
+  const convertTo = converted && target ? target : undefined;
+  const days = dailyRange(state, props.today);
+  const daily = useQuery<Array<MrrDay | ConvertedDay>>(api, interval === 'day' ? `${base}/mrr/daily` : null, {
+    ...days,
+    ...(convertTo ? { convert_to: convertTo } : { currency: state.currency }),
+  });
+  const monthly = useQuery<ConvertedMonth[]>(api, interval === 'month' && convertTo ? `${base}/mrr` : null, {
+    from: state.from,
+    to: state.to,
+    convert_to: convertTo,
+  });
+  const source = interval === 'day' ? daily : convertTo ? monthly : null;
+  const points: MrrPoint[] | undefined =
+    interval === 'day'
+      ? daily.data?.map((d) => ({ key: d.date, label: dayLabel(d.date), mrr: d.mrr, without: missingOf(d) }))
+      : (convertTo ? monthly.data : props.months)?.map((m) => ({
+          key: m.month,
+          label: monthLabel(m.month),
+          mrr: m.mrr_end,
+          without: missingOf(m),
+        }));
+  const what = convertTo ? `all currencies converted to ${convertTo}` : state.currency;
+  const when = interval === 'day' ? 'end of each day (UTC)' : 'end of each month';
+  const rows = (source?.data ?? []) as Array<Partial<ConvertedFields>>;
+  const missing = [...new Set(rows.flatMap((r) => r.missing_currencies ?? []))].sort();
+  const used = new Map<string, string>();
+  for (const r of rows)
+    for (const rate of r.rates ?? [])
+      used.set(`${rate.currency} ${rate.period}`, `${rate.currency} ${rate.rate} (${rate.period})`);
+
+  return (
+    <section class="card chart-card" aria-labelledby="mrr-title">
+      <div class="card-head">
+        <h2 id="mrr-title">
+          MRR{' '}
+          <span class="muted">
+            {what}, {when}
+          </span>
+        </h2>
+        <div class="switches">
+          <Tabs
+            tabs={INTERVAL_TABS}
+            current={interval}
+            label="Interval"
+            onSelect={(id) => setInterval(id as 'month' | 'day')}
+          />
+          {target ? (
+            <label class="converted-switch">
+              <input
+                type="checkbox"
+                checked={converted}
+                onChange={(e) => setConverted((e.currentTarget as HTMLInputElement).checked)}
+              />{' '}
+              Converted to {target}
+            </label>
+          ) : null}
+        </div>
+      </div>
+      {source?.error ? (
+        <ErrorMessage error={source.error} />
+      ) : !points ? (
+        <Loading />
+      ) : (
+        <div class={source?.stale ? 'is-stale' : ''}>
+          <MrrSeriesChart points={points} caption={`MRR, ${what}, at the ${when}`} />
+          {interval === 'day' ? (
+            <p class="hint">
+              {days.from} to {days.to}, UTC days
+            </p>
+          ) : null}
+          {convertTo ? (
+            <p class="hint converted-note">
+              Converted to {convertTo} with the exchange rates loaded by the operator
+              {used.size > 0
+                ? `: ${[...used.values()].slice(0, 12).join(', ')}${used.size > 12 ? ', …' : ''}`
+                : ''}
+              .
+              {missing.length > 0 ? (
+                <strong class="missing-rates">
+                  {' '}
+                  Left out where no rate is loaded (a gap in the line): {missing.join(', ')}.
+                </strong>
+              ) : null}
+            </p>
+          ) : null}
+        </div>
+      )}
+    </section>
+  );
+}
