@@ -34,6 +34,7 @@ import { protocolError, publicHttpServer } from './http-server.ts';
 import { clientIpOf, ingestRoute } from './ingest-route.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { refuseDisallowedPreflight } from './origin-policy.ts';
+import { countRefusals, type RefusalCounter } from './refusals.ts';
 import { DEFAULT_TRACKER_DIR, trackerScriptRoutes } from './tracker-script.ts';
 import type { VisitorIds } from './visitor-id.ts';
 
@@ -57,6 +58,8 @@ export interface GatewayDeps {
   trackerDir?: string | null;
   /** Which of the gateway's event loops this is (GATEWAY_WORKERS), for the metrics' worker label. */
   worker?: string;
+  /** Counts refused requests per project for the dashboard's health view (refusals.ts). */
+  refusals?: RefusalCounter;
 }
 
 declare module 'fastify' {
@@ -100,6 +103,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   app.setErrorHandler(replyWithError);
   app.decorateRequest('recordType', 'unknown');
   app.decorateRequest('clientIp', '');
+  app.decorateRequest('projectId', '');
 
   // navigator.sendBeacon sends the JSON envelope as text/plain: parse it exactly like application/json.
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -187,6 +191,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       done();
     });
   }
+  if (deps.refusals) app.addHook('onResponse', countRefusals(deps.refusals, deps.tokens));
   app.register(ingestRoute, {
     config,
     log: admission.countingAppends(withAppendTimeout(deps.log, config.APPEND_TIMEOUT_MS)),
