@@ -212,7 +212,10 @@ export function HealthView({ api, project }: ViewProps) {
             <p class="empty">Not available here.</p>
           ) : (
             <>
-              <p id="oldest-not-landed" class={h.oldest_not_landed ? 'behind' : ''}>
+              <p
+                id="oldest-not-landed"
+                class={(h.oldest_not_landed?.age_seconds ?? 0) >= h.stall_minutes * 60 ? 'behind' : ''}
+              >
                 {h.oldest_not_landed
                   ? `Oldest record not landed: ${formatDuration(h.oldest_not_landed.age_seconds)} old (${h.oldest_not_landed.topic}, group ${h.oldest_not_landed.group}).`
                   : 'Every record in the log has landed.'}
