@@ -101,6 +101,19 @@ describe('refusals per project', () => {
     expect(byStatus(await counts.read(project, 0))).toEqual({ 400: 1, 429: 2 });
   });
 
+  it('does not hold a shutdown up when the store does not answer', async () => {
+    const warnings: string[] = [];
+    const stuck = new RefusalCounter(
+      { add: () => new Promise<void>(() => {}) },
+      { flushMs: 60_000, onWarning: (message) => warnings.push(message) },
+    );
+    stuck.count('stuck', 400);
+    const started = Date.now();
+    await stuck.close();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(warnings).toEqual(['refusal counts not stored at shutdown: the state store did not answer']);
+  });
+
   it('sums the flushes of several event loops', async () => {
     const project = `loops-${Date.now()}`;
     const loops = [0, 1, 2].map(() => new RefusalCounter(counts, { flushMs: 60_000 }));

@@ -26,6 +26,8 @@ export interface RefusalSink {
 
 /** Flushes kept while the store is away; beyond this the oldest are dropped (and a warning says so). */
 const MAX_PENDING = 10_000;
+/** How long close() waits for the last flush: a store that is away must not hold the shutdown up. */
+const CLOSE_FLUSH_MS = 3000;
 const HOUR_MS = 3_600_000;
 
 export class RefusalCounter {
@@ -65,10 +67,18 @@ export class RefusalCounter {
     return this.#chain;
   }
 
+  /** The last flush, waited for up to CLOSE_FLUSH_MS (then the counts not stored are lost, with a warning). */
   async close(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    await this.flush();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), CLOSE_FLUSH_MS);
+    });
+    const outcome = await Promise.race([this.flush(), late]);
+    clearTimeout(timer);
+    if (outcome === 'late')
+      this.#onWarning('refusal counts not stored at shutdown: the state store did not answer');
   }
 
   async #flushOnce(): Promise<void> {
