@@ -83,7 +83,11 @@ beforeAll(async () => {
     pipelineEnv({ TALLY_DATA_DIR: dataDir }),
   );
   signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
-  [browser, running] = await Promise.all([launchChromium(), startTallyProcess({ TALLY_DATA_DIR: dataDir })]);
+  [browser, running] = await Promise.all([
+    launchChromium(),
+    // Refusal counts are stored every half second instead of every minute, for the health view.
+    startTallyProcess({ TALLY_DATA_DIR: dataDir, REFUSAL_FLUSH_MS: '500' }),
+  ]);
   dashboard = running.endpoints.dashboardUrl as string;
 
   const day = (date: string, time: string) => Date.parse(`${date}T${time}:00Z`);
@@ -411,6 +415,17 @@ describe('the revenue views in Chromium', () => {
   });
 
   it('shows a type as stalled once its records stop, while another keeps landing', async () => {
+    // Refused requests of the project: an invalid record (400) twice, revenue with a public token (403);
+    // and one without a token (401), which has no project and is not shown.
+    const refused = [
+      { type: 'pageview', data: { url: 42 } },
+      { type: 'pageview', data: { url: 43 } },
+      { type: 'revenue', data: {} },
+    ];
+    expect(
+      await Promise.all(refused.map(async (r) => (await send(running.url, publicToken, r)).status)),
+    ).toEqual([400, 400, 403]);
+    expect((await send(running.url, '', refused[0] as { type: string; data: unknown })).status).toBe(401);
     await page.goto(view('health', 'stall=1'));
     await expect.poll(() => page.locator('#health-table').count(), POLL).toBe(1);
     // Identify records keep landing; pageviews and revenue stopped when the example was sent. A type is
@@ -436,7 +451,23 @@ describe('the revenue views in Chromium', () => {
     expect(await text(page, '#health-alert')).toMatch(
       /pageview records \(none for \d+ min\) and revenue records \(none for \d+ min\) stopped landing/,
     );
-    expect(await text(page, '#health-unavailable')).toContain('refused by the gateway');
+    // npm start hands its log to the dashboard: lag of both groups, refusals, nothing unavailable.
+    expect(await page.locator('#health-unavailable').count()).toBe(0);
+    const lagRows = await tableRows(page.locator('#consumer-lag tbody tr'));
+    // A group is listed per topic it has committed in: no event was ever sent.
+    expect(lagRows.map((r) => `${r[0]}/${r[1]}`).sort()).toEqual([
+      'analytics/identify',
+      'analytics/pageview',
+      'revenue/revenue',
+    ]);
+    expect(await text(page, '#oldest-not-landed')).toMatch(
+      /^(Every record in the log has landed\.|Oldest record not landed: \d+s old)/,
+    );
+    await expect.poll(() => text(page, '#refusals-total'), POLL).toBe('3');
+    const refusalHeader = await tableRows(page.locator('#refusals thead tr'));
+    expect(refusalHeader[0]?.slice(1, 3)).toEqual(['400', '403']);
+    // Summed over the hours shown (an hour may turn while the test runs).
+    expect(await tableRows(page.locator('#refusals tfoot tr'))).toEqual([['24 hours', '2', '1', '3']]);
     await shoot(page, 'health-stalled');
     expect(consoleErrors).toEqual([]);
   }, 180_000);

@@ -116,6 +116,12 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     description: 'How long a request waits for the record log to make a record durable before answering 503.',
   }),
+  REFUSAL_FLUSH_MS: Type.Integer({
+    default: 60_000,
+    minimum: 100,
+    description:
+      "How often each gateway event loop stores its counts of refused requests per project, hour and status (the dashboard's health view reads them from the state store: `TALLY_DATA_DIR` or Redis); also at shutdown.",
+  }),
   GATEWAY_WORKERS: Type.Integer({
     default: 0,
     minimum: 0,

@@ -1,9 +1,11 @@
 // @tally/dashboard-store: what the dashboard keeps besides the warehouse (users, sessions, sign-in links,
-// share links, project settings, goals, funnels), in LMDB under TALLY_DATA_DIR or in Redis. Only re-exports.
+// share links, project settings, goals, funnels, the gateway's refusal counts), in LMDB under
+// TALLY_DATA_DIR or in Redis. Only re-exports.
 export * from './lmdb-store.ts';
 export * from './open.ts';
 export * from './projects.ts';
 export * from './redis-store.ts';
+export * from './refusal-counts.ts';
 export * from './secrets.ts';
 export * from './share-links.ts';
 export * from './state-store.ts';

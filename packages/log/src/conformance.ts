@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   type DeadLetter,
   deadLetterId,
+  type LogConsumer,
   type LogMessage,
   LogUnavailableError,
   type PolledMessage,
@@ -60,6 +61,17 @@ export function testRecord(type: RecordType, overrides: Partial<IngestRecord> = 
     },
   }[type];
   return { ...base, type, data, ...overrides } as IngestRecord;
+}
+
+/** Polls until `count` messages came (or fails after 10 s). */
+async function pollUntil(consumer: LogConsumer, count: number): Promise<LogMessage[]> {
+  const seen: LogMessage[] = [];
+  const deadline = Date.now() + 10_000;
+  while (seen.length < count && Date.now() < deadline) {
+    seen.push(...decodedOnly(await consumer.poll({ max: count - seen.length, waitMs: 200 })));
+  }
+  expect(seen).toHaveLength(count);
+  return seen;
 }
 
 async function drain(log: RecordLog, group: string, expected: number, commit = true): Promise<LogMessage[]> {
@@ -134,6 +146,30 @@ export function describeRecordLogConformance(name: string, open: () => Promise<L
       const rest = decodedOnly(await second.poll({ max: 100, waitMs: 1000 }));
       expect(rest.map((m) => m.record.id)).toEqual(records.slice(4).map((r) => r.id));
       await second.close();
+    });
+
+    it("tells each group's backlog: lag and when its oldest uncommitted record came, none once committed", async () => {
+      const { log } = await fixture();
+      if (!log.backlog) throw new Error('this backend has no backlog()');
+      const first = Array.from({ length: 2 }, () => testRecord('event'));
+      await log.append(first);
+      const consumer = log.consumer({ group: 'behind', topics: ['event'] });
+      const head = await pollUntil(consumer, first.length);
+      await consumer.commit(head);
+      const before = Date.now();
+      const rest = Array.from({ length: 3 }, () => testRecord('event', { received_at: before }));
+      await log.append(rest);
+      const after = Date.now();
+      const behind = (await log.backlog()).find((b) => b.group === 'behind' && b.topic === 'event');
+      expect(behind?.lag).toBe(3);
+      // Kafka tells the message's timestamp to the second; the embedded log the record's received_at.
+      expect(behind?.oldest_at).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+      expect(behind?.oldest_at).toBeLessThanOrEqual(after);
+      await consumer.commit(await pollUntil(consumer, rest.length));
+      await consumer.close();
+      const caughtUp = (await log.backlog()).find((b) => b.group === 'behind' && b.topic === 'event');
+      expect(caughtUp).toEqual({ group: 'behind', topic: 'event', lag: 0, oldest_at: null });
+      expect((await log.backlog()).some((b) => b.group === 'behind' && b.topic !== 'event')).toBe(false);
     });
 
     it('keeps groups independent', async () => {

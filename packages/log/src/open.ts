@@ -12,6 +12,8 @@ export async function openRecordLog(
     onWarning?: (message: string, error: unknown) => void;
     /** The caller appends: the embedded log takes its writer lock at once (a second writer fails here). */
     writer?: boolean;
+    /** The caller only reads (a dashboard's health view): the embedded log runs no retention passes. */
+    reader?: boolean;
   } = {},
 ): Promise<RecordLog> {
   if (config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL) {
@@ -35,7 +37,7 @@ export async function openRecordLog(
   }
   return openEmbeddedLog({
     path: resolve(config.TALLY_DATA_DIR, 'log'),
-    retentionMs: config.LOG_RETENTION_HOURS * 3_600_000,
+    ...(!options.reader && { retentionMs: config.LOG_RETENTION_HOURS * 3_600_000 }),
     ...(options.onWarning && { onWarning: options.onWarning }),
     ...(options.writer && { writer: true }),
   });

@@ -38,9 +38,32 @@ export interface LogHealth {
   detail?: string;
 }
 
+/**
+ * How far a consumer group is behind in one topic: the records appended and not yet committed by it (in
+ * every partition), and when the oldest of them was appended. What the health view shows as consumer lag
+ * and as the age of the oldest record not landed.
+ */
+export interface GroupBacklog {
+  group: string;
+  topic: RecordType;
+  /** Records at or after the group's committed positions. */
+  lag: number;
+  /**
+   * When the oldest of them reached the log (ms): its `received_at` on the embedded log; on Kafka the
+   * message's timestamp (the producer's send time, within a linger of `received_at`), to the second. Null
+   * when the group is not behind.
+   */
+  oldest_at: number | null;
+}
+
 export interface RecordLog {
   /** Appends records; resolves only once every one of them is durable, rejects if any is not. */
   append(records: readonly IngestRecord[]): Promise<void>;
+  /**
+   * Every consumer group's backlog per topic it has committed in. The backends have it; a log that only
+   * appends for another (a gateway thread's port, a test's fake) has not.
+   */
+  backlog?(): Promise<GroupBacklog[]>;
   /** A consumer in `group` over `topics` (default: all four record types), resuming at the group's commit. */
   consumer(options: { group: string; topics?: readonly RecordType[] }): LogConsumer;
   /** The records consumers have set aside as undeliverable. */

@@ -1,13 +1,13 @@
 // What the dashboard's routes work with, built by runtime.ts (or a test) and handed to buildDashboard.
 import type { TallyConfig } from '@tally/config';
-import type { ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
+import type { ProjectStore, RefusalCounts, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
 import type { TokenStore, TokenVerifier } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
 
 /**
- * What the health view reads of the record log, when the dashboard runs beside it (npm start): its dead
- * letters and, on the embedded log, the consumer groups' positions and lag. Structural, so that the
- * dashboard does not depend on the log's package.
+ * What the health view reads of the record log: its dead letters and each consumer group's backlog (lag,
+ * and when the oldest record not yet committed came). npm start hands over its log; a dashboard of its own
+ * opens the configured one (health-log.ts). Structural, so that routes and tests need not the log's package.
  */
 export interface HealthLog {
   deadLetters: {
@@ -21,7 +21,7 @@ export interface HealthLog {
       }>
     >;
   };
-  groups?: () => Array<{ group: string; topic: string; position: number; lag: number }>;
+  backlog?: () => Promise<Array<{ group: string; topic: string; lag: number; oldest_at: number | null }>>;
 }
 
 export interface DashboardDeps {
@@ -41,4 +41,6 @@ export interface DashboardDeps {
   webRoot?: string;
   /** The record log, for the health view (absent: lag and dead letters are reported unavailable). */
   log?: HealthLog;
+  /** The gateway's refusal counts per project (absent: reported unavailable). */
+  refusals?: Pick<RefusalCounts, 'read'>;
 }

@@ -5,7 +5,14 @@
 // main process with a connection of its own on the embedded warehouse's directory.
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
-import { openStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
+import {
+  openStateStore,
+  ProjectStore,
+  RefusalCounts,
+  Sessions,
+  ShareLinks,
+  Users,
+} from '@tally/dashboard-store';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import {
   embeddedWarehouseDir,
@@ -21,6 +28,7 @@ import { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
 import { buildDashboard } from './dashboard.ts';
 import type { HealthLog } from './deps.ts';
+import { ownHealthLog } from './health-log.ts';
 
 /** Attempts (sign-in, password links, share passwords) per client address per 15 minutes. */
 export const ATTEMPTS_PER_WINDOW = 10;
@@ -36,7 +44,7 @@ export interface StartDashboardOptions {
   /** A warehouse the caller opened and closes (npm start's own connection). */
   warehouse?: Warehouse;
   logger?: Logger;
-  /** The record log of the process (npm start), for the health view. */
+  /** The record log of the process (npm start), for the health view; without it the dashboard opens its own. */
   log?: HealthLog;
 }
 
@@ -69,11 +77,13 @@ export async function startDashboard(
     kinds: ['read'],
     onError: (error) => logger.warn({ err: error }, 'token refresh failed; keeping the keys loaded before'),
   });
+  const ownLog = options.log ? null : ownHealthLog({ ...config, TALLY_DATA_DIR: dataDir });
   const ownsWarehouse = !options.warehouse;
   let warehouse: Warehouse | null = options.warehouse ?? null;
   let app: FastifyInstance | null = null;
   const closeAll = async () => {
     await app?.close();
+    await ownLog?.close();
     readKeys.stop();
     if (ownsWarehouse) await warehouse?.close();
     await store.close();
@@ -99,7 +109,8 @@ export async function startDashboard(
         readKeys,
         tokens: tokenStore,
         attemptLimit: { max: ATTEMPTS_PER_WINDOW, timeWindow: ATTEMPT_WINDOW_MS },
-        ...(options.log ? { log: options.log } : {}),
+        log: options.log ?? (ownLog as HealthLog),
+        refusals: new RefusalCounts(store),
       },
       { logger, redis },
     );

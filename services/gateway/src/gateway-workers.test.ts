@@ -1,14 +1,16 @@
 // GATEWAY_WORKERS=2: two gateway event loops (worker threads) on one port, the embedded log's one writer in
 // the main thread fed by both. Requests over many connections reach both loops (tally_gateway_admitted_total
-// per worker, merged on the admin port), every 202 is a record in the log, the loops drain on close and
-// the writer lock is released. Needs reusePort (Node.js 22.12+): on an older Node.js it is skipped, with the
-// reason; CI runs the suite on Node.js 24, where it runs. A client's requests spread over both loops get
-// exactly its rate limit (the loops share the in-memory counts).
+// per worker, merged on the admin port), every 202 is a record in the log, every loop's refusals reach
+// the project's counts in the state store, the loops drain on close and the writer lock is released. Needs
+// reusePort (Node.js 22.12+): on an older Node.js it is skipped, with the reason; CI runs the suite on
+// Node.js 24, where it runs. A client's requests spread over both loops get exactly its rate limit (the
+// loops share the in-memory counts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
+import { LmdbStateStore, RefusalCounts } from '@tally/dashboard-store';
 import { openEmbeddedLog } from '@tally/log';
 import { FileTokenStore } from '@tally/tokens';
 import { pino } from 'pino';
@@ -74,6 +76,16 @@ it.skipIf(!reusePortSupported())(
         agent.destroy();
         expect(statuses.every((s) => s === 202)).toBe(true);
       }
+      // Refusals (invalid records: 400) over new connections, so that both loops count some.
+      for (let round = 0; round < 2; round++) {
+        const agent = new Agent({ keepAlive: false, maxSockets: 64 });
+        const invalid = JSON.stringify({ type: 'pageview', data: { url: 42 } });
+        const statuses = await Promise.all(
+          Array.from({ length: 30 }, () => post(gateway.url, token, invalid, agent)),
+        );
+        agent.destroy();
+        expect(statuses.every((s) => s === 400)).toBe(true);
+      }
       const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
       const perWorker = Object.fromEntries(
         [...metrics.matchAll(/^tally_gateway_admitted_total\{worker="(\d+)"\} (\d+)$/gm)].map((m) => [
@@ -82,7 +94,7 @@ it.skipIf(!reusePortSupported())(
         ]),
       );
       expect(Object.keys(perWorker).sort()).toEqual(['0', '1']);
-      expect((perWorker['0'] ?? 0) + (perWorker['1'] ?? 0)).toBe(160);
+      expect((perWorker['0'] ?? 0) + (perWorker['1'] ?? 0)).toBe(220);
       expect(perWorker['0']).toBeGreaterThan(0);
       expect(perWorker['1']).toBeGreaterThan(0);
       expect(metrics).toMatch(/^tally_ingest_requests_total\{status="202",type="pageview"\} 160$/m);
@@ -90,6 +102,14 @@ it.skipIf(!reusePortSupported())(
 
       await gateway.close();
       closed = true;
+      // Each loop flushed its refusals at close (REFUSAL_FLUSH_MS is a minute): all 60 arrived, once.
+      const store = new LmdbStateStore(dir);
+      try {
+        const counts = await new RefusalCounts(store).read('workers-project', 0);
+        expect(counts.reduce((sum, c) => sum + (c.status === 400 ? c.count : 0), 0)).toBe(60);
+      } finally {
+        await store.close();
+      }
       // Closed: the writer lock is free, and every acknowledged record is in the log.
       const log = openEmbeddedLog({ path: join(dir, 'log'), writer: true });
       try {

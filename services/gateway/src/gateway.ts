@@ -34,6 +34,7 @@ import { protocolError, publicHttpServer } from './http-server.ts';
 import { clientIpOf, ingestRoute } from './ingest-route.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { refuseDisallowedPreflight } from './origin-policy.ts';
+import { countRefusals, type RefusalCounter } from './refusals.ts';
 import {
   createSharedRateLimitTable,
   SharedRateLimitStore,
@@ -67,6 +68,8 @@ export interface GatewayDeps {
   trackerDir?: string | null;
   /** Which of the gateway's event loops this is (GATEWAY_WORKERS), for the metrics' worker label. */
   worker?: string;
+  /** Counts refused requests per project for the dashboard's health view (refusals.ts). */
+  refusals?: RefusalCounter;
 }
 
 declare module 'fastify' {
@@ -113,6 +116,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   app.setErrorHandler(replyWithError);
   app.decorateRequest('recordType', 'unknown');
   app.decorateRequest('clientIp', '');
+  app.decorateRequest('projectId', '');
 
   // navigator.sendBeacon sends the JSON envelope as text/plain: parse it exactly like application/json.
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -202,6 +206,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       done();
     });
   }
+  if (deps.refusals) app.addHook('onResponse', countRefusals(deps.refusals, deps.tokens));
   app.register(ingestRoute, {
     config,
     log: admission.countingAppends(withAppendTimeout(deps.log, config.APPEND_TIMEOUT_MS)),

@@ -53,6 +53,7 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
     // Read keys (the dashboard's API) are no ingest tokens: refused like any unknown token.
     if (!tokenInfo || (tokenInfo.kind !== 'public' && tokenInfo.kind !== 'secret'))
       throw new InvalidTokenError();
+    request.projectId = tokenInfo.project_id; // refusals from here on count against it (refusals.ts)
     assertOriginAllowed(request, tokenInfo, origins);
     if (body.type === 'revenue' && tokenInfo.kind !== 'secret') throw new SecretTokenRequiredError();
 

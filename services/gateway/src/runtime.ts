@@ -4,6 +4,7 @@
 // config; npm start's gateway thread calls it without the admin server, which its main thread serves.
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
+import { openStateStore, RefusalCounts } from '@tally/dashboard-store';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { buildAdmin } from '@tally/service';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
@@ -13,6 +14,7 @@ import { type Logger, pino } from 'pino';
 import { openCountryLookup } from './country.ts';
 import { buildGateway } from './gateway.ts';
 import { GatewayMetrics } from './metrics.ts';
+import { RefusalCounter } from './refusals.ts';
 import type { SharedRateLimitTable } from './shared-rate-limits.ts';
 import { FileSaltStore, RedisSaltStore, VisitorIds } from './visitor-id.ts';
 
@@ -90,6 +92,12 @@ export async function startGateway(
     onError: (error) => logger.warn({ err: error }, 'token refresh failed; keeping the tokens loaded before'),
   });
   const visitorIds = new VisitorIds(redis ? new RedisSaltStore(redis, prefix) : new FileSaltStore(dataDir));
+  // The dashboard's state store, shared with it as the token store is: where refusal counts go.
+  const stateStore = openStateStore({ ...config, TALLY_DATA_DIR: dataDir });
+  const refusals = new RefusalCounter(new RefusalCounts(stateStore), {
+    flushMs: config.REFUSAL_FLUSH_MS,
+    onWarning: (message, error) => logger.warn({ err: error }, message),
+  });
   const ownsLog = !options.log || options.ownsLog === true;
   const metrics = new GatewayMetrics();
   let log: RecordLog | null = options.log ?? null;
@@ -99,6 +107,8 @@ export async function startGateway(
   const closeAll = async () => {
     await app?.close(); // stops accepting, waits for in-flight requests (their appends) to finish
     await admin?.close();
+    await refusals.close(); // the requests answered since the last flush, after the last of them
+    await stateStore.close();
     tokens.stop();
     if (ownsLog) await log?.close(); // releases the embedded log's writer lock
     await tokenStore.close();
@@ -122,6 +132,7 @@ export async function startGateway(
       redisPrefix: prefix,
       metrics,
       logger,
+      refusals,
       ...(options.worker !== undefined && { worker: options.worker }),
       ...(options.shared?.rateLimits && { rateLimits: options.shared.rateLimits }),
       ...(options.shared && { countries: openCountryLookup(options.shared.countryDatabase) }),
@@ -137,6 +148,7 @@ export async function startGateway(
       ...(options.reusePort && { reusePort: true }),
     };
     url = await app.listen(listenOptions);
+    refusals.start();
     adminUrl = (await admin?.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST })) ?? null;
   } catch (error) {
     await closeAll().catch(() => {});

@@ -15,6 +15,7 @@ import {
   byFailedAt,
   type DeadLetter,
   type DeadLetterStore,
+  type GroupBacklog,
   type LogConsumer,
   type LogHealth,
   type LogMessage,
@@ -262,6 +263,14 @@ class EmbeddedLog implements EmbeddedRecordLog {
       positions.push({ group: key.slice(0, cut), topic, position: value, lag: Math.max(0, end - value) });
     }
     return positions;
+  }
+
+  async backlog(): Promise<GroupBacklog[]> {
+    return this.groups().map(({ group, topic, position, lag }) => {
+      // The position may be below the first record kept (a group that had read nothing when retention ran).
+      const [oldest] = lag > 0 ? this.#topic(topic).getRange({ start: position, limit: 1 }) : [];
+      return { group, topic, lag, oldest_at: oldest ? oldest.value.received_at : null };
+    });
   }
 
   async forgetGroup(group: string): Promise<number> {

@@ -4,11 +4,12 @@
 // producer.ts), so a 202 means the brokers in sync have the record. Consumers adapt kafkajs's push model
 // to poll/commit (consumer.ts); records they cannot land go to the dead-letter topic (dead-letters.ts).
 import type { IngestRecord, RecordType } from '@tally/contract';
-import kafkajs, { type Producer } from 'kafkajs';
+import kafkajs, { type Admin, type Producer } from 'kafkajs';
 import SnappyCodec from 'kafkajs-snappy';
 import {
   ALL_TOPICS,
   type DeadLetterStore,
+  type GroupBacklog,
   type LogConsumer,
   type LogHealth,
   LogUnavailableError,
@@ -16,6 +17,7 @@ import {
   type RecordLog,
 } from '../record-log.ts';
 import { toAvroValue } from './avro.ts';
+import { kafkaBacklog } from './backlog.ts';
 import { KafkaConsumer } from './consumer.ts';
 import { KafkaDeadLetters } from './dead-letters.ts';
 import { LingerBatcher } from './producer.ts';
@@ -144,6 +146,8 @@ class KafkaLog implements RecordLog {
   readonly #batcher: LingerBatcher;
   readonly #consumers = new Set<KafkaConsumer>();
   readonly deadLetters: DeadLetterStore;
+  /** Connected at the first backlog() (the health view's), kept for the next ones. */
+  #admin: Promise<Admin> | null = null;
   #closed = false;
 
   constructor(kafka: Kafka, producer: Producer, schemas: RegisteredSchemas, options: KafkaLogOptions) {
@@ -193,6 +197,23 @@ class KafkaLog implements RecordLog {
     return consumer;
   }
 
+  async backlog(): Promise<GroupBacklog[]> {
+    if (this.#closed) throw new LogUnavailableError('record log is closed');
+    this.#admin ??= (async () => {
+      const admin = this.#kafka.admin();
+      await admin.connect();
+      return admin;
+    })();
+    const admin = this.#admin;
+    try {
+      return await kafkaBacklog(await admin, this.#options.topicPrefix);
+    } catch (error) {
+      // A failed connection is tried again next time.
+      if (this.#admin === admin) this.#admin = null;
+      throw new LogUnavailableError('Kafka did not answer the backlog', { cause: error });
+    }
+  }
+
   async health(): Promise<LogHealth> {
     if (this.#closed) return { ok: false, detail: 'closed' };
     if (this.#batcher.lastSendFailed) return { ok: false, detail: 'the last produce request failed' };
@@ -205,6 +226,7 @@ class KafkaLog implements RecordLog {
     this.#closed = true;
     await this.#batcher.close();
     await Promise.all([...this.#consumers].map((c) => c.close()));
+    await this.#admin?.then((admin) => admin.disconnect()).catch(() => {});
     await this.#producer.disconnect();
   }
 }

@@ -479,10 +479,12 @@ export const OPERATIONS: Operation[] = [
     url: `${P}/health`,
     tag: 'Health',
     summary:
-      'Ingestion health: records landed per minute by type, the last of each, stalled types, log lag, dead letters',
+      'Ingestion health: records landed per minute by type, the last of each, stalled types, consumer lag, ' +
+      'oldest record not landed, dead letters, requests refused per hour by status',
     description:
-      'Consumer lag is of the whole embedded record log (null on Kafka); `unavailable` lists what this ' +
-      'deployment cannot tell (records refused by the gateway are not counted per project).',
+      'Consumer lag and the oldest record not landed are of the whole record log (embedded or Kafka); ' +
+      "refusals are the project's (a 401 has no project and is not among them); `unavailable` lists " +
+      'what this deployment cannot tell.',
     access: 'operator',
     params: S.ProjectParams,
     querystring: S.HealthQuery,

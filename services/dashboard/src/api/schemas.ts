@@ -870,10 +870,30 @@ export const Health = Type.Object(
         Type.Object({
           group: Type.String(),
           topic: Type.String(),
-          position: Type.Integer(),
-          lag: Type.Integer(),
+          lag: Type.Integer({ description: 'Records in the log the group has not committed yet.' }),
+          oldest_at: nullable(
+            Type.String({
+              description:
+                'When the oldest of them reached the log (embedded: its received_at; Kafka: the message timestamp, to the second).',
+            }),
+          ),
+          oldest_age_seconds: nullable(Type.Integer()),
         }),
-        { description: 'Of the whole record log (every project): the log is shared.' },
+        { description: 'Of the whole record log (every project): the log is shared. Null when unavailable.' },
+      ),
+    ),
+    oldest_not_landed: nullable(
+      Type.Object(
+        {
+          group: Type.String(),
+          topic: Type.String(),
+          at: Type.String(),
+          age_seconds: Type.Integer(),
+        },
+        {
+          description:
+            'The oldest record of the log some consumer group has not landed (of every project); null when none is behind or the lag is unavailable.',
+        },
       ),
     ),
     dead_letters: nullable(
@@ -891,6 +911,23 @@ export const Health = Type.Object(
           }),
         ),
       }),
+    ),
+    refused: nullable(
+      Type.Object(
+        {
+          from: Type.String({ description: 'Start of the first hour counted (the last 24 hours, UTC).' }),
+          hours: Type.Array(
+            Type.Object({ hour: Type.String(), status: Type.Integer(), count: Type.Integer() }),
+            { description: 'Refusals per hour and status; hours without refusals are absent.' },
+          ),
+          by_status: Type.Array(Type.Object({ status: Type.Integer(), count: Type.Integer() })),
+          total: Type.Integer(),
+        },
+        {
+          description:
+            "Requests to POST /api/ingest the gateway refused for this project: those whose project it knew (a verified token in the body or a valid X-API-Token header: 400, 403, 413, 429, 503, …). A 401 has no project and is never counted; neither is a refusal answered before a body's token was read (a 429 or 413 with the token only in the body). Counts reach the dashboard within REFUSAL_FLUSH_MS.",
+        },
+      ),
     ),
     unavailable: Type.Array(Type.String(), { description: 'What this deployment cannot tell, and why.' }),
   },

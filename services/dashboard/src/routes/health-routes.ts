@@ -1,9 +1,11 @@
 // GET …/health: a project's ingestion health. From the warehouse: records landed per minute by type and
-// the last of each type, with stalled types (reports/ingestion-health.ts). From the record log, when the
-// dashboard runs beside it (npm start hands it over; a dashboard of its own has none): the consumer
-// groups' lag (the embedded log's; Kafka's is read with Kafka's own tools) and the project's dead letters
-// by type and reason (error codes only: a letter's error text may quote the record). What cannot be told
-// is listed in `unavailable`, never shown as zero.
+// the last of each, with stalled types (reports/ingestion-health.ts). From the record log (npm start's, or
+// the one a dashboard of its own opens: health-log.ts): each consumer group's lag and the age of the
+// oldest record it has not landed (of the whole log: the log does not index by project), and the
+// project's dead letters by type and reason (error codes only: a letter's error text may quote the
+// record). From the state store: the requests the gateway refused for the project, per hour and status
+// (a 401 has no project and is never among them). What cannot be told is listed in `unavailable`, never
+// shown as zero.
 import { ingestionHealth } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
@@ -11,37 +13,62 @@ import { route } from './route.ts';
 
 /** Most recent dead letters listed per project. */
 const RECENT_LETTERS = 20;
+/** Hours of refusals shown. */
+const REFUSAL_HOURS = 24;
+const HOUR_MS = 3_600_000;
 
 export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'projectHealth', async (request) => {
     const project = request.params.project as string;
     const q = request.query as { stall_minutes?: number };
-    const unavailable: string[] = [
-      'records refused by the gateway per project: the gateway counts refusals per status, not per project',
-      'age of the oldest record not yet landed: the log does not tell it per project',
-    ];
-    const figures = await ingestionHealth(deps.warehouse, { project, stallMinutes: q.stall_minutes });
-    let groups = null;
-    let deadLetters = null;
+    const now = Date.now();
+    const unavailable: string[] = [];
     const log = deps.log;
-    if (log?.groups) {
-      groups = log.groups().map(({ group, topic, position, lag }) => ({ group, topic, position, lag }));
-    } else {
-      unavailable.push('consumer lag: not exposed by this record log to the dashboard');
+    const unreachable = (what: string) => (error: unknown) => {
+      request.log.warn({ err: error }, `health: ${what} could not be read from the record log`);
+      unavailable.push(`${what}: the record log did not answer`);
+      return null;
+    };
+    const [figures, backlog, letters, refusals] = await Promise.all([
+      ingestionHealth(deps.warehouse, { project, stallMinutes: q.stall_minutes, now }),
+      log?.backlog ? log.backlog().catch(unreachable('consumer lag')) : null,
+      log ? log.deadLetters.list().catch(unreachable('dead letters')) : null,
+      deps.refusals ? deps.refusals.read(project, now - (REFUSAL_HOURS - 1) * HOUR_MS) : null,
+    ]);
+    if (!log?.backlog) unavailable.push('consumer lag: the dashboard runs without the record log');
+    if (!log) unavailable.push('dead letters: the dashboard runs without the record log');
+    if (!deps.refusals) unavailable.push('records refused by the gateway: the dashboard has no state store');
+
+    const groups =
+      backlog?.map(({ group, topic, lag, oldest_at }) => ({
+        group,
+        topic,
+        lag,
+        oldest_at: oldest_at === null ? null : new Date(oldest_at).toISOString(),
+        oldest_age_seconds: oldest_at === null ? null : Math.max(0, Math.floor((now - oldest_at) / 1000)),
+      })) ?? null;
+    let oldest: { group: string; topic: string; at: string; age_seconds: number } | null = null;
+    for (const g of groups ?? []) {
+      if (g.oldest_at === null || g.oldest_age_seconds === null) continue;
+      if (!oldest || g.oldest_age_seconds > oldest.age_seconds) {
+        oldest = { group: g.group, topic: g.topic, at: g.oldest_at, age_seconds: g.oldest_age_seconds };
+      }
     }
-    if (log) {
-      const letters = (await log.deadLetters.list()).filter((l) => l.record?.project_id === project);
+
+    let deadLetters = null;
+    if (letters) {
+      const ours = letters.filter((l) => l.record?.project_id === project);
       const reasons = new Map<string, { type: string; error_code: string; count: number }>();
-      for (const l of letters) {
+      for (const l of ours) {
         const key = `${l.topic}\u0000${l.error_code}`;
         const reason = reasons.get(key) ?? { type: l.topic, error_code: l.error_code, count: 0 };
         reason.count += 1;
         reasons.set(key, reason);
       }
       deadLetters = {
-        count: letters.length,
+        count: ours.length,
         by_reason: [...reasons.values()].sort((a, b) => b.count - a.count),
-        recent: letters
+        recent: ours
           .slice(-RECENT_LETTERS)
           .reverse()
           .map((l) => ({
@@ -51,9 +78,30 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
             failed_at: new Date(l.failed_at).toISOString(),
           })),
       };
-    } else {
-      unavailable.push('dead letters: the dashboard runs without the record log');
     }
-    return { ...figures, consumer_groups: groups, dead_letters: deadLetters, unavailable };
+
+    let refused = null;
+    if (refusals) {
+      const byStatus = new Map<number, number>();
+      for (const r of refusals) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + r.count);
+      refused = {
+        from: new Date(Math.floor(now / HOUR_MS) * HOUR_MS - (REFUSAL_HOURS - 1) * HOUR_MS).toISOString(),
+        hours: refusals.map((r) => ({
+          hour: new Date(r.hour).toISOString(),
+          status: r.status,
+          count: r.count,
+        })),
+        by_status: [...byStatus].sort((a, b) => a[0] - b[0]).map(([status, count]) => ({ status, count })),
+        total: refusals.reduce((sum, r) => sum + r.count, 0),
+      };
+    }
+    return {
+      ...figures,
+      consumer_groups: groups,
+      oldest_not_landed: groups ? oldest : null,
+      dead_letters: deadLetters,
+      refused,
+      unavailable,
+    };
   });
 }

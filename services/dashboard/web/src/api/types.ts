@@ -435,11 +435,26 @@ export interface Health {
     landed_last_hour: number;
     per_minute: number[];
   }[];
-  consumer_groups: { group: string; topic: string; position: number; lag: number }[] | null;
+  consumer_groups:
+    | {
+        group: string;
+        topic: string;
+        lag: number;
+        oldest_at: string | null;
+        oldest_age_seconds: number | null;
+      }[]
+    | null;
+  oldest_not_landed: { group: string; topic: string; at: string; age_seconds: number } | null;
   dead_letters: {
     count: number;
     by_reason: { type: string; error_code: string; count: number }[];
     recent: { id: string; type: string; error_code: string; failed_at: string }[];
+  } | null;
+  refused: {
+    from: string;
+    hours: { hour: string; status: number; count: number }[];
+    by_status: { status: number; count: number }[];
+    total: number;
   } | null;
   unavailable: string[];
 }

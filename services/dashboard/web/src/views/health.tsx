@@ -1,11 +1,12 @@
 // Ingestion health: per record type, whether records are landing (a type that was landing and stopped is
 // shown as stalled, at the top, so stale revenue figures are never mistaken for current ones), when the last
-// one landed, and records per minute over the last hour; then dead letters, the record log's consumer lag,
-// and what this deployment cannot tell. Refreshed every 30 seconds.
+// one landed, and records per minute over the last hour; then the record log's consumer lag with the age of
+// the oldest record not landed, dead letters, the requests the gateway refused for the project per hour by
+// status, and what this deployment cannot tell. Refreshed every 30 seconds.
 import { useLocation } from 'preact-iso';
 import type { Health } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
-import { formatCount } from '../format.ts';
+import { formatCount, formatDuration } from '../format.ts';
 import { useSignInOn } from '../pages/session.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { useInterval } from '../ui/use-interval.ts';
@@ -20,6 +21,80 @@ const STATUS = {
 } as const;
 
 const minutes = (n: number) => `${n} minute${n === 1 ? '' : 's'}`;
+
+/** What each refusal status means to whoever sends records (spec: event-ingestion-service.md). */
+const REFUSAL = {
+  400: 'invalid record',
+  403: 'refused token or origin',
+  408: 'request too slow',
+  413: 'body too large',
+  415: 'wrong content type',
+  429: 'rate limited',
+  503: 'log unavailable or overloaded',
+} as Record<number, string | undefined>;
+
+/** The refusals table: one row per hour that had any (newest first), one column per status seen. */
+function Refusals({ refused }: { refused: NonNullable<Health['refused']> }) {
+  if (refused.total === 0) {
+    return (
+      <p class="empty" id="refusals-none">
+        None in the last 24 hours.
+      </p>
+    );
+  }
+  const statuses = refused.by_status.map((s) => s.status);
+  const hours = [...new Set(refused.hours.map((h) => h.hour))].sort().reverse();
+  const cell = (hour: string, status: number) =>
+    refused.hours.find((h) => h.hour === hour && h.status === status)?.count ?? 0;
+  const totals = hours.map((hour) => statuses.reduce((sum, s) => sum + cell(hour, s), 0));
+  const max = Math.max(1, ...totals);
+  return (
+    <table class="plain bars" id="refusals">
+      <thead>
+        <tr>
+          <th scope="col">Hour (UTC)</th>
+          {statuses.map((s) => (
+            <th scope="col" class="num" key={s} title={REFUSAL[s]}>
+              {s}
+            </th>
+          ))}
+          <th scope="col" class="value-col">
+            All
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {hours.map((hour, i) => (
+          <tr key={hour} data-hour={hour}>
+            <th scope="row">{hour.slice(0, 13).replace('T', ' ')}:00</th>
+            {statuses.map((s) => (
+              <td class="num" key={s} data-status={s}>
+                {formatCount(cell(hour, s))}
+              </td>
+            ))}
+            <td class="value-col">
+              <span class="bar refusal-bar" style={{ width: `${((totals[i] ?? 0) / max) * 100}%` }} />
+              <span class="row-filter">{formatCount(totals[i] ?? 0)}</span>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+      <tfoot>
+        <tr>
+          <th scope="row">24 hours</th>
+          {refused.by_status.map((s) => (
+            <td class="num" key={s.status} data-status-total={s.status}>
+              {formatCount(s.count)}
+            </td>
+          ))}
+          <td class="value-col" id="refusals-total">
+            {formatCount(refused.total)}
+          </td>
+        </tr>
+      </tfoot>
+    </table>
+  );
+}
 
 export function HealthView({ api, project }: ViewProps) {
   const { query, route } = useLocation();
@@ -136,38 +211,64 @@ export function HealthView({ api, project }: ViewProps) {
           {h.consumer_groups === null ? (
             <p class="empty">Not available here.</p>
           ) : (
-            <table class="plain" id="consumer-lag">
-              <thead>
-                <tr>
-                  <th scope="col">Group</th>
-                  <th scope="col">Type</th>
-                  <th scope="col" class="num">
-                    Not yet read
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {h.consumer_groups.map((g) => (
-                  <tr key={`${g.group}-${g.topic}`}>
-                    <td>{g.group}</td>
-                    <td>{g.topic}</td>
-                    <td class="num">{formatCount(g.lag)}</td>
+            <>
+              <p
+                id="oldest-not-landed"
+                class={(h.oldest_not_landed?.age_seconds ?? 0) >= h.stall_minutes * 60 ? 'behind' : ''}
+              >
+                {h.oldest_not_landed
+                  ? `Oldest record not landed: ${formatDuration(h.oldest_not_landed.age_seconds)} old (${h.oldest_not_landed.topic}, group ${h.oldest_not_landed.group}).`
+                  : 'Every record in the log has landed.'}
+              </p>
+              <table class="plain" id="consumer-lag">
+                <thead>
+                  <tr>
+                    <th scope="col">Group</th>
+                    <th scope="col">Type</th>
+                    <th scope="col" class="num">
+                      Not yet landed
+                    </th>
+                    <th scope="col" class="num">
+                      Oldest
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {h.consumer_groups.map((g) => (
+                    <tr key={`${g.group}-${g.topic}`} data-group={g.group} data-topic={g.topic}>
+                      <td>{g.group}</td>
+                      <td>{g.topic}</td>
+                      <td class="num">{formatCount(g.lag)}</td>
+                      <td class="num">{formatDuration(g.oldest_age_seconds)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
           )}
           <p class="footnote">Of the whole record log: every project's records.</p>
         </section>
+        <section class="card" aria-labelledby="refused-title">
+          <h2 id="refused-title">
+            Refused by the gateway <span class="muted">per hour and status, last 24 hours</span>
+          </h2>
+          {h.refused === null ? <p class="empty">Not available here.</p> : <Refusals refused={h.refused} />}
+          <p class="footnote">
+            Requests with this project's token. A 401 (missing or unknown token) cannot be told to belong to a
+            project and is not counted here.
+          </p>
+        </section>
       </div>
-      <section class="card" aria-labelledby="unavailable-title">
-        <h2 id="unavailable-title">Not shown</h2>
-        <ul id="health-unavailable">
-          {h.unavailable.map((u) => (
-            <li key={u}>{u}</li>
-          ))}
-        </ul>
-      </section>
+      {h.unavailable.length > 0 && (
+        <section class="card" aria-labelledby="unavailable-title">
+          <h2 id="unavailable-title">Not shown</h2>
+          <ul id="health-unavailable">
+            {h.unavailable.map((u) => (
+              <li key={u}>{u}</li>
+            ))}
+          </ul>
+        </section>
+      )}
     </>
   );
 }

@@ -1,0 +1,46 @@
+// The record log of a dashboard that runs as its own process, for the health view: opened from the
+// configuration (Kafka: the admin client and the dead-letter topic; embedded: the log's directory as a
+// reader beside its writer, which LMDB allows across processes) at the first health request, not at start,
+// so that the dashboard starts while the log is away; a failed open is tried again at the next request.
+// @tally/log is imported then too: a dashboard handed a log (npm start) never loads it again. An embedded
+// log that is not in TALLY_DATA_DIR (a dashboard on another machine) is not created empty, which would
+// show no lag: the health view reports the log unavailable instead.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TallyConfig } from '@tally/config';
+import type { HealthLog } from './deps.ts';
+
+type OpenedLog = Required<HealthLog> & { close(): Promise<void> };
+
+export interface OwnHealthLog extends Required<HealthLog> {
+  close(): Promise<void>;
+}
+
+export function ownHealthLog(config: TallyConfig): OwnHealthLog {
+  let opening: Promise<OpenedLog> | null = null;
+  let closed = false;
+  const log = (): Promise<OpenedLog> => {
+    if (closed) return Promise.reject(new Error('closed'));
+    opening ??= (async () => {
+      const kafka = Boolean(config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL);
+      if (!kafka && !existsSync(join(config.TALLY_DATA_DIR, 'log', 'records.mdb'))) {
+        throw new Error(`no embedded record log in ${config.TALLY_DATA_DIR} and no Kafka configured`);
+      }
+      const { openRecordLog } = await import('@tally/log');
+      // A reader: no writer lock, and no retention passes (the writer runs them).
+      return (await openRecordLog(config, { reader: true })) as OpenedLog;
+    })().catch((error) => {
+      opening = null;
+      throw error;
+    });
+    return opening;
+  };
+  return {
+    deadLetters: { list: async () => (await log()).deadLetters.list() },
+    backlog: async () => (await log()).backlog(),
+    async close() {
+      closed = true;
+      await (await opening?.catch(() => null))?.close();
+    },
+  };
+}
