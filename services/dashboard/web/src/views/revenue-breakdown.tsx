@@ -9,6 +9,7 @@ import type { RevenueBreakdown, RevenueSearch } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount } from '../format.ts';
 import { type Filter, operatorLabel, parseFilters, serializeFilters, withFilter } from '../query/filters.ts';
+import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { Tabs } from '../ui/tabs.tsx';
 import type { DrillRequest } from './revenue-common.tsx';
@@ -23,15 +24,6 @@ export const REVENUE_DIMENSIONS = [
   { id: 'campaign', label: 'Campaign' },
   { id: 'payment_processor', label: 'Payment processor' },
 ];
-const COLUMNS = [
-  ['new', 'New'],
-  ['expansion', 'Expansion'],
-  ['reactivation', 'Reactiv.'],
-  ['contraction', 'Contraction'],
-  ['churn', 'Churn'],
-  ['mrr_end', 'MRR at end'],
-  ['cash_revenue', 'Cash'],
-] as const;
 
 export const revenueDimensionLabel = (dimension: string) =>
   dimension.startsWith(KEYED)
@@ -158,76 +150,33 @@ export function BreakdownCard(props: {
       ) : data.rows.length === 0 ? (
         <p class="empty">No customer has {state.currency} revenue up to the end of these months.</p>
       ) : (
-        <div class={result.stale ? 'table-scroll is-stale' : 'table-scroll'}>
-          <table class="plain figures-table" id="breakdown-table">
-            <thead>
-              <tr>
-                <th scope="col">{label}</th>
-                <th scope="col" class="num">
-                  Customers
-                </th>
-                <th scope="col" class="num">
-                  Paying
-                </th>
-                {COLUMNS.map(([, heading]) => (
-                  <th key={heading} scope="col" class="num">
-                    {heading}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {data.rows.map((row) => (
-                <tr key={row.key}>
-                  <th scope="row">
-                    <button
-                      type="button"
-                      class="cell-link"
-                      title="Show only these customers"
-                      aria-label={`Filter by ${label} ${row.key}`}
-                      onClick={() => props.update({ filters: filterBy(row.key) })}
-                    >
-                      {row.key}
-                    </button>
-                  </th>
-                  <td class="num">{formatCount(row.customers)}</td>
-                  <td class="num">{formatCount(row.paying_customers)}</td>
-                  {COLUMNS.map(([column]) => (
-                    <td key={column} class="num">
-                      <button
-                        type="button"
-                        class="cell-link"
-                        aria-label={`${row.key}: open ${column.replace('_', ' ')} ${row[column]}`}
-                        onClick={() =>
-                          props.drill({
-                            figure: column,
-                            from: state.from,
-                            to: state.to,
-                            filters: filterBy(row.key),
-                          })
-                        }
-                      >
-                        {formatMoney(row[column])}
-                      </button>
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-            <tfoot>
-              <tr>
-                <th scope="row">Total</th>
-                <td class="num">{formatCount(data.total.customers)}</td>
-                <td class="num">{formatCount(data.total.paying_customers)}</td>
-                {COLUMNS.map(([column]) => (
-                  <td key={column} class="num" id={`breakdown-total-${column}`}>
-                    {formatMoney(data.total[column])}
-                  </td>
-                ))}
-              </tr>
-            </tfoot>
-          </table>
-        </div>
+        <GroupFiguresTable
+          id="breakdown-table"
+          heading={label}
+          rows={data.rows}
+          total={data.total}
+          stale={result.stale}
+          open={(column, row) => {
+            const within = row ? filterBy(row.key) : filtersText(filters);
+            props.drill({
+              figure: column,
+              from: state.from,
+              to: state.to,
+              ...(within ? { filters: within } : {}),
+            });
+          }}
+          rowHeader={(row) => (
+            <button
+              type="button"
+              class="cell-link"
+              title="Show only these customers"
+              aria-label={`Filter by ${label} ${row.key}`}
+              onClick={() => props.update({ filters: filterBy(row.key) })}
+            >
+              {row.key}
+            </button>
+          )}
+        />
       )}
       <p class="footnote">
         A customer's {label.toLowerCase()} is the value on its latest revenue record up to the end of the

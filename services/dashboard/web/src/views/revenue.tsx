@@ -9,6 +9,7 @@ import type { AcquisitionFunnel, Attribution, MrrMonth, Reconciliation } from '.
 import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatPercent } from '../format.ts';
 import { useSignInOn } from '../pages/session.ts';
+import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { MovementsChart } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
@@ -265,16 +266,6 @@ function RevenueFigures(props: {
   );
 }
 
-const ATTRIBUTION_COLUMNS = [
-  ['new', 'New'],
-  ['expansion', 'Expansion'],
-  ['reactivation', 'Reactiv.'],
-  ['contraction', 'Contraction'],
-  ['churn', 'Churn'],
-  ['mrr_end', 'MRR at end'],
-  ['cash_revenue', 'Cash'],
-] as const;
-
 function AttributionCard(props: {
   api: ViewProps['api'];
   base: string;
@@ -321,71 +312,18 @@ function AttributionCard(props: {
       ) : !data ? (
         <Loading />
       ) : (
-        <div class={result.stale ? 'table-scroll is-stale' : 'table-scroll'}>
-          <table class="plain figures-table" id="attribution-table">
-            <thead>
-              <tr>
-                <th scope="col">{BY_TABS.find((t) => t.id === state.by)?.label}</th>
-                <th scope="col" class="num">
-                  Customers
-                </th>
-                <th scope="col" class="num">
-                  Paying
-                </th>
-                {ATTRIBUTION_COLUMNS.map(([, label]) => (
-                  <th key={label} scope="col" class="num">
-                    {label}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {data.rows.map((row) => (
-                <tr key={row.key}>
-                  <th scope="row">{row.key}</th>
-                  <td class="num">{formatCount(row.customers)}</td>
-                  <td class="num">{formatCount(row.paying_customers)}</td>
-                  {ATTRIBUTION_COLUMNS.map(([key]) => (
-                    <td key={key} class="num">
-                      <button
-                        type="button"
-                        class="cell-link"
-                        aria-label={`${row.key}: open ${key.replace('_', ' ')} ${row[key]}`}
-                        onClick={() =>
-                          props.open(key, state.from, state.to, {
-                            by: state.by,
-                            touch: state.touch,
-                            key: row.key,
-                          })
-                        }
-                      >
-                        {formatMoney(row[key])}
-                      </button>
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-            <tfoot>
-              <tr>
-                <th scope="row">Total</th>
-                <td class="num">{formatCount(data.total.customers)}</td>
-                <td class="num">{formatCount(data.total.paying_customers)}</td>
-                {ATTRIBUTION_COLUMNS.map(([key]) => (
-                  <td key={key} class="num">
-                    <button
-                      type="button"
-                      class="cell-link"
-                      onClick={() => props.open(key, state.from, state.to)}
-                    >
-                      {formatMoney(data.total[key])}
-                    </button>
-                  </td>
-                ))}
-              </tr>
-            </tfoot>
-          </table>
-        </div>
+        <GroupFiguresTable
+          id="attribution-table"
+          heading={BY_TABS.find((t) => t.id === state.by)?.label ?? state.by}
+          rows={data.rows}
+          total={data.total}
+          stale={result.stale}
+          open={(column, row) =>
+            row
+              ? props.open(column, state.from, state.to, { by: state.by, touch: state.touch, key: row.key })
+              : props.open(column, state.from, state.to)
+          }
+        />
       )}
       <p class="footnote">
         A customer's first touch is the earliest visit of the visitors linked to it (identify records, and the
