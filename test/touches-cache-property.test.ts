@@ -1,8 +1,9 @@
 // The attribution panels' cached touches (readCustomerTouchesCached, reports/touches-cache.ts) against the
 // uncached query, on random data through real chDB and the real landers: visits, identifies (a visitor
 // identified again as another customer among them) and revenue (a transaction sent again, as another
-// record with another customer and visitor, which ReplacingMergeTree drops) land in several deliveries,
-// some delivered twice (the analytics lander then writes the same visits again with a new version).
+// copy with another customer and visitor: the one received first is kept) land in several deliveries,
+// some delivered twice (the analytics lander then writes the same visits again with a new version), some
+// followed by merges of the tables (which drop replaced rows from the raw tables the probe reads).
 // Before each delivery the touches are read from the cache, so that the next read refreshes only the
 // changed buckets; after it, the cached touches must equal readCustomerTouches' exactly. A second test
 // proves that a pageview of an anonymous visitor re-reads nothing, and that one identify re-reads its
@@ -131,10 +132,43 @@ const item = fc.oneof(
     visitor: fc.nat(9), // 8 and 9 never have visits
     at: fc.nat(SPAN / HOUR - 1),
   }),
+  // Another stored copy of a transaction, written straight to the table (the revenue lander stores a
+  // transaction once; copies come from redelivery races): the copy received first is the one kept.
+  fc.record({
+    kind: fc.constant('copy' as const),
+    tx: fc.nat(5),
+    customer: fc.nat(3),
+    visitor: fc.nat(9),
+    at: fc.nat(SPAN / HOUR - 1),
+    received: fc.nat(SPAN / HOUR - 1),
+  }),
 );
 type Item = typeof item extends fc.Arbitrary<infer T> ? T : never;
 
-const messageOf = (project: string, i: Item): LogMessage =>
+const sql = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+const copyRow = (project: string, c: Extract<Item, { kind: 'copy' }>) => ({
+  project_id: project,
+  transaction_id: `tx_${c.tx}`,
+  id: randomUUID(),
+  customer_id: `c${c.customer}`,
+  visitor_id: `v${c.visitor}`,
+  session_id: `s${c.visitor}`,
+  event_type: 'purchase',
+  amount: '10',
+  currency: 'USD',
+  mrr_impact: null,
+  is_recurring: null,
+  customer_subscription_id: '',
+  payment_processor: 'stripe',
+  timestamp: sql(START + c.at * HOUR),
+  received_at: sql(START + c.received * HOUR),
+  timestamp_clamped: false,
+  metadata: {},
+  payload: '{}',
+  user_agent: '',
+});
+
+const messageOf = (project: string, i: Exclude<Item, { kind: 'copy' }>): LogMessage =>
   i.kind === 'pageview'
     ? pageview(project, i.visitor, START + i.at * HOUR, i.source)
     : i.kind === 'identify'
@@ -142,7 +176,11 @@ const messageOf = (project: string, i: Item): LogMessage =>
       : revenue(project, i.tx, i.customer, i.visitor, START + i.at * HOUR);
 
 const deliveries = fc.array(
-  fc.record({ items: fc.array(item, { minLength: 1, maxLength: 8 }), twice: fc.boolean() }),
+  fc.record({
+    items: fc.array(item, { minLength: 1, maxLength: 8 }),
+    twice: fc.boolean(),
+    merge: fc.boolean(),
+  }),
   { minLength: 2, maxLength: 4 },
 );
 
@@ -155,9 +193,18 @@ describe('the cached touches', () => {
         const project = `touches-${run}`;
         for (const d of ds) {
           await readCustomerTouchesCached(warehouse, project);
-          const batch = d.items.map((i) => messageOf(project, i));
+          const batch = d.items.flatMap((i) => (i.kind === 'copy' ? [] : [messageOf(project, i)]));
+          const copies = d.items.flatMap((i) => (i.kind === 'copy' ? [copyRow(project, i)] : []));
           await land(batch);
+          if (copies.length > 0) await warehouse.insert('revenue', copies);
           if (d.twice) await land(batch);
+          // Merges drop replaced rows: a revenue record that lost to an earlier-received copy of its
+          // transaction leaves the raw table, and with it the last trace of its customer there.
+          if (d.merge) {
+            for (const table of ['revenue', 'identities', 'visits']) {
+              await warehouse.command(`OPTIMIZE TABLE ${table} FINAL`);
+            }
+          }
           const [cached, uncached] = await Promise.all([
             readCustomerTouchesCached(warehouse, project),
             readCustomerTouches(warehouse, project),
@@ -165,7 +212,30 @@ describe('the cached touches', () => {
           expect(new Map(cached)).toEqual(uncached);
         }
       }),
-      { numRuns: 40 },
+      {
+        numRuns: 40,
+        examples: [
+          // c0's only link is its transaction; an earlier-received record of it for c1 wins, and the merge
+          // removes c0's row from the raw table: c0 has no touches any more.
+          [
+            [
+              {
+                items: [
+                  { kind: 'pageview', visitor: 0, at: 0, source: 1 },
+                  { kind: 'revenue', tx: 0, customer: 0, visitor: 0, at: 5 },
+                ],
+                twice: false,
+                merge: false,
+              },
+              {
+                items: [{ kind: 'copy', tx: 0, customer: 1, visitor: 1, at: 1, received: 1 }],
+                twice: false,
+                merge: true,
+              },
+            ],
+          ],
+        ],
+      },
     );
   }, 600_000);
 
