@@ -152,10 +152,12 @@ const get = async (path: string) => {
 /** Each group's MRR at the end of March, by channel of the first touch and by campaign of the last. */
 async function groups() {
   const rows = async (query: string) =>
-    ((await get(`attribution?from=2026-01&to=2026-03&currency=USD&${query}`)).rows as Array<{
-      key: string;
-      mrr_end: string;
-    }>)
+    (
+      (await get(`attribution?from=2026-01&to=2026-03&currency=USD&${query}`)).rows as Array<{
+        key: string;
+        mrr_end: string;
+      }>
+    )
       .map((r) => [r.key, r.mrr_end])
       .sort();
   const drilldown = await get(

@@ -169,11 +169,7 @@ async function refresh(
     return out;
   };
   const visitorCustomers = replace(previous.visitorCustomers, changed.visitors, now.visitors);
-  const transactionCustomers = replace(
-    previous.transactionCustomers,
-    changed.transactions,
-    now.transactions,
-  );
+  const transactionCustomers = replace(previous.transactionCustomers, changed.transactions, now.transactions);
   if (customers.size === 0) return { touches: previous.touches, visitorCustomers, transactionCustomers };
   const read = await readCustomerTouches(warehouse, project, [...customers]);
   const touches = new Map(previous.touches);
