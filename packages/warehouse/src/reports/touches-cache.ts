@@ -20,7 +20,7 @@ import type { Warehouse } from '../warehouse.ts';
 import { type CustomerTouches, readCustomerTouches } from './revenue-attribution.ts';
 
 /** Buckets of visitor ids and of transaction ids the inputs are probed in. */
-export const TOUCH_BUCKETS = 1024;
+export const TOUCH_BUCKETS = 4096;
 
 /** How many projects' touches one warehouse keeps (least recently used goes first). */
 export const TOUCHES_CACHE_ENTRIES = 8;
