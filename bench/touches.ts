@@ -6,7 +6,7 @@
 // existing customer), after an anonymous visitor's visit, and after one revenue record. A small script for
 // the cost of the cache's parts, not the dashboard benchmark; prints one JSON object with the load average.
 //
-//   node --conditions=@tally/source --import tsx bench/touches.ts [--customers 50000] [--visits 3] [--runs 1]
+//   npm run bench:touches -- [--customers 50000] [--visits 3] [--runs 1]
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
