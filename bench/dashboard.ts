@@ -24,6 +24,7 @@ import {
   comparisonRange,
   currentVisitors,
   customerListPage,
+  forgetCustomerTouches,
   forgetRevenueHistory,
   funnelSteps,
   goalConversions,
@@ -35,6 +36,7 @@ import {
   type Row,
   readCustomerRecords,
   readCustomerTouches,
+  readCustomerTouchesCached,
   readMrrInputs,
   readMrrInputsCached,
   readStoredMovements,
@@ -310,7 +312,7 @@ function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknow
   const withTouches = async (by: 'channel' | 'utm_campaign', touch: 'first' | 'last') => {
     const [records, touches] = await Promise.all([
       readMrrInputsCached(w(), { project: PROJECT, until, currency }),
-      readCustomerTouches(w(), PROJECT),
+      readCustomerTouchesCached(w(), PROJECT),
     ]);
     return revenueAttribution(records, { from, to, currency, by, touch, touches });
   };
@@ -590,7 +592,10 @@ async function main(): Promise<void> {
     };
     const warm = await measure(() => {});
     // Cold: the cache dropped (the first request of a process: the whole history read and folded).
-    const cold = await measure(() => forgetRevenueHistory(warehouse()));
+    const cold = await measure(() => {
+      forgetRevenueHistory(warehouse());
+      forgetCustomerTouches(warehouse());
+    });
     // After new revenue: the cached history refreshed (only the changed part read and folded again).
     const afterNewRevenue = await measure(landNewRevenue);
     revenue[panel.name] = { ...warm, cold, afterNewRevenue };
@@ -601,6 +606,7 @@ async function main(): Promise<void> {
   const page: number[] = [];
   for (let i = 0; i < options.runs; i++) {
     forgetRevenueHistory(warehouse());
+    forgetCustomerTouches(warehouse());
     const t = performance.now();
     await Promise.all(revenuePanels(end).map((panel) => panel.run()));
     page.push(performance.now() - t);

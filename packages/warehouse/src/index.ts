@@ -45,6 +45,7 @@ export * from './reports/revenue-period.ts';
 export * from './reports/revenue-reconciliation.ts';
 export * from './reports/revenue-scope.ts';
 export * from './reports/revenue-search.ts';
+export * from './reports/touches-cache.ts';
 export * from './reports/traffic.ts';
 export * from './reports/traffic-breakdown.ts';
 export * from './reports/traffic-dimensions.ts';

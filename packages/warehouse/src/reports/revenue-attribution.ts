@@ -6,7 +6,7 @@
 // ('(unattributed)' without a linked visit), so the groups' figures, sums of their customers' figures
 // from one fold (revenue-period.ts), add up exactly to the unbroken totals.
 import { formatMicros } from '@tally/contract';
-import type { Warehouse } from '../warehouse.ts';
+import type { QueryParams, Warehouse } from '../warehouse.ts';
 import type { Money } from './monthly-revenue.ts';
 import type { MrrInput } from './mrr-movements.ts';
 import { type CustomerPeriod, foldPeriod, movementSum, type PeriodFold } from './revenue-period.ts';
@@ -66,6 +66,37 @@ export async function readCustomerTouches(
   customers?: readonly string[],
 ): Promise<Map<string, CustomerTouches>> {
   const only = customers ? 'AND customer_id IN {customers:Array(String)}' : '';
+  const params: QueryParams = { project };
+  let linked = `SELECT * FROM (${LINKED_VISITORS_SQL}) WHERE 1 ${only}`;
+  let visits = 'visits FINAL WHERE project_id = {project:String}';
+  let revenue = 'revenue_records';
+  if (customers) {
+    // For a few customers (the touches cache's refresh) the same rows, read from less. Their linked
+    // visitors first (the same SQL), then only those visitors' visits and only the revenue of transactions
+    // with a stored row of these customers (every copy of such a transaction, so FINAL keeps the same
+    // one, and every kept row of theirs is among them). PREWHERE on key columns (visitor_id;
+    // transaction_id) leaves the other rows out before FINAL's merge, which is exact because it keeps or
+    // drops every row of a key together.
+    params.customers = [...customers];
+    revenue = `(SELECT * FROM revenue FINAL
+      PREWHERE project_id = {project:String} AND transaction_id IN
+        (SELECT transaction_id FROM revenue WHERE project_id = {project:String} ${only}))`;
+    const pairs = await warehouse.query<{ customer_id: string; visitor_id: string }>(
+      `SELECT customer_id, visitor_id FROM visitor_customers
+       WHERE project_id = {project:String} AND customer_id != '' ${only}
+       UNION DISTINCT
+       SELECT customer_id, visitor_id FROM ${revenue}
+       WHERE project_id = {project:String} AND visitor_id != '' ${only}`,
+      params,
+    );
+    if (pairs.length === 0) return new Map();
+    params.linked_customers = pairs.map((p) => p.customer_id);
+    params.linked_visitors = pairs.map((p) => p.visitor_id);
+    linked = `SELECT p.1 AS customer_id, p.2 AS visitor_id
+      FROM (SELECT arrayJoin(arrayZip({linked_customers:Array(String)}, {linked_visitors:Array(String)})) AS p)`;
+    visits = `visits FINAL
+      PREWHERE project_id = {project:String} AND visitor_id IN {linked_visitors:Array(String)}`;
+  }
   const rows = await warehouse.query<{
     customer: string;
     first_touch: TouchTuple;
@@ -76,16 +107,19 @@ export async function readCustomerTouches(
             argMin(${TOUCH_TUPLE}, tuple(v.start, v.visitor_id)) AS first_touch,
             argMaxIf(${TOUCH_TUPLE}, tuple(v.start, v.visitor_id), v.start < f.first_revenue) AS last_touch,
             countIf(v.start < f.first_revenue) AS before_payment
-     FROM visits AS v FINAL
-     INNER JOIN (SELECT * FROM (${LINKED_VISITORS_SQL}) WHERE 1 ${only}) AS l ON l.visitor_id = v.visitor_id
+     FROM
+     (
+       SELECT visitor_id, start, channel, source, utm_source, utm_medium, utm_campaign, entry_path
+       FROM ${visits}
+     ) AS v
+     INNER JOIN (${linked}) AS l ON l.visitor_id = v.visitor_id
      LEFT JOIN
      (
-       SELECT customer_id, min(timestamp) AS first_revenue FROM revenue_records
-       WHERE project_id = {project:String} GROUP BY customer_id
+       SELECT customer_id, min(timestamp) AS first_revenue FROM ${revenue}
+       WHERE project_id = {project:String} ${only} GROUP BY customer_id
      ) AS f ON f.customer_id = l.customer_id
-     WHERE v.project_id = {project:String}
      GROUP BY l.customer_id`,
-    customers ? { project, customers: [...customers] } : { project },
+    params,
   );
   const touches = new Map<string, CustomerTouches>();
   for (const row of rows) {

@@ -30,6 +30,7 @@ import {
   readCustomerAttributes,
   readCustomerRecords,
   readCustomerTouches,
+  readCustomerTouchesCached,
   readMrrInputs,
   readMrrInputsCached,
   readRevenueMetadataKeys,
@@ -115,7 +116,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     parseRevenueFilters(q.filters);
     const [all, touches] = await Promise.all([
       readMrrInputsCached(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
-      readCustomerTouches(deps.warehouse, project),
+      readCustomerTouchesCached(deps.warehouse, project),
     ]);
     const records = await restrict(deps, project, q.filters, all, monthStart(q.to, 1));
     const body = revenueAttribution(records, {
@@ -149,7 +150,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     parseRevenueFilters(q.filters);
     const [all, touches] = await Promise.all([
       readMrrInputsCached(deps.warehouse, { project, until: monthStart(q.to, 1), currency }),
-      q.key === undefined ? null : readCustomerTouches(deps.warehouse, project),
+      q.key === undefined ? null : readCustomerTouchesCached(deps.warehouse, project),
     ]);
     const records = await restrict(deps, project, q.filters, all, monthStart(q.to, 1));
     const body = revenueDrilldown(records, {
