@@ -3,22 +3,15 @@
 // a breakdown by plan whose rows add up to the MRR report, filters that narrow the MRR report, attribution,
 // drill-down and customers to the same customers, a search that lists the records with a metadata value,
 // CSV, and a share link sees them only when it includes revenue.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@tally/config';
 import { formatMicros, toMicros } from '@tally/contract';
-import { LmdbStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
-import { FileTokenStore, TokenVerifier } from '@tally/tokens';
-import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
+import type { Warehouse } from '@tally/warehouse';
 import { workedExample } from '@tally/warehouse/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard } from './dashboard.ts';
+import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tally-revenue-breakdown-routes-'));
 let warehouse: Warehouse;
-let store: LmdbStateStore;
+let dashboard: TestDashboard;
 let app: FastifyInstance;
 let key: string;
 let shareWithout: string;
@@ -26,29 +19,8 @@ let shareWith: string;
 const BASE = '/api/v1/projects/rb/revenue';
 
 beforeAll(async () => {
-  warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
-  await migrate(warehouse);
-  store = new LmdbStateStore(dir);
-  const tokens = new FileTokenStore(dir);
-  const shares = new ShareLinks(store);
-  key = (await tokens.create('rb', 'read')).token;
-  shareWithout = (await shares.create('rb', {})).token;
-  shareWith = (await shares.create('rb', { include_revenue: true })).token;
-  const readKeys = new TokenVerifier(tokens, { refreshMs: 60_000, kinds: ['read'] });
-  await readKeys.refresh();
-  app = await buildDashboard({
-    config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: 'http://dashboard.test' }),
-    warehouse,
-    users: new Users(store),
-    sessions: new Sessions(store),
-    shares,
-    projects: new ProjectStore(store),
-    readKeys,
-    tokens,
-    attemptLimit: { max: 5, timeWindow: 60_000 },
-    webRoot: join(dir, 'no-web'),
-  });
-  await app.ready();
+  dashboard = await startTestDashboard('revenue-breakdown-routes', 'rb');
+  ({ warehouse, app, key, shareWithout, shareWith } = dashboard);
   const example = workedExample('rbr');
   const row = (data: (typeof example)[number], n: number) => ({
     project_id: 'rb',
@@ -81,12 +53,7 @@ beforeAll(async () => {
   );
 }, 60_000);
 
-afterAll(async () => {
-  await app?.close();
-  await store?.close();
-  await warehouse?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => dashboard?.close());
 
 async function get(path: string, token = key) {
   const res = await app.inject({ url: `${BASE}${path}`, headers: { authorization: `Bearer ${token}` } });

@@ -3,30 +3,16 @@
 // ranges and currencies are 400s; convert_to without loaded rates is a 400 that says so, and with rates the
 // answer is marked converted, lists its rates and the currencies left out; share links show it only when
 // they include revenue; CSV answers.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@tally/config';
 import { formatMicros, toMicros } from '@tally/contract';
-import { LmdbStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
-import { FileTokenStore, TokenVerifier } from '@tally/tokens';
-import {
-  loadExchangeRates,
-  migrate,
-  openChdbWarehouse,
-  parseExchangeRatesCsv,
-  type Warehouse,
-} from '@tally/warehouse';
+import { loadExchangeRates, parseExchangeRatesCsv, type Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard } from './dashboard.ts';
+import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tally-revenue-daily-'));
-const tokens = new FileTokenStore(dir);
 const P = '/api/v1/projects/daily';
 let warehouse: Warehouse;
 let app: FastifyInstance;
-let store: LmdbStateStore;
+let dashboard: TestDashboard;
 let key: string;
 let shareWithout: string;
 let shareWith: string;
@@ -43,15 +29,8 @@ const HISTORY: Array<[string, string, string, string, string | null, string]> = 
 ];
 
 beforeAll(async () => {
-  warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
-  await migrate(warehouse);
-  store = new LmdbStateStore(dir);
-  const shares = new ShareLinks(store);
-  key = (await tokens.create('daily', 'read')).token;
-  shareWithout = (await shares.create('daily', {})).token;
-  shareWith = (await shares.create('daily', { include_revenue: true })).token;
-  const readKeys = new TokenVerifier(tokens, { refreshMs: 60_000, kinds: ['read'] });
-  await readKeys.refresh();
+  dashboard = await startTestDashboard('revenue-daily', 'daily');
+  ({ warehouse, app, key, shareWithout, shareWith } = dashboard);
   await warehouse.insert(
     'revenue',
     HISTORY.map(([transaction_id, customer_id, event_type, amount, mrr_impact, at], i) => ({
@@ -76,26 +55,8 @@ beforeAll(async () => {
       user_agent: '',
     })),
   );
-  app = await buildDashboard({
-    config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: 'http://dashboard.test' }),
-    warehouse,
-    users: new Users(store),
-    sessions: new Sessions(store),
-    shares,
-    projects: new ProjectStore(store),
-    readKeys,
-    tokens,
-    attemptLimit: { max: 5, timeWindow: 60_000 },
-    webRoot: join(dir, 'no-web'),
-  });
-  await app.ready();
 }, 60_000);
-afterAll(async () => {
-  await app?.close();
-  await store?.close();
-  await warehouse?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => dashboard?.close());
 
 const get = (url: string, token = key, headers: Record<string, string> = {}) =>
   app.inject({ url: `${P}/${url}`, headers: { authorization: `Bearer ${token}`, ...headers } });

@@ -2,53 +2,23 @@
 // panel is asked once so that its history and folds are cached, then a record lands in the warehouse
 // (a new customer, an upgrade dated before an earlier record of its customer, a redelivered copy) and the
 // next request of each panel, without waiting or retrying, shows figures that include it.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@tally/config';
-import { LmdbStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
-import { FileTokenStore, TokenVerifier } from '@tally/tokens';
-import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
+import type { Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard } from './dashboard.ts';
+import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tally-revenue-fresh-'));
+let dashboard: TestDashboard;
 let warehouse: Warehouse;
 let app: FastifyInstance;
-let store: LmdbStateStore;
 let key: string;
 let sequence = 0;
 
 beforeAll(async () => {
-  warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
-  await migrate(warehouse);
-  store = new LmdbStateStore(dir);
-  const tokens = new FileTokenStore(dir);
-  key = (await tokens.create('fresh', 'read')).token;
-  const readKeys = new TokenVerifier(tokens, { refreshMs: 60_000, kinds: ['read'] });
-  await readKeys.refresh();
-  app = await buildDashboard({
-    config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: 'http://dashboard.test' }),
-    warehouse,
-    users: new Users(store),
-    sessions: new Sessions(store),
-    shares: new ShareLinks(store),
-    projects: new ProjectStore(store),
-    readKeys,
-    tokens,
-    attemptLimit: { max: 5, timeWindow: 60_000 },
-    webRoot: join(dir, 'no-web'),
-  });
-  await app.ready();
+  dashboard = await startTestDashboard('revenue-fresh', 'fresh');
+  ({ warehouse, app, key } = dashboard);
 }, 60_000);
 
-afterAll(async () => {
-  await app?.close();
-  await store?.close();
-  await warehouse?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => dashboard?.close());
 
 async function land(record: {
   transaction_id: string;

@@ -3,53 +3,23 @@
 // then a visit, an anonymous visitor's visit and an identify land in the warehouse, and the next request,
 // without waiting or retrying, groups the customer by its new first touch (or, for the anonymous visit,
 // as before).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@tally/config';
-import { LmdbStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
-import { FileTokenStore, TokenVerifier } from '@tally/tokens';
-import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
+import type { Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDashboard } from './dashboard.ts';
+import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'tally-touches-fresh-'));
+let dashboard: TestDashboard;
 let warehouse: Warehouse;
 let app: FastifyInstance;
-let store: LmdbStateStore;
 let key: string;
 let sequence = 0;
 
 beforeAll(async () => {
-  warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
-  await migrate(warehouse);
-  store = new LmdbStateStore(dir);
-  const tokens = new FileTokenStore(dir);
-  key = (await tokens.create('touches', 'read')).token;
-  const readKeys = new TokenVerifier(tokens, { refreshMs: 60_000, kinds: ['read'] });
-  await readKeys.refresh();
-  app = await buildDashboard({
-    config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: 'http://dashboard.test' }),
-    warehouse,
-    users: new Users(store),
-    sessions: new Sessions(store),
-    shares: new ShareLinks(store),
-    projects: new ProjectStore(store),
-    readKeys,
-    tokens,
-    attemptLimit: { max: 5, timeWindow: 60_000 },
-    webRoot: join(dir, 'no-web'),
-  });
-  await app.ready();
+  dashboard = await startTestDashboard('touches-fresh', 'touches');
+  ({ warehouse, app, key } = dashboard);
 }, 60_000);
 
-afterAll(async () => {
-  await app?.close();
-  await store?.close();
-  await warehouse?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => dashboard?.close());
 
 const PROJECT = 'touches';
 const at = (day: string) => `${day} 12:00:00.000`;
