@@ -1,8 +1,8 @@
-// The revenue charts, drawn by uPlot as the traffic view's time series: MRR at the end of each month (with
-// ARR in the legend), and each month's movements as bars, new business, expansion and reactivation above
-// zero and contraction and churn below, with net new MRR as a line. The bars are stacked by drawing the
-// running sums back to front; the legend shows each movement's own amount. Hidden tables give screen
-// readers the same numbers.
+// The revenue charts, drawn by uPlot as the traffic view's time series: each month's movements as bars,
+// new business, expansion and reactivation above zero and contraction and churn below, with net new MRR as
+// a line. The bars are stacked by drawing the running sums back to front; the legend shows each movement's
+// own amount. A hidden table gives screen readers the same numbers. The helpers here (useChart, axes,
+// cssColor) also draw MRR over time (mrr-series-chart.tsx).
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
@@ -66,60 +66,6 @@ export function axes(element: Element, labels: string[]): uPlot.Axis[] {
     },
     { ...axis, size: 56, values: (_u, splits) => splits.map(axisMoney) },
   ];
-}
-
-export function MrrChart({ months }: { months: MrrMonth[] }) {
-  const labels = months.map((m) => monthLabel(m.month));
-  const container = useChart(
-    (element, width) => {
-      const xs = months.map((_, i) => i);
-      const mrr = months.map((m) => moneyNumber(m.mrr_end));
-      return new uPlot(
-        {
-          width,
-          height: 240,
-          // Half a month of margin on each side, so that the first and last labels are not cut.
-          scales: {
-            x: { time: false, range: (_u, min, max) => [min - 0.4, max + 0.4] },
-            y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
-          },
-          cursor: { drag: { x: false, y: false } },
-          axes: axes(element, labels),
-          series: [
-            { label: 'Month', value: (_u, i) => (i === null ? '' : (labels[i] ?? '')) },
-            {
-              label: 'MRR at the end',
-              stroke: cssColor(element, '--chart-current'),
-              fill: cssColor(element, '--chart-fill'),
-              width: 2,
-              value: (_u, _v, _s, i) => (i === null ? '—' : formatMoney(months[i]?.mrr_end)),
-            },
-          ],
-        },
-        [xs, mrr],
-        element,
-      );
-    },
-    [months],
-  );
-  return (
-    <>
-      <div ref={container} class="chart" role="img" aria-label="MRR at the end of each month" />
-      <div class="sr-only">
-        <table>
-          <caption>MRR at the end of each month</caption>
-          <tbody>
-            {months.map((m) => (
-              <tr key={m.month}>
-                <th scope="row">{m.month}</th>
-                <td>{formatMoney(m.mrr_end)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </>
-  );
 }
 
 export function MovementsChart({ months }: { months: MrrMonth[] }) {
