@@ -8,8 +8,8 @@
 import { formatMicros } from '@tally/contract';
 import type { QueryParams, Warehouse } from '../warehouse.ts';
 import type { Money } from './monthly-revenue.ts';
-import type { MrrInput } from './mrr-movements.ts';
-import { type CustomerPeriod, foldPeriod, movementSum, type PeriodFold } from './revenue-period.ts';
+import type { MovementKind, MrrInput } from './mrr-movements.ts';
+import { foldPeriod, type PeriodFold } from './revenue-period.ts';
 import type { AttributionDimension, Touch } from './revenue-scope.ts';
 
 export const UNATTRIBUTED = '(unattributed)';
@@ -81,9 +81,21 @@ export async function readCustomerTouches(
     revenue = `(SELECT * FROM revenue FINAL
       PREWHERE project_id = {project:String} AND transaction_id IN
         (SELECT transaction_id FROM revenue WHERE project_id = {project:String} ${only}))`;
+    // visitor_customers (schemas/clickhouse/002_identities.sql) for these customers only: a visitor whose
+    // latest identify names one of them has a raw identities row naming it, so the view's own argMax over
+    // just those visitors' rows (PREWHERE on the key column visitor_id) gives the same pairs, without
+    // grouping every identified visitor of the project.
     const pairs = await warehouse.query<{ customer_id: string; visitor_id: string }>(
-      `SELECT customer_id, visitor_id FROM visitor_customers
-       WHERE project_id = {project:String} AND customer_id != '' ${only}
+      `SELECT customer_id, visitor_id FROM
+       (
+         SELECT visitor_id, argMax(customer_id, (timestamp, received_at, id)) AS customer_id
+         FROM identities FINAL
+         PREWHERE project_id = {project:String} AND visitor_id IN
+           (SELECT visitor_id FROM identities
+            WHERE project_id = {project:String} AND visitor_id != '' ${only})
+         GROUP BY visitor_id
+       )
+       WHERE customer_id != '' ${only}
        UNION DISTINCT
        SELECT customer_id, visitor_id FROM ${revenue}
        WHERE project_id = {project:String} AND visitor_id != '' ${only}`,
@@ -169,55 +181,106 @@ export interface Attribution {
   total: Omit<AttributionRow, 'key'>;
 }
 
-interface Sums {
+/** A group's sums: customers, paying customers, and the money figures in micro-units (FIGURES' order). */
+interface Sums<T extends number | bigint> {
   customers: number;
   paying: number;
-  new: bigint;
-  expansion: bigint;
-  reactivation: bigint;
-  contraction: bigint;
-  churn: bigint;
-  mrr_end: bigint;
-  cash: bigint;
+  money: T[];
 }
 
-const emptySums = (): Sums => ({
-  customers: 0,
-  paying: 0,
-  new: 0n,
-  expansion: 0n,
-  reactivation: 0n,
-  contraction: 0n,
-  churn: 0n,
-  mrr_end: 0n,
-  cash: 0n,
-});
+/** The money figures of a row, in the order of Sums.money; movements first, by MOVEMENT_KINDS' index. */
+const FIGURES = [
+  'new',
+  'expansion',
+  'reactivation',
+  'contraction',
+  'churn',
+  'mrr_end',
+  'cash_revenue',
+] as const;
+const FIGURE_OF_KIND: Record<MovementKind, number> = {
+  new: 0,
+  expansion: 1,
+  reactivation: 2,
+  contraction: 3,
+  churn: 4,
+};
 
-function add(sums: Sums, c: CustomerPeriod): void {
-  sums.customers += 1;
-  if (c.mrr_end > 0n) sums.paying += 1;
-  sums.new += movementSum(c, 'new');
-  sums.expansion += movementSum(c, 'expansion');
-  sums.reactivation += movementSum(c, 'reactivation');
-  sums.contraction += movementSum(c, 'contraction');
-  sums.churn += movementSum(c, 'churn');
-  sums.mrr_end += c.mrr_end;
-  sums.cash += c.cash;
+const shape = (s: Sums<number | bigint>): Omit<AttributionRow, 'key'> => {
+  const money = s.money.map((v) => formatMicros(BigInt(v)));
+  const row: Record<string, string | number> = { customers: s.customers, paying_customers: s.paying };
+  FIGURES.forEach((figure, i) => {
+    row[figure] = money[i] as string;
+  });
+  return row as unknown as Omit<AttributionRow, 'key'>;
+};
+
+/**
+ * The groups' and the total's sums, as Numbers. Exact when the returned `size` (the sum of the absolute
+ * values of everything added) is below 2^53: every partial sum of any group is then an integer of at most
+ * that size, which a double holds exactly.
+ */
+function sumNumbers(fold: PeriodFold, keys: readonly string[]) {
+  const empty = (): Sums<number> => ({ customers: 0, paying: 0, money: [0, 0, 0, 0, 0, 0, 0] });
+  const groups = new Map<string, Sums<number>>();
+  const total = empty();
+  const figures = new Float64Array(7);
+  let size = 0;
+  let i = 0;
+  for (const c of fold.customers.values()) {
+    const key = keys[i++] as string;
+    let group = groups.get(key);
+    if (!group) {
+      group = empty();
+      groups.set(key, group);
+    }
+    figures.fill(0);
+    for (const m of c.movements) (figures[FIGURE_OF_KIND[m.kind]] as number) += Number(m.amount);
+    figures[5] = Number(c.mrr_end);
+    figures[6] = Number(c.cash);
+    const paying = c.mrr_end > 0n ? 1 : 0;
+    group.customers += 1;
+    group.paying += paying;
+    total.customers += 1;
+    total.paying += paying;
+    for (let f = 0; f < 7; f++) {
+      const v = figures[f] as number;
+      (group.money[f] as number) += v;
+      (total.money[f] as number) += v;
+      size += Math.abs(v);
+    }
+  }
+  return { groups, total, size };
 }
 
-const shape = (s: Sums): Omit<AttributionRow, 'key'> => ({
-  customers: s.customers,
-  paying_customers: s.paying,
-  new: formatMicros(s.new),
-  expansion: formatMicros(s.expansion),
-  reactivation: formatMicros(s.reactivation),
-  contraction: formatMicros(s.contraction),
-  churn: formatMicros(s.churn),
-  mrr_end: formatMicros(s.mrr_end),
-  cash_revenue: formatMicros(s.cash),
-});
+/** The same sums as BigInt: exact at any size. */
+function sumBigInts(fold: PeriodFold, keys: readonly string[]) {
+  const empty = (): Sums<bigint> => ({ customers: 0, paying: 0, money: [0n, 0n, 0n, 0n, 0n, 0n, 0n] });
+  const groups = new Map<string, Sums<bigint>>();
+  const total = empty();
+  let i = 0;
+  for (const c of fold.customers.values()) {
+    const key = keys[i++] as string;
+    let group = groups.get(key);
+    if (!group) {
+      group = empty();
+      groups.set(key, group);
+    }
+    for (const sums of [group, total]) {
+      sums.customers += 1;
+      if (c.mrr_end > 0n) sums.paying += 1;
+      for (const m of c.movements) (sums.money[FIGURE_OF_KIND[m.kind]] as bigint) += m.amount;
+      (sums.money[5] as bigint) += c.mrr_end;
+      (sums.money[6] as bigint) += c.cash;
+    }
+  }
+  return { groups, total };
+}
 
-/** Movements, MRR at the end, paying customers and cash of months from…to, per group of `keyOf`. */
+/**
+ * Movements, MRR at the end, paying customers and cash of months from…to, per group of the customers' touch.
+ * The answer is shared (kept per fold and touches): callers must not change it.
+ */
 export function revenueAttribution(
   records: readonly MrrInput[],
   options: {
@@ -229,10 +292,26 @@ export function revenueAttribution(
     touches: ReadonlyMap<string, CustomerTouches>;
   },
 ): Attribution {
-  const { rows, total } = groupFold(foldPeriod(records, options), (customer) =>
+  const fold = foldPeriod(records, options);
+  // Kept per fold (shared while the cached history is unchanged) and touches map (likewise): a page asks
+  // for the same grouping again and again.
+  let ofFold = attributions.get(fold);
+  if (!ofFold) {
+    ofFold = new WeakMap();
+    attributions.set(fold, ofFold);
+  }
+  let ofTouches = ofFold.get(options.touches);
+  if (!ofTouches) {
+    ofTouches = new Map();
+    ofFold.set(options.touches, ofTouches);
+  }
+  const key = `${options.by}|${options.touch}`;
+  const kept = ofTouches.get(key);
+  if (kept) return kept;
+  const { rows, total } = groupFold(fold, (customer) =>
     attributionKey(options.touches.get(customer), options.by, options.touch),
   );
-  return {
+  const attribution: Attribution = {
     from: options.from,
     to: options.to,
     currency: options.currency,
@@ -241,33 +320,38 @@ export function revenueAttribution(
     rows,
     total,
   };
+  ofTouches.set(key, attribution);
+  return attribution;
 }
+
+const attributions = new WeakMap<PeriodFold, WeakMap<object, Map<string, Attribution>>>();
 
 /**
  * The fold's customers in groups (`keyOf` names each customer's one group): each group's figures, largest
  * MRR first, and the unbroken total they add up to. Attribution and the revenue breakdown share it.
+ * Summed as Numbers when that is exact (sumNumbers; several times faster than BigInt over 50,000
+ * customers), else as BigInt.
  */
 export function groupFold(
   fold: PeriodFold,
   keyOf: (customer: string) => string,
 ): { rows: AttributionRow[]; total: Omit<AttributionRow, 'key'> } {
-  const groups = new Map<string, Sums>();
-  const total = emptySums();
-  for (const c of fold.customers.values()) {
-    const key = keyOf(c.customer_id);
-    const sums = groups.get(key) ?? emptySums();
-    groups.set(key, sums);
-    add(sums, c);
-    add(total, c);
-  }
-  const rows = [...groups.entries()]
-    .map(([key, sums]) => ({ sums, row: { key, ...shape(sums) } }))
+  const keys = Array.from(fold.customers.keys(), keyOf);
+  const numbers = sumNumbers(fold, keys);
+  const summed: { groups: Map<string, Sums<number | bigint>>; total: Sums<number | bigint> } =
+    numbers.size < Number.MAX_SAFE_INTEGER ? numbers : sumBigInts(fold, keys);
+  const rows = [...summed.groups.entries()]
+    .map(([key, sums]) => ({
+      mrr: BigInt(sums.money[5] as number | bigint),
+      cash: BigInt(sums.money[6] as number | bigint),
+      row: { key, ...shape(sums) },
+    }))
     .sort(
       (a, b) =>
-        (a.sums.mrr_end < b.sums.mrr_end ? 1 : a.sums.mrr_end > b.sums.mrr_end ? -1 : 0) ||
-        (a.sums.cash < b.sums.cash ? 1 : a.sums.cash > b.sums.cash ? -1 : 0) ||
+        (a.mrr < b.mrr ? 1 : a.mrr > b.mrr ? -1 : 0) ||
+        (a.cash < b.cash ? 1 : a.cash > b.cash ? -1 : 0) ||
         (a.row.key < b.row.key ? -1 : a.row.key > b.row.key ? 1 : 0),
     )
     .map((r) => r.row);
-  return { rows, total: shape(total) };
+  return { rows, total: shape(summed.total) };
 }
