@@ -136,35 +136,36 @@ function positionOf(records: readonly MrrInput[], record: MrrInput): number {
   return low;
 }
 
-/** `records` without `removed` (each one of them) and with `added` (in the fold's order) merged in. */
+/** `records` without `removed` (each one of them) and with `added` merged in, in the fold's order. */
 function replaced(
   records: readonly MrrInput[],
   removed: readonly MrrInput[],
   added: readonly MrrInput[],
 ): MrrInput[] {
-  // By binary search; should the engine's order of a tie differ from byRecordTime's (strings compared as
-  // bytes there, as UTF-16 units here), by identity.
+  // The positions by binary search, so that the pass over the whole history compares nothing; should the
+  // engine's order of a tie differ from byRecordTime's (strings compared as bytes there, as UTF-16 units
+  // here), a removed record is found by identity.
   const skip = removed
     .map((r) => {
       const at = positionOf(records, r);
       return records[at] === r ? at : records.indexOf(r);
     })
     .sort((x, y) => x - y);
+  const inserted = [...added].sort(byRecordTime);
+  // Each added record goes before records[at] (non-decreasing: `inserted` is in order).
+  const at = inserted.map((r) => positionOf(records, r));
   const out: MrrInput[] = [];
   let s = 0;
-  let next = 0;
+  let a = 0;
   for (let i = 0; i < records.length; i++) {
-    const r = records[i] as MrrInput;
+    while (a < at.length && at[a] === i) out.push(inserted[a++] as MrrInput);
     if (s < skip.length && skip[s] === i) {
       s++;
       continue;
     }
-    for (; next < added.length && byRecordTime(added[next] as MrrInput, r) < 0; next++) {
-      out.push(added[next] as MrrInput);
-    }
-    out.push(r);
+    out.push(records[i] as MrrInput);
   }
-  for (; next < added.length; next++) out.push(added[next] as MrrInput);
+  while (a < inserted.length) out.push(inserted[a++] as MrrInput);
   return out;
 }
 
@@ -242,16 +243,22 @@ function upTo(history: History, until: number): readonly MrrInput[] {
       if ((history.records[middle] as MrrInput).timestamp < until) low = middle + 1;
       else high = middle;
     }
-    found = Object.freeze(history.records.slice(0, low));
-    const earlier = history.change?.previous.untils.get(until);
-    if (earlier && history.change) {
-      const { customers, before, after } = history.change.change;
-      recordHistoryChange(found, {
-        previous: earlier,
-        customers,
-        before: before.filter((r) => r.timestamp < until),
-        after: after.filter((r) => r.timestamp < until),
-      });
+    if (low === history.records.length) {
+      // The whole history (the usual case: a range that ends this month): the same array, already frozen
+      // and linked to the earlier history by refresh(), not a copy of it.
+      found = history.records;
+    } else {
+      found = Object.freeze(history.records.slice(0, low));
+      const earlier = history.change?.previous.untils.get(until);
+      if (earlier && history.change) {
+        const { customers, before, after } = history.change.change;
+        recordHistoryChange(found, {
+          previous: earlier,
+          customers,
+          before: before.filter((r) => r.timestamp < until),
+          after: after.filter((r) => r.timestamp < until),
+        });
+      }
     }
     if (history.untils.size >= 24) history.untils.clear();
     history.untils.set(until, found);
