@@ -74,7 +74,7 @@ export function foldPeriod(
  * The fold of a refreshed history from the fold of the one before it: the changed customers folded again
  * alone (a customer's figures depend on its own records only), everyone else's figures kept, the customers
  * and the warnings in the order a whole fold gives them (by their first record, by their record), and
- * the totals summed again over every customer.
+ * the totals corrected by the changed customers' figures before and now (exact: BigInt).
  */
 function refold(
   previous: PeriodFold,
@@ -87,6 +87,11 @@ function refold(
   let next = 0;
   for (const c of previous.customers.values()) {
     if (change.customers.has(c.customer_id)) continue;
+    if (next === incoming.length) {
+      // Every changed customer placed: the rest keep their order.
+      customers.set(c.customer_id, c);
+      continue;
+    }
     const first = firstRecords.get(c);
     if (!first) return undefined;
     for (; next < incoming.length; next++) {
@@ -100,9 +105,17 @@ function refold(
     const other = incoming[next] as CustomerPeriod;
     customers.set(other.customer_id, other);
   }
-  let mrrStart = 0n;
-  let mrrEnd = 0n;
-  for (const c of customers.values()) {
+  // The totals: the earlier ones, less the changed customers' figures before, plus theirs now.
+  let mrrStart = previous.mrr_start;
+  let mrrEnd = previous.mrr_end;
+  for (const id of change.customers) {
+    const before = previous.customers.get(id);
+    if (before) {
+      mrrStart -= before.mrr_start;
+      mrrEnd -= before.mrr_end;
+    }
+  }
+  for (const c of incoming) {
     mrrStart += c.mrr_start;
     mrrEnd += c.mrr_end;
   }
