@@ -9,13 +9,21 @@ export type QueryParams = Record<string, QueryParam>;
 /** A row as the warehouse returns it in JSON: 64-bit integers and decimals come as JSON numbers. */
 export type Row = Record<string, unknown>;
 
+export interface QueryOptions {
+  onStart?: () => void;
+}
+
 export interface Warehouse {
   /** Which engine this is, for messages. */
   readonly kind: 'chdb' | 'clickhouse';
   /** The database every statement runs in (CLICKHOUSE_DATABASE). */
   readonly database: string;
-  /** Runs one SELECT (without a FORMAT clause) and returns its rows. */
-  query<T = Row>(sql: string, params?: QueryParams): Promise<T[]>;
+  /**
+   * Runs one SELECT (without a FORMAT clause) and returns its rows. `onStart` is called when the engine
+   * starts on it (chDB runs one statement at a time, so a query may wait behind others first): whatever
+   * landed before that moment is in its answer.
+   */
+  query<T = Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<T[]>;
   /**
    * Runs one query in the output format it names (`… FORMAT CSV`, `FORMAT Pretty`, …) and returns the
    * engine's output as text, as `clickhouse-client` would print it.

@@ -10,6 +10,7 @@ import { clickhouseCodeOf, engineError, WarehouseError, WarehouseLockedError } f
 import {
   checkDatabaseName,
   OUTPUT_SETTINGS,
+  type QueryOptions,
   type QueryParams,
   type Row,
   type Warehouse,
@@ -111,8 +112,9 @@ class ChdbWarehouse implements Warehouse {
     return result;
   }
 
-  query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
+  query<T = Row>(sql: string, params?: QueryParams, queryOptions?: QueryOptions): Promise<T[]> {
     return this.#run(async () => {
+      queryOptions?.onStart?.();
       const options = { format: 'JSONEachRow' };
       const result = params
         ? await this.#session.queryBindAsync(sql, params, options)

@@ -6,6 +6,7 @@ import { engineError, WarehouseError, WarehouseUnavailableError } from '../error
 import {
   checkDatabaseName,
   OUTPUT_SETTINGS,
+  type QueryOptions,
   type QueryParams,
   type Row,
   type Warehouse,
@@ -65,8 +66,10 @@ class ClickHouseWarehouse implements Warehouse {
     this.database = database;
   }
 
-  query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
+  query<T = Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<T[]> {
     return call(async () => {
+      // The server runs queries side by side: this one starts as it is sent.
+      options?.onStart?.();
       const result = await this.#client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
       return result.json<T>();
     });

@@ -11,19 +11,13 @@
 // recordHistoryChange), and the folds of revenue-period.ts, monthly-revenue.ts and revenue-customers.ts
 // derive theirs from the earlier history's by folding those customers again. Nothing is served stale, and
 // the figures are the fold's own. The arrays handed out are frozen: the folds memoize on them.
-import type { QueryParams, Warehouse } from '../warehouse.ts';
+import type { Warehouse } from '../warehouse.ts';
 import { readStoredHistory } from './monthly-revenue.ts';
 import { byRecordTime, type HistoryChange, type MrrInput, recordHistoryChange } from './mrr-movements.ts';
+import { probeRevenue, REVENUE_BUCKETS } from './revenue-probe.ts';
 
 /** How many project+currency histories one warehouse keeps (least recently used goes first). */
 export const REVENUE_CACHE_ENTRIES = 8;
-
-/**
- * The stored revenue is probed in this many buckets of transaction ids (cityHash64(transaction_id) % n):
- * new revenue changes a few buckets, and only those are read again. Every copy of a transaction is in
- * one bucket, so what ReplacingMergeTree keeps of a bucket depends on that bucket's rows only.
- */
-export const REVENUE_BUCKETS = 1024;
 
 /** Past this many changed buckets the whole history is read again (one query instead of a large IN). */
 const MAX_CHANGED_BUCKETS = REVENUE_BUCKETS / 4;
@@ -46,45 +40,6 @@ interface Entry {
 }
 
 const caches = new WeakMap<Warehouse, Map<string, Entry>>();
-
-const HASHED_COLUMNS = `transaction_id, id, customer_id, customer_subscription_id, event_type, currency, amount,
-  mrr_impact, is_recurring, metadata['interval'], timestamp, received_at`;
-
-/**
- * What the stored revenue of a project (and currency) is now, as a short text that changes whenever a row
- * is inserted, replaced or deleted. Over the raw table, so it is cheap: no FINAL, no sort.
- */
-export async function revenueStamp(
-  warehouse: Warehouse,
-  project: string,
-  currency?: string | undefined,
-): Promise<string> {
-  const params: QueryParams = { project };
-  if (currency) params.currency = currency;
-  const [row] = await warehouse.query<{ n: number | string; h: string }>(
-    `SELECT count() AS n, toString(sum(cityHash64(${HASHED_COLUMNS}))) AS h
-     FROM revenue
-     WHERE project_id = {project:String} ${currency ? 'AND currency = {currency:String}' : ''}`,
-    params,
-  );
-  return `${row?.n ?? 0}:${row?.h ?? ''}`;
-}
-
-/**
- * revenueStamp per bucket of transaction ids, over every currency of the project: a row of another
- * currency with the same transaction id decides which copy is kept as much as one of this currency.
- */
-async function bucketStamps(warehouse: Warehouse, project: string): Promise<Map<number, string>> {
-  const rows = await warehouse.query<{ b: number | string; n: number | string; h: string }>(
-    `SELECT cityHash64(transaction_id) % {buckets:UInt32} AS b, count() AS n,
-            toString(sum(cityHash64(${HASHED_COLUMNS}))) AS h
-     FROM revenue
-     WHERE project_id = {project:String}
-     GROUP BY b`,
-    { project, buckets: REVENUE_BUCKETS },
-  );
-  return new Map(rows.map((r) => [Number(r.b), `${r.n}:${r.h}`]));
-}
 
 /** The buckets whose probe differs between two probes. */
 function changedBuckets(before: ReadonlyMap<number, string>, now: ReadonlyMap<number, string>): number[] {
@@ -152,21 +107,23 @@ function replaced(
     })
     .sort((x, y) => x - y);
   const inserted = [...added].sort(byRecordTime);
-  // Each added record goes before records[at] (non-decreasing: `inserted` is in order).
-  const at = inserted.map((r) => positionOf(records, r));
-  const out: MrrInput[] = [];
-  let s = 0;
-  let a = 0;
-  for (let i = 0; i < records.length; i++) {
-    while (a < at.length && at[a] === i) out.push(inserted[a++] as MrrInput);
-    if (s < skip.length && skip[s] === i) {
-      s++;
-      continue;
-    }
-    out.push(records[i] as MrrInput);
+  // Cut points: before each added record (it goes before records[at]) and around each removed one; the
+  // runs of kept records between them are copied whole (slice and concat copy in bulk).
+  const cuts: Array<{ at: number; add: MrrInput | null }> = [
+    ...inserted.map((r) => ({ at: positionOf(records, r), add: r })),
+    ...skip.map((at) => ({ at, add: null })),
+  ].sort((x, y) => x.at - y.at || (x.add ? -1 : 0) - (y.add ? -1 : 0));
+  const parts: Array<readonly MrrInput[] | MrrInput> = [];
+  let from = 0;
+  for (const cut of cuts) {
+    if (cut.at > from) parts.push(records.slice(from, cut.at));
+    if (cut.add) {
+      parts.push(cut.add);
+      from = Math.max(from, cut.at);
+    } else from = cut.at + 1;
   }
-  while (a < inserted.length) out.push(inserted[a++] as MrrInput);
-  return out;
+  if (from < records.length) parts.push(records.slice(from));
+  return ([] as MrrInput[]).concat(...(parts as MrrInput[][]));
 }
 
 /**
@@ -283,8 +240,8 @@ export async function readMrrInputsCached(
   const key = `${options.project}\u0000${options.currency ?? ''}`;
   // The probe first: data that lands while the history is read is then in the history, never missing
   // from an entry whose stamp claims it. One probe per bucket (as cheap as one over the whole table: the
-  // same scan and hashes), compared bucket by bucket: the changed ones are read again.
-  const stamps = await bucketStamps(warehouse, options.project);
+  // same scan and hashes; revenue-probe.ts), compared bucket by bucket: the changed ones are read again.
+  const stamps = (await probeRevenue(warehouse, options.project)).history;
   let entry = cache.get(key);
   const changed = entry ? changedBuckets(entry.stamps, stamps) : null;
   if (!entry || (changed as number[]).length > 0) {

@@ -18,8 +18,9 @@
 // figures are the query's own.
 import type { Warehouse } from '../warehouse.ts';
 import { type CustomerTouches, readCustomerTouches } from './revenue-attribution.ts';
+import { probeRevenue, REVENUE_BUCKETS, sharedProbe } from './revenue-probe.ts';
 
-/** Buckets of visitor ids and of transaction ids the inputs are probed in. */
+/** Buckets of visitor ids the inputs are probed in (transaction ids: revenue-probe.ts's REVENUE_BUCKETS). */
 export const TOUCH_BUCKETS = 4096;
 
 /** How many projects' touches one warehouse keeps (least recently used goes first). */
@@ -51,7 +52,6 @@ const caches = new WeakMap<Warehouse, Map<string, Entry>>();
 const IDENTITY_HASH = `cityHash64('i', visitor_id, customer_id, timestamp, received_at, id)`;
 const VISIT_HASH = `cityHash64('v', visitor_id, start, version, is_deleted, channel, source, utm_source,
   utm_medium, utm_campaign, entry_path)`;
-const REVENUE_HASH = `cityHash64(transaction_id, customer_id, visitor_id, timestamp, received_at)`;
 
 /** Every visitor id of a project's raw identities and revenue rows: the visitors that can be linked. */
 const LINKABLE_VISITORS_SQL = `
@@ -62,32 +62,29 @@ const LINKABLE_VISITORS_SQL = `
 /**
  * The probe: over the raw tables (no FINAL, no join), so that it is cheap. Visits are hashed only for
  * linkable visitors; a visitor that becomes linked changes its bucket's identities or revenue hash too.
+ * The revenue half is revenue-probe.ts's (one scan for this cache and the history's); both halves are
+ * shared by the requests that come while they wait to start.
  */
 async function probe(warehouse: Warehouse, project: string): Promise<Stamps> {
-  const params = { project, buckets: TOUCH_BUCKETS };
-  const visitors = await warehouse.query<{ b: number | string; n: number | string; h: string }>(
-    `SELECT cityHash64(visitor_id) % {buckets:UInt32} AS b, count() AS n, toString(sum(h)) AS h
-     FROM
-     (
-       SELECT visitor_id, ${IDENTITY_HASH} AS h FROM identities
-       WHERE project_id = {project:String} AND visitor_id != ''
-       UNION ALL
-       SELECT visitor_id, ${VISIT_HASH} AS h FROM visits
-       WHERE project_id = {project:String} AND visitor_id IN (${LINKABLE_VISITORS_SQL})
-     )
-     GROUP BY b`,
-    params,
-  );
-  const transactions = await warehouse.query<{ b: number | string; n: number | string; h: string }>(
-    `SELECT cityHash64(transaction_id) % {buckets:UInt32} AS b, count() AS n,
-            toString(sum(${REVENUE_HASH})) AS h
-     FROM revenue
-     WHERE project_id = {project:String}
-     GROUP BY b`,
-    params,
-  );
-  const stamps = (rows: typeof visitors) => new Map(rows.map((r) => [Number(r.b), `${r.n}:${r.h}`]));
-  return { visitors: stamps(visitors), transactions: stamps(transactions) };
+  const visitors = sharedProbe(warehouse, `touch-visitors\u0000${project}`, async (onStart) => {
+    const rows = await warehouse.query<{ b: number | string; n: number | string; h: string }>(
+      `SELECT cityHash64(visitor_id) % {buckets:UInt32} AS b, count() AS n, toString(sum(h)) AS h
+       FROM
+       (
+         SELECT visitor_id, ${IDENTITY_HASH} AS h FROM identities
+         WHERE project_id = {project:String} AND visitor_id != ''
+         UNION ALL
+         SELECT visitor_id, ${VISIT_HASH} AS h FROM visits
+         WHERE project_id = {project:String} AND visitor_id IN (${LINKABLE_VISITORS_SQL})
+       )
+       GROUP BY b`,
+      { project, buckets: TOUCH_BUCKETS },
+      { onStart },
+    );
+    return new Map(rows.map((r) => [Number(r.b), `${r.n}:${r.h}`]));
+  });
+  const [byVisitor, revenue] = await Promise.all([visitors, probeRevenue(warehouse, project)]);
+  return { visitors: byVisitor, transactions: revenue.touches };
 }
 
 function changedBuckets(before: ReadonlyMap<number, string>, now: ReadonlyMap<number, string>): number[] {
@@ -103,13 +100,13 @@ async function bucketCustomers(
   project: string,
   only?: { visitors: readonly number[]; transactions: readonly number[] },
 ): Promise<{ visitors: Map<number, string[]>; transactions: Map<number, string[]> }> {
-  const read = async (sql: string, buckets: readonly number[] | undefined) => {
+  const read = async (sql: string, count: number, buckets: readonly number[] | undefined) => {
     if (buckets?.length === 0) return new Map<number, string[]>();
     const rows = await warehouse.query<{ b: number | string; customers: string[] }>(
       `SELECT b, groupUniqArray(customer_id) AS customers FROM (${sql})
        ${buckets ? 'WHERE b IN {only:Array(UInt32)}' : ''}
        GROUP BY b`,
-      buckets ? { project, buckets: TOUCH_BUCKETS, only: [...buckets] } : { project, buckets: TOUCH_BUCKETS },
+      buckets ? { project, buckets: count, only: [...buckets] } : { project, buckets: count },
     );
     return new Map(rows.map((r) => [Number(r.b), r.customers]));
   };
@@ -119,11 +116,13 @@ async function bucketCustomers(
      UNION ALL
      SELECT cityHash64(visitor_id) % {buckets:UInt32} AS b, customer_id FROM revenue
      WHERE project_id = {project:String} AND visitor_id != ''`,
+    TOUCH_BUCKETS,
     only?.visitors,
   );
   const transactions = await read(
     `SELECT cityHash64(transaction_id) % {buckets:UInt32} AS b, customer_id FROM revenue
      WHERE project_id = {project:String}`,
+    REVENUE_BUCKETS,
     only?.transactions,
   );
   return { visitors, transactions };
