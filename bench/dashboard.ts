@@ -9,7 +9,8 @@
 // customers (50,000) with a year of revenue history each (subscription, monthly renewals, upgrades,
 // downgrades, churn and returns) and an identify record linking each to a seeded visitor, the
 // mrr_movements table built as the revenue consumer builds it, and every revenue panel and query measured
-// the same way: warm, cold (the cache dropped) and after new revenue landed (10 records before each run,
+// the same way: warm, unwarmed (the cache dropped), the first request after the caches were warmed as the
+// dashboard warms them at start (and that warming), and after new revenue landed (10 records before each run,
 // taken out again at the end). Prints one JSON object on stdout; progress on stderr. Never a timed test. With --keep, an
 // existing directory's data is reused (no seeding).
 //
@@ -49,6 +50,7 @@ import {
   trafficFiguresOfPeriods,
   trafficTimeseries,
   type Warehouse,
+  warmRevenue,
 } from '@tally/warehouse';
 import { loadSnapshot, machineInfo } from './lib/machine.ts';
 import { parseArgs } from './lib/report.ts';
@@ -301,11 +303,18 @@ async function seedCustomers(warehouse: Warehouse, end: number): Promise<void> {
   await backfillMrrMovements(warehouse);
 }
 
-/** The revenue views' queries, as the API runs them for the last 12 months (USD). */
-function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknown> }> {
+/** The revenue page's default: the 12 months to the data's last (USD), as the dashboard warms it. */
+function revenueRange(end: number) {
   const to = new Date(end - 86_400_000).toISOString().slice(0, 7);
   const [y, m] = to.split('-').map(Number) as [number, number];
   const from = new Date(Date.UTC(y, m - 12, 1)).toISOString().slice(0, 7);
+  return { project: PROJECT, currency: 'USD', from, to };
+}
+
+/** The revenue views' queries, as the API runs them for the last 12 months (USD). */
+function revenuePanels(end: number): Array<{ name: string; run(): Promise<unknown> }> {
+  const { from, to } = revenueRange(end);
+  const [y, m] = to.split('-').map(Number) as [number, number];
   const until = Date.UTC(y, m, 1);
   const currency = 'USD';
   const w = () => warehouse();
@@ -591,16 +600,34 @@ async function main(): Promise<void> {
       return { ...percentiles(times), cpuMs: percentiles(cpu) };
     };
     const warm = await measure(() => {});
-    // Cold: the cache dropped (the first request of a process: the whole history read and folded).
+    // Unwarmed: the cache dropped (the first request of a process that has not warmed its caches, or that
+    // comes while they warm: the whole history read and folded, every customer's touches read).
     const cold = await measure(() => {
       forgetRevenueHistory(warehouse());
       forgetCustomerTouches(warehouse());
     });
+    // The first request after the caches were dropped and warmed as the dashboard warms them at start.
+    const firstAfterWarming = await measure(async () => {
+      forgetRevenueHistory(warehouse());
+      forgetCustomerTouches(warehouse());
+      await warmRevenue(warehouse(), revenueRange(end));
+    });
     // After new revenue: the cached history refreshed (only the changed part read and folded again).
     const afterNewRevenue = await measure(landNewRevenue);
-    revenue[panel.name] = { ...warm, cold, afterNewRevenue };
+    revenue[panel.name] = { ...warm, cold, firstAfterWarming, afterNewRevenue };
     log(`${panel.name}: ${JSON.stringify(revenue[panel.name])}`);
   }
+  // Warming at start (revenue-warmer.ts): the caches dropped, then warmed.
+  const warming: number[] = [];
+  for (let i = 0; i < options.runs; i++) {
+    forgetRevenueHistory(warehouse());
+    forgetCustomerTouches(warehouse());
+    const t = performance.now();
+    await warmRevenue(warehouse(), revenueRange(end));
+    warming.push(performance.now() - t);
+  }
+  revenue['warming at start'] = percentiles(warming);
+  log(`warming at start: ${JSON.stringify(percentiles(warming))}`);
   // A whole revenue page with the cache dropped, and after new revenue landed: every panel at once, as the
   // browser asks, sharing one read of the history.
   const page: number[] = [];

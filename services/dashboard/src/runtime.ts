@@ -29,6 +29,7 @@ import { type Logger, pino } from 'pino';
 import { buildDashboard } from './dashboard.ts';
 import type { HealthLog } from './deps.ts';
 import { ownHealthLog } from './health-log.ts';
+import { type RevenueWarmer, startRevenueWarmer } from './revenue-warmer.ts';
 
 /** Attempts (sign-in, password links, share passwords) per client address per 15 minutes. */
 export const ATTEMPTS_PER_WINDOW = 10;
@@ -81,8 +82,10 @@ export async function startDashboard(
   const ownsWarehouse = !options.warehouse;
   let warehouse: Warehouse | null = options.warehouse ?? null;
   let app: FastifyInstance | null = null;
+  let warmer: RevenueWarmer | null = null;
   const closeAll = async () => {
     await app?.close();
+    await warmer?.stop();
     await ownLog?.close();
     readKeys.stop();
     if (ownsWarehouse) await warehouse?.close();
@@ -115,6 +118,7 @@ export async function startDashboard(
       { logger, redis },
     );
     url = await app.listen({ port: config.DASHBOARD_PORT, host: config.DASHBOARD_HOST });
+    warmer = startRevenueWarmer(warehouse, logger);
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;
