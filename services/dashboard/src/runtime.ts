@@ -2,7 +2,8 @@
 // read keys of the token store; the warehouse, unless the caller hands it one), builds it and listens on
 // DASHBOARD_HOST:DASHBOARD_PORT. Its own process (main.ts) reads a ClickHouse server (CLICKHOUSE_URL) or,
 // beside a running `npm start`, the warehouse endpoint that process publishes; `npm start` runs it in its
-// main process with a connection of its own on the embedded warehouse's directory.
+// main process with a connection of its own on the embedded warehouse's directory. Once it listens, it
+// warms the revenue caches in the background (revenue-warmer.ts).
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import {
