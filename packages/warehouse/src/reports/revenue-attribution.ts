@@ -7,6 +7,7 @@
 // from one fold (revenue-period.ts), add up exactly to the unbroken totals.
 import { formatMicros } from '@tally/contract';
 import type { QueryParams, Warehouse } from '../warehouse.ts';
+import { kept } from './kept.ts';
 import type { Money } from './monthly-revenue.ts';
 import type { MovementKind, MrrInput } from './mrr-movements.ts';
 import { foldPeriod, type PeriodFold } from './revenue-period.ts';
@@ -295,19 +296,14 @@ export function revenueAttribution(
   const fold = foldPeriod(records, options);
   // Kept per fold (shared while the cached history is unchanged) and touches map (likewise): a page asks
   // for the same grouping again and again.
-  let ofFold = attributions.get(fold);
-  if (!ofFold) {
-    ofFold = new WeakMap();
-    attributions.set(fold, ofFold);
-  }
-  let ofTouches = ofFold.get(options.touches);
-  if (!ofTouches) {
-    ofTouches = new Map();
-    ofFold.set(options.touches, ofTouches);
-  }
+  const answers = kept(
+    kept(attributions, fold, () => new WeakMap()),
+    options.touches,
+    () => new Map(),
+  );
   const key = `${options.by}|${options.touch}`;
-  const kept = ofTouches.get(key);
-  if (kept) return kept;
+  const found = answers.get(key);
+  if (found) return found;
   const { rows, total } = groupFold(fold, (customer) =>
     attributionKey(options.touches.get(customer), options.by, options.touch),
   );
@@ -320,7 +316,7 @@ export function revenueAttribution(
     rows,
     total,
   };
-  ofTouches.set(key, attribution);
+  answers.set(key, attribution);
   return attribution;
 }
 
