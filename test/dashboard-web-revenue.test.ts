@@ -31,6 +31,7 @@ let running: TallyProcess;
 let dashboard: string;
 let signInToken: string;
 let publicToken: string;
+let secretToken: string;
 let dataDir: string;
 const contexts: BrowserContext[] = [];
 const consoleErrors: string[] = [];
@@ -76,7 +77,7 @@ beforeAll(async () => {
   dataDir = tempDataDir();
   const store = new FileTokenStore(dataDir);
   publicToken = (await store.create(PROJECT, 'public')).token;
-  const secretToken = (await store.create(PROJECT, 'secret')).token;
+  secretToken = (await store.create(PROJECT, 'secret')).token;
   const readKey = (await store.create(PROJECT, 'read')).token;
   const printed = await tally(
     ['users', 'add', EMAIL, '--project', PROJECT],
@@ -471,4 +472,44 @@ describe('the revenue views in Chromium', () => {
     await shoot(page, 'health-stalled');
     expect(consoleErrors).toEqual([]);
   }, 180_000);
+
+  // Last: it lands revenue (in a currency of its own, so the figures above are untouched either way).
+  it('lists a figure of many items a page at a time, more on demand', async () => {
+    const many = Array.from({ length: 205 }, (_, i) => ({
+      type: 'revenue',
+      data: {
+        visitor_fingerprint: `fp_Z${i % 7}`,
+        session_id: `s_Z${i % 7}`,
+        customer_id: `Z${i % 7}`,
+        amount: 1,
+        currency: 'JPY',
+        transaction_id: `many_${i}`,
+        event_type: 'purchase',
+        timestamp: Date.parse('2026-03-01T00:00:00Z') + i * 60_000,
+      },
+    }));
+    for (let i = 0; i < many.length; i += 20) {
+      const statuses = await Promise.all(
+        many.slice(i, i + 20).map(async (r) => (await send(running.url, secretToken, r)).status),
+      );
+      expect(statuses).toEqual(statuses.map(() => 202));
+    }
+    await page.goto(view('revenue', `${RANGE}&currency=JPY`));
+    await expect.poll(() => text(page, '#revenue-cash'), POLL).toContain('205');
+    await page.locator('#revenue-cash').click();
+    const dialog = page.getByRole('dialog');
+    await expect
+      .poll(() => dialog.locator('#drill-total').innerText(), POLL)
+      .toBe('205 items, adding up to 205 JPY');
+    expect(await dialog.locator('tbody tr').count()).toBe(200);
+    expect(await dialog.locator('.drill-more').innerText()).toBe('200 of 205 listed Show 5 more');
+    await dialog.locator('#drill-more').click();
+    await expect.poll(() => dialog.locator('tbody tr').count(), POLL).toBe(205);
+    expect(await dialog.locator('#drill-more').count()).toBe(0);
+    const rows = await tableRows(dialog.locator('tbody tr'));
+    expect(rows.at(-1)?.[2]).toBe('many_204');
+    expect(rows.map((r) => r[2])).toEqual(many.map((r) => r.data.transaction_id));
+    await shoot(page, 'revenue-drilldown-more');
+    expect(consoleErrors).toEqual([]);
+  }, 120_000);
 });

@@ -409,6 +409,21 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
       '/revenue/records?figure=paying_customers&from=2026-01&to=2026-04',
     );
     expect(paying).toMatchObject({ total: '3', count: 3 });
+    // Listed a page at a time: each page is the full list's slice, count and total stay the figure's.
+    const all = await get('rev-worked', '/revenue/records?figure=cash_revenue&from=2026-01&to=2026-04');
+    expect(all.offset).toBe(0);
+    const pages = [];
+    for (let offset = 0; offset < (all.count as number); offset += 2) {
+      const page = await get(
+        'rev-worked',
+        `/revenue/records?figure=cash_revenue&from=2026-01&to=2026-04&offset=${offset}&limit=2`,
+      );
+      expect(page).toMatchObject({ total: all.total, count: all.count, offset });
+      expect((page.items as unknown[]).length).toBeLessThanOrEqual(2);
+      pages.push(...(page.items as unknown[]));
+    }
+    expect(pages).toEqual(all.items);
+    expect((all.items as unknown[]).length).toBe(all.count);
   });
 
   it("lists the customers and shows a customer's page", async () => {

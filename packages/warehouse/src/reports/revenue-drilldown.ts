@@ -4,7 +4,7 @@
 import { formatMicros } from '@tally/contract';
 import { kept } from './kept.ts';
 import type { Money } from './monthly-revenue.ts';
-import type { MovementKind, MrrInput } from './mrr-movements.ts';
+import type { MovementKind, MrrInput, MrrMovement } from './mrr-movements.ts';
 import { attributionKey, type CustomerTouches } from './revenue-attribution.ts';
 import { type CustomerPeriod, foldPeriod, MOVEMENT_KINDS, type PeriodFold } from './revenue-period.ts';
 import { type AttributionDimension, RevenueQueryError, type Touch } from './revenue-scope.ts';
@@ -38,53 +38,47 @@ export interface Drilldown {
   currency: string;
   /** The attribution group the items are limited to, if any. */
   group: { by: AttributionDimension; touch: Touch; key: string } | null;
-  /** The figure: the sum of the items' amounts (for paying_customers, the number of items). */
+  /** The figure: the sum of all the items' amounts (for paying_customers, the number of items). */
   total: Money;
+  /** How many items make up the figure (all of them, whatever page `items` is). */
   count: number;
+  /** Where `items` starts among them. */
+  offset: number;
   items: DrilldownItem[];
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** An item with what it is sorted and summed by, before it is shaped. */
+/** An item with what it is sorted and summed by, shaped (DrilldownItem) only when it is handed out. */
 interface Found {
   time: number;
+  customer: CustomerPeriod;
   transaction: string;
   micros: bigint;
-  item: () => DrilldownItem;
+  /** The record (cash revenue) or the movement (a movement figure); null for a customer's MRR. */
+  record: MrrInput | null;
+  movement: MrrMovement | null;
 }
 
 function itemsOf(c: CustomerPeriod, figure: DrilldownFigure, out: Found[]): void {
-  const customerItem = (amount: bigint): Found => ({
+  const customerItem = (micros: bigint): Found => ({
     time: Number.NEGATIVE_INFINITY,
+    customer: c,
     transaction: '',
-    micros: amount,
-    item: () => ({
-      customer_id: c.customer_id,
-      transaction_id: null,
-      record_id: null,
-      timestamp: null,
-      event_type: null,
-      movement: null,
-      amount: formatMicros(amount),
-    }),
+    micros,
+    record: null,
+    movement: null,
   });
   switch (figure) {
     case 'cash_revenue':
       for (const r of c.records)
         out.push({
           time: r.timestamp,
+          customer: c,
           transaction: r.transaction_id,
           micros: r.amount,
-          item: () => ({
-            customer_id: c.customer_id,
-            transaction_id: r.transaction_id,
-            record_id: r.id ?? null,
-            timestamp: iso(r.timestamp),
-            event_type: r.event_type || null,
-            movement: null,
-            amount: formatMicros(r.amount),
-          }),
+          record: r,
+          movement: null,
         });
       return;
     case 'mrr_start':
@@ -99,36 +93,69 @@ function itemsOf(c: CustomerPeriod, figure: DrilldownFigure, out: Found[]): void
         if (m.kind !== figure) continue;
         out.push({
           time: m.timestamp,
+          customer: c,
           transaction: m.transaction_id,
           micros: m.amount,
-          item: () => {
-            const record = c.records.find((r) => r.transaction_id === m.transaction_id);
-            return {
-              customer_id: c.customer_id,
-              transaction_id: m.transaction_id,
-              record_id: record?.id ?? null,
-              timestamp: iso(m.timestamp),
-              event_type: record?.event_type || null,
-              movement: m.kind,
-              amount: formatMicros(m.amount),
-            };
-          },
+          record: null,
+          movement: m,
         });
       }
   }
 }
 
+function shapeItem(f: Found): DrilldownItem {
+  const customer_id = f.customer.customer_id;
+  if (f.record)
+    return {
+      customer_id,
+      transaction_id: f.record.transaction_id,
+      record_id: f.record.id ?? null,
+      timestamp: iso(f.record.timestamp),
+      event_type: f.record.event_type || null,
+      movement: null,
+      amount: formatMicros(f.micros),
+    };
+  if (f.movement) {
+    const m = f.movement;
+    const record = f.customer.records.find((r) => r.transaction_id === m.transaction_id);
+    return {
+      customer_id,
+      transaction_id: m.transaction_id,
+      record_id: record?.id ?? null,
+      timestamp: iso(m.timestamp),
+      event_type: record?.event_type || null,
+      movement: m.kind,
+      amount: formatMicros(f.micros),
+    };
+  }
+  return {
+    customer_id,
+    transaction_id: null,
+    record_id: null,
+    timestamp: null,
+    event_type: null,
+    movement: null,
+    amount: formatMicros(f.micros),
+  };
+}
+
 /** Text in code-unit order (as the engine sorts bytes, for the ids' ASCII): no locale rules to apply. */
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-const drilldowns = new WeakMap<PeriodFold, Map<string, Drilldown>>();
-const groupDrilldowns = new WeakMap<PeriodFold, WeakMap<object, Map<string, Drilldown>>>();
+/** A figure's items in order and their sum, before any is shaped. */
+interface Listing {
+  found: Found[];
+  total: bigint;
+}
+
+const listings = new WeakMap<PeriodFold, Map<string, Listing>>();
+const groupListings = new WeakMap<PeriodFold, WeakMap<object, Map<string, Listing>>>();
 
 /**
  * The items of `figure` over months from…to in `currency`, of one attribution group when `group` is given:
- * in time order (items without a time, a customer's MRR, first), then by customer and transaction. The
- * answer is kept per fold (and touches map), so a page asking again gets it at once: callers must not
- * change it.
+ * in time order (items without a time, a customer's MRR, first), then by customer and transaction; all of
+ * them, or `limit` from `offset` on (`count` and `total` are always the whole figure's). The ordered list
+ * is kept per fold (and touches map), so a page asking again, or for the next items, only shapes its own.
  */
 export function revenueDrilldown(
   records: readonly MrrInput[],
@@ -143,6 +170,8 @@ export function revenueDrilldown(
       key: string;
       touches: ReadonlyMap<string, CustomerTouches>;
     };
+    offset?: number;
+    limit?: number;
   },
 ): Drilldown {
   if (!DRILLDOWN_FIGURES.includes(options.figure)) throw new RevenueQueryError('unknown figure');
@@ -150,43 +179,44 @@ export function revenueDrilldown(
   const group = options.group;
   const answers = group
     ? kept(
-        kept(groupDrilldowns, fold, () => new WeakMap()),
+        kept(groupListings, fold, () => new WeakMap()),
         group.touches,
-        () => new Map<string, Drilldown>(),
+        () => new Map<string, Listing>(),
       )
-    : kept(drilldowns, fold, () => new Map<string, Drilldown>());
+    : kept(listings, fold, () => new Map<string, Listing>());
   const key = group ? `${options.figure}|${group.by}|${group.touch}|${group.key}` : options.figure;
-  const found = answers.get(key);
-  if (found) return found;
-  const all: Array<Found & { customer: string }> = [];
-  const scratch: Found[] = [];
-  let total = 0n;
-  for (const c of fold.customers.values()) {
-    if (group && attributionKey(group.touches.get(c.customer_id), group.by, group.touch) !== group.key)
-      continue;
-    scratch.length = 0;
-    itemsOf(c, options.figure, scratch);
-    for (const f of scratch) {
-      all.push({ ...f, customer: c.customer_id });
-      total += options.figure === 'paying_customers' ? 1_000_000n : f.micros;
+  let listing = answers.get(key);
+  if (!listing) {
+    const found: Found[] = [];
+    for (const c of fold.customers.values()) {
+      if (group && attributionKey(group.touches.get(c.customer_id), group.by, group.touch) !== group.key)
+        continue;
+      itemsOf(c, options.figure, found);
     }
+    let total = 0n;
+    if (options.figure === 'paying_customers') total = BigInt(found.length) * 1_000_000n;
+    else for (const f of found) total += f.micros;
+    found.sort(
+      (a, b) =>
+        a.time - b.time ||
+        compareText(a.customer.customer_id, b.customer.customer_id) ||
+        compareText(a.transaction, b.transaction),
+    );
+    listing = { found, total };
+    if (answers.size >= 32) answers.clear();
+    answers.set(key, listing);
   }
-  all.sort(
-    (a, b) =>
-      a.time - b.time || compareText(a.customer, b.customer) || compareText(a.transaction, b.transaction),
-  );
-  const items = all.map((f) => f.item());
-  const drilldown: Drilldown = {
+  const offset = options.offset ?? 0;
+  const page = listing.found.slice(offset, options.limit === undefined ? undefined : offset + options.limit);
+  return {
     figure: options.figure,
     from: options.from,
     to: options.to,
     currency: options.currency,
     group: group ? { by: group.by, touch: group.touch, key: group.key } : null,
-    total: formatMicros(total),
-    count: items.length,
-    items,
+    total: formatMicros(listing.total),
+    count: listing.found.length,
+    offset,
+    items: page.map(shapeItem),
   };
-  if (answers.size >= 32) answers.clear();
-  answers.set(key, drilldown);
-  return drilldown;
 }

@@ -779,6 +779,16 @@ export const RecordsQuery = Type.Object({
     }),
   ),
   filters: revenueFilters,
+  offset: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 10_000_000, description: 'The first item to list (default 0).' }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 10_000_000,
+      description: 'How many items to list from offset (default: all). count and total are the whole figure.',
+    }),
+  ),
   format: rangeQuery.format,
 });
 export const Drilldown = Type.Object(
@@ -788,8 +798,9 @@ export const Drilldown = Type.Object(
     to: Type.String(),
     currency: Type.String(),
     group: nullable(Type.Object({ by: Type.String(), touch: Type.String(), key: Type.String() })),
-    total: Money('The figure: the sum of the items (for paying_customers, their number).'),
-    count: Type.Integer(),
+    total: Money('The figure: the sum of all its items (for paying_customers, their number).'),
+    count: Type.Integer({ description: 'How many items make up the figure (all of them).' }),
+    offset: Type.Integer({ description: 'Where the items listed start among them.' }),
     items: Type.Array(
       Type.Object({
         customer_id: Type.String(),

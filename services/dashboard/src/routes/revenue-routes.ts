@@ -143,7 +143,12 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'revenueRecords', async (request, reply) => {
-    const q = request.query as unknown as MonthsQuery & { figure: DrilldownFigure; key?: string };
+    const q = request.query as unknown as MonthsQuery & {
+      figure: DrilldownFigure;
+      key?: string;
+      offset?: number;
+      limit?: number;
+    };
     const project = request.params.project as string;
     checkMonthRange(q.from, q.to);
     const currency = currencyOf(q.currency);
@@ -158,6 +163,8 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       from: q.from,
       to: q.to,
       currency,
+      ...(q.offset !== undefined ? { offset: q.offset } : {}),
+      ...(q.limit !== undefined ? { limit: q.limit } : {}),
       ...(touches && q.key !== undefined
         ? { group: { by: q.by ?? 'channel', touch: q.touch ?? 'first', key: q.key, touches } }
         : {}),

@@ -334,7 +334,9 @@ export interface Drilldown {
   currency: string;
   group: { by: string; touch: string; key: string } | null;
   total: string;
+  /** How many items make up the figure (all of them); `items` lists those from `offset` on. */
   count: number;
+  offset: number;
   items: DrilldownItem[];
 }
 

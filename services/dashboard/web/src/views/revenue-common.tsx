@@ -1,5 +1,6 @@
 // The revenue views' hooks and shared parts: the page state kept in the URL, and the drill-down dialog that
 // opens any figure into the records, movements or customers that make it up (they add up to it).
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { Api, Params } from '../api/client.ts';
 import type { Drilldown } from '../api/types.ts';
@@ -33,6 +34,9 @@ export interface DrillRequest {
   filters?: string;
 }
 
+/** Items of a drill-down listed at first, and added by each "Show more". */
+export const DRILL_PAGE = 200;
+
 /** The dialog listing what makes up a figure; its items add up to the figure shown on the page. */
 export function DrilldownDialog(props: {
   api: Api;
@@ -43,6 +47,10 @@ export function DrilldownDialog(props: {
   onClose(): void;
 }) {
   const r = props.request;
+  // A figure can be made of tens of thousands of items: the first DRILL_PAGE, then more on demand (the
+  // count and the total are always the whole figure's).
+  const [shown, setShown] = useState(DRILL_PAGE);
+  useEffect(() => setShown(DRILL_PAGE), [r]);
   const params: Params | undefined = r
     ? {
         figure: r.figure,
@@ -51,6 +59,7 @@ export function DrilldownDialog(props: {
         currency: props.currency,
         ...(r.group ? { by: r.group.by, touch: r.group.touch, key: r.group.key } : {}),
         ...(r.filters ? { filters: r.filters } : {}),
+        limit: String(shown),
       }
     : undefined;
   const drill = useQuery<Drilldown>(
@@ -61,7 +70,9 @@ export function DrilldownDialog(props: {
   const title = r
     ? `${FIGURE_NAMES[r.figure] ?? r.figure}${r.group ? ` · ${r.group.key}` : ''}, ${r.from === r.to ? monthLabel(r.from) : `${monthLabel(r.from)} – ${monthLabel(r.to)}`}`
     : '';
-  const data = drill.data && !drill.stale ? drill.data : undefined;
+  // While more items load, the ones listed stay.
+  const data = drill.data && (!drill.stale || shown > DRILL_PAGE) ? drill.data : undefined;
+  const loadingMore = drill.stale && data !== undefined;
   const counted = r?.figure === 'paying_customers';
   return (
     <Dialog open={r !== null} title={title} wide onClose={props.onClose}>
@@ -103,6 +114,27 @@ export function DrilldownDialog(props: {
                   </tr>
                 ))}
               </tbody>
+              {data.items.length < data.count && (
+                <tfoot>
+                  <tr>
+                    <td colSpan={5} class="drill-more">
+                      {data.items.length.toLocaleString('en-US')} of {data.count.toLocaleString('en-US')}{' '}
+                      listed{' '}
+                      <button
+                        type="button"
+                        class="link-button"
+                        id="drill-more"
+                        disabled={loadingMore}
+                        onClick={() => setShown(shown + DRILL_PAGE)}
+                      >
+                        {loadingMore
+                          ? 'Loading…'
+                          : `Show ${Math.min(DRILL_PAGE, data.count - data.items.length)} more`}
+                      </button>
+                    </td>
+                  </tr>
+                </tfoot>
+              )}
               {!counted && (
                 <tfoot>
                   <tr>
