@@ -379,6 +379,7 @@ describe('the revenue views in Chromium', () => {
     expect(await card.getByText('Converted to').count()).toBe(0);
     await card.getByRole('tab', { name: 'Daily' }).click();
     await expect.poll(() => text(page, '#mrr-title'), POLL).toBe('MRR USD, end of each day (UTC)');
+    expect(page.url()).toContain('interval=day');
     await expect.poll(async () => Object.keys(await points()).length, POLL).toBe(120);
     // Each month's last day has the monthly figure; the upgrade of 3 February shows on its day.
     expect(await points()).toMatchObject({
@@ -394,7 +395,7 @@ describe('the revenue views in Chromium', () => {
     const file = join(dataDir, 'rates.csv');
     writeFileSync(file, 'month,currency,rate_to_EUR\n2026-01,USD,0.9\n2026-02,USD,0.92\n2026-03,USD,0.925\n');
     await tally(['revenue', 'rates', 'load', file], pipelineEnv({ TALLY_DATA_DIR: dataDir }));
-    await page.reload();
+    await page.goto(view('revenue'));
     await card.getByLabel('Converted to EUR').check();
     await expect
       .poll(() => text(page, '#mrr-title'), POLL)
@@ -413,6 +414,12 @@ describe('the revenue views in Chromium', () => {
       .toBe('MRR all currencies converted to EUR, end of each day (UTC)');
     await expect.poll(async () => (await points())['2026-03-31'], POLL).toBe('231.25');
     await shoot(page, 'revenue-mrr-daily-converted');
+    // Both switches are in the URL: a reload (or a shared link) shows the same chart.
+    expect(page.url()).toMatch(/interval=day&convert=EUR/);
+    await page.reload();
+    await expect
+      .poll(() => text(page, '#mrr-title'), POLL)
+      .toBe('MRR all currencies converted to EUR, end of each day (UTC)');
   });
 
   it('shows a type as stalled once its records stop, while another keeps landing', async () => {

@@ -1,9 +1,9 @@
 // The revenue view's "MRR over time" card: the end of each month or of each day (a switch), in the view's
 // currency, or, when the operator has loaded exchange rates, every currency converted with them and added
 // (a second switch, shown only then, and labelled as converted everywhere it applies: the title, the chart's
-// caption, the rates used and the currencies left out for want of a rate). The daily series covers the
-// range's days up to today, at most the API's 366.
-import { useState } from 'preact/hooks';
+// caption, the rates used and the currencies left out for want of a rate). Both switches are kept in the
+// URL with the rest of the view. The daily series covers the range's days up to today, at most the API's
+// 366.
 import type { ConvertedFields, ExchangeRates, MrrDay, MrrMonth } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
@@ -43,15 +43,16 @@ export function MrrOverTimeCard(props: {
   api: ViewProps['api'];
   base: string;
   state: RevenueState;
+  update(patch: Partial<RevenueState>): void;
   today: string;
   months: MrrMonth[];
 }) {
   const { api, base, state } = props;
-  const [interval, setInterval] = useState<'month' | 'day'>('month');
-  const [converted, setConverted] = useState(false);
+  const interval = state.interval;
   const rates = useQuery<ExchangeRates>(api, `${base}/exchange-rates`);
   const target = rates.data?.bases.includes('EUR') ? 'EUR' : rates.data?.bases[0];
-  const convertTo = converted && target ? target : undefined;
+  // Converted only to a currency rates are loaded for (a shared link may name another).
+  const convertTo = state.convert && rates.data?.bases.includes(state.convert) ? state.convert : undefined;
   const days = dailyRange(state, props.today);
   const daily = useQuery<Array<MrrDay | ConvertedDay>>(api, interval === 'day' ? `${base}/mrr/daily` : null, {
     ...days,
@@ -95,16 +96,18 @@ export function MrrOverTimeCard(props: {
             tabs={INTERVAL_TABS}
             current={interval}
             label="Interval"
-            onSelect={(id) => setInterval(id as 'month' | 'day')}
+            onSelect={(id) => props.update({ interval: id as 'month' | 'day' })}
           />
           {target ? (
             <label class="converted-switch">
               <input
                 type="checkbox"
-                checked={converted}
-                onChange={(e) => setConverted((e.currentTarget as HTMLInputElement).checked)}
+                checked={convertTo !== undefined}
+                onChange={(e) =>
+                  props.update({ convert: (e.currentTarget as HTMLInputElement).checked ? target : '' })
+                }
               />{' '}
-              Converted to {target}
+              Converted to {convertTo ?? target}
             </label>
           ) : null}
         </div>

@@ -38,6 +38,8 @@ describe('the revenue state in the URL', () => {
       month: '2026-11',
       filters: '',
       breakdown: 'plan',
+      interval: 'month',
+      convert: '',
     });
     expect(revenueSearch(readRevenueState({}, '2026-11-24'), '2026-11-24')).toBe('');
   });
@@ -53,6 +55,8 @@ describe('the revenue state in the URL', () => {
         month: '2026-02',
         filters: 'plan==pro;metadata.team==a\\;b',
         breakdown: 'metadata.team',
+        interval: 'day',
+        convert: 'eur',
       },
       '2026-11-24',
     );
@@ -65,17 +69,31 @@ describe('the revenue state in the URL', () => {
       month: '2026-02',
       filters: 'plan==pro;metadata.team==a\\;b',
       breakdown: 'metadata.team',
+      interval: 'day',
+      convert: 'EUR',
     });
     expect(revenueSearch(state, '2026-11-24')).toBe(
-      '?from=2026-01&to=2026-04&currency=EUR&by=utm_campaign&touch=last&filters=plan%3D%3Dpro%3Bmetadata.team%3D%3Da%5C%3Bb&breakdown=metadata.team&month=2026-02',
+      '?from=2026-01&to=2026-04&currency=EUR&by=utm_campaign&touch=last&filters=plan%3D%3Dpro%3Bmetadata.team%3D%3Da%5C%3Bb&breakdown=metadata.team&interval=day&convert=EUR&month=2026-02',
     );
     expect(
-      readRevenueState({ from: '2026-13', by: 'x', month: '2020-01', breakdown: 'Plan;x' }, '2026-11-24'),
+      readRevenueState(
+        {
+          from: '2026-13',
+          by: 'x',
+          month: '2020-01',
+          breakdown: 'Plan;x',
+          interval: 'hour',
+          convert: 'euro',
+        },
+        '2026-11-24',
+      ),
     ).toMatchObject({
       from: '2025-12',
       by: 'channel',
       breakdown: 'plan',
       month: '2026-11',
+      interval: 'month',
+      convert: '',
     });
   });
 

@@ -74,9 +74,16 @@ export interface RevenueState {
   filters: string;
   /** The breakdown's dimension: plan, interval, …, payment_processor or metadata.<key>. */
   breakdown: string;
+  /** The MRR chart's points: the end of each month or of each day. */
+  interval: 'month' | 'day';
+  /** The MRR chart converted to this currency with the operator's rates, '' for the view's currency. */
+  convert: string;
 }
 
-/** The revenue pages' state from the query string (`?from=2026-01&to=2026-06&currency=EUR&by=source`). */
+/**
+ * The revenue pages' state from the query string (`?from=2026-01&to=2026-06&currency=EUR&by=source`,
+ * `&interval=day&convert=EUR` for the MRR chart).
+ */
 export function readRevenueState(query: Record<string, string>, today: string): RevenueState {
   const current = today.slice(0, 7);
   const to = MONTH.test(query.to ?? '') ? (query.to as string) : current;
@@ -95,13 +102,25 @@ export function readRevenueState(query: Record<string, string>, today: string): 
     month,
     filters: query.filters ?? '',
     breakdown: /^([a-z_]+|metadata\..+)$/s.test(query.breakdown ?? '') ? (query.breakdown as string) : 'plan',
+    interval: query.interval === 'day' ? 'day' : 'month',
+    convert: /^[A-Za-z]{3}$/.test(query.convert ?? '') ? (query.convert as string).toUpperCase() : '',
   };
 }
 
 export function revenueSearch(state: RevenueState, today: string): string {
   const defaults = readRevenueState({}, today);
   const params = new URLSearchParams();
-  for (const key of ['from', 'to', 'currency', 'by', 'touch', 'filters', 'breakdown'] as const)
+  for (const key of [
+    'from',
+    'to',
+    'currency',
+    'by',
+    'touch',
+    'filters',
+    'breakdown',
+    'interval',
+    'convert',
+  ] as const)
     if (state[key] !== defaults[key]) params.set(key, state[key]);
   // The reconciled month defaults to the range's last.
   if (state.month !== state.to) params.set('month', state.month);

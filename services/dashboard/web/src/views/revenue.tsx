@@ -75,7 +75,14 @@ export function RevenueView({ api, project, path }: ViewProps) {
         <div class={months.stale ? 'is-stale' : ''}>
           <RevenueFigures months={months.data} state={state} open={open} />
           <div class="panels">
-            <MrrOverTimeCard api={api} base={base} state={state} today={project.today} months={months.data} />
+            <MrrOverTimeCard
+              api={api}
+              base={base}
+              state={state}
+              update={update}
+              today={project.today}
+              months={months.data}
+            />
             <section class="card chart-card" aria-labelledby="movements-title">
               <div class="card-head">
                 <h2 id="movements-title">
