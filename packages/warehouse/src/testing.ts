@@ -136,3 +136,30 @@ export function mrrMonthlyRows(months: readonly (typeof WORKED_EXAMPLE_MONTHS)[n
     arpa: arpa === null ? null : Number(arpa),
   }));
 }
+
+/**
+ * A stored `revenue` row as the revenue consumer writes it (a renewal of 10 USD without a visitor), with
+ * `fields` over the defaults: tests that write the warehouse directly build their rows from it.
+ */
+export function revenueRow(fields: Record<string, unknown> & { project_id: string; transaction_id: string }) {
+  return {
+    id: `00000000-0000-4000-8000-${String(fields.transaction_id).replace(/\W/g, '').slice(-12).padStart(12, '0')}`,
+    timestamp: '2026-01-10 12:00:00.000',
+    received_at: '2026-01-10 12:00:00.000',
+    customer_id: 'ann',
+    visitor_id: '',
+    session_id: '',
+    event_type: 'renewal',
+    amount: '10',
+    currency: 'USD',
+    mrr_impact: '0',
+    is_recurring: true,
+    customer_subscription_id: '',
+    payment_processor: 'stripe',
+    timestamp_clamped: false,
+    metadata: {},
+    payload: '{}',
+    user_agent: '',
+    ...fields,
+  };
+}

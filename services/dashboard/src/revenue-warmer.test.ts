@@ -2,6 +2,7 @@
 // warming, the revenue page's panels of the default range read nothing but the caches' probes (no history,
 // no touches: the queries the first request of a process would otherwise run), and their figures are
 // those of a dashboard that did not warm. Stopping the warmer before it ran warms nothing.
+import { revenueRow } from '@tally/warehouse/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRevenueWarmer } from './revenue-warmer.ts';
@@ -13,27 +14,19 @@ const queries: string[] = [];
 
 beforeAll(async () => {
   dashboard = await startTestDashboard('revenue-warmer', 'warm');
-  const rows = ['ann', 'bo', 'cy'].map((customer, i) => ({
-    project_id: 'warm',
-    transaction_id: `tx_${i}`,
-    id: `00000000-0000-4000-8000-00000000000${i}`,
-    visitor_id: '',
-    session_id: '',
-    customer_id: customer,
-    event_type: 'subscription',
-    amount: `${10 * (i + 1)}`,
-    mrr_impact: `${10 * (i + 1)}`,
-    currency: i === 2 ? 'EUR' : 'USD',
-    is_recurring: true,
-    customer_subscription_id: '',
-    payment_processor: 'stripe',
-    timestamp_clamped: false,
-    metadata: {},
-    payload: '{}',
-    user_agent: '',
-    timestamp: `2026-0${i + 1}-10 12:00:00.000`,
-    received_at: `2026-03-01 00:00:0${i}.000`,
-  }));
+  const rows = ['ann', 'bo', 'cy'].map((customer, i) =>
+    revenueRow({
+      project_id: 'warm',
+      transaction_id: `tx_${i}`,
+      customer_id: customer,
+      event_type: 'subscription',
+      amount: `${10 * (i + 1)}`,
+      mrr_impact: `${10 * (i + 1)}`,
+      currency: i === 2 ? 'EUR' : 'USD',
+      timestamp: `2026-0${i + 1}-10 12:00:00.000`,
+      received_at: `2026-03-01 00:00:0${i}.000`,
+    }),
+  );
   await dashboard.warehouse.insert('revenue', rows);
   // Every statement the routes and the warmer run on this warehouse, to count what a request reads.
   const { warehouse } = dashboard;

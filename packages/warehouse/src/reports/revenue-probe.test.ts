@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChdbWarehouse } from '../chdb/chdb-warehouse.ts';
 import { migrate } from '../migrations.ts';
+import { revenueRow } from '../testing.ts';
 import type { Warehouse } from '../warehouse.ts';
 import { probeRevenue } from './revenue-probe.ts';
 
@@ -19,26 +20,7 @@ let slowMs = 0;
 
 const land = () => {
   sequence += 1;
-  return warehouse.insert('revenue', [
-    {
-      project_id: 'probe',
-      transaction_id: `tx_${sequence}`,
-      id: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
-      timestamp: '2026-01-10 12:00:00.000',
-      received_at: '2026-01-10 12:00:00.000',
-      customer_id: 'ann',
-      visitor_id: '',
-      session_id: '',
-      event_type: 'renewal',
-      amount: '10',
-      currency: 'USD',
-      mrr_impact: '0',
-      is_recurring: true,
-      payment_processor: 'stripe',
-      metadata: {},
-      payload: '{}',
-    },
-  ]);
+  return warehouse.insert('revenue', [revenueRow({ project_id: 'probe', transaction_id: `tx_${sequence}` })]);
 };
 
 beforeAll(async () => {
