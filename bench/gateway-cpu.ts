@@ -4,7 +4,7 @@
 // every request derives a visitor id), `--connections` keep-alive connections (autocannon, closed loop).
 // The figure is the process's own CPU time (user + system, /proc/<pid>/stat) over the measured seconds,
 // divided by the answers: less sensitive to a shared machine than req/s. Also: req/s, p99, statuses, peak
-// RSS (VmHWM) and the load average. `--entry` names another tree's main.ts, to compare two trees with
+// RSS (VmHWM), RssAnon and RssFile at the end of the load, and the load average. `--entry` names another tree's main.ts, to compare two trees with
 // the same command (alternate them: A B A B …). `--cpu-prof <dir>` writes the main thread's V8 profile
 // (read it with bench/profile.ts). Prints one JSON object.
 //
@@ -112,6 +112,8 @@ try {
     answered += count;
   }
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mib = (field: string) =>
+    Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024);
   console.log(
     JSON.stringify({
       entry: options.entry,
@@ -120,7 +122,10 @@ try {
       p99Ms: result.latency.p99,
       statuses,
       cpuUsPerRequest: Math.round((cpu * 1e6) / answered),
-      vmHwmMiB: Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]) / 1024),
+      vmHwmMiB: mib('VmHWM'),
+      // At the end of the load: the process's own memory, and the pages of files (the LMDB map, code).
+      rssAnonMiB: mib('RssAnon'),
+      rssFileMiB: mib('RssFile'),
       loadAverage: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
     }),
   );

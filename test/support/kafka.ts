@@ -8,9 +8,16 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { Kafka, logLevel } from 'kafkajs';
+import kafkajs from 'kafkajs';
+import SnappyCodec from 'kafkajs-snappy';
 import { inject } from 'vitest';
 import { ROOT } from './processes.ts';
+
+const { CompressionCodecs, CompressionTypes, Kafka, logLevel } = kafkajs;
+// The gateway compresses with snappy (KAFKA_COMPRESSION); kafkajs reads it only with the codec registered
+// in this process. (It used to be registered as a side effect of importing @tally/log, which now loads its
+// Kafka client only when a Kafka log is opened.)
+CompressionCodecs[CompressionTypes.Snappy] = SnappyCodec;
 
 const run = promisify(execFile);
 

@@ -50,6 +50,16 @@ function asError(message: {
 }
 
 /**
+ * V8's young generation of each gateway thread, at most 48 MiB (semi-spaces of 16 MiB). Left to itself V8
+ * grows a busy thread's semi-spaces to 64 MiB each, 128 MiB of new space per event loop, resident once
+ * used, while the objects of a request live for a few milliseconds: with two loops under load that was
+ * ~170 MiB of the process's peak RSS, for no measurable throughput (BENCHMARKS.md, 2026-11-25). Smaller
+ * (24 MiB) cost CPU per request in more frequent scavenges. The old generation is left unlimited: a limit
+ * there would end the thread (ERR_WORKER_OUT_OF_MEMORY) rather than slow it.
+ */
+export const WORKER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 48 } as const;
+
+/**
  * The thread, from the compiled dist/ (npm start, the image) or from the TypeScript sources (tests, tsx).
  * Compiled, it runs gateway-worker.js as it is. From the sources, gateway-worker.mjs registers tsx in the
  * thread first (Node 20 does not give a worker the parent's `--import` hooks), and the thread gets the export
@@ -57,11 +67,16 @@ function asError(message: {
  */
 function workerOf(workerData: GatewayWorkerData, transferList: MessagePort[]): Worker {
   if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./gateway-worker.js', import.meta.url), { workerData, transferList });
+    return new Worker(new URL('./gateway-worker.js', import.meta.url), {
+      workerData,
+      transferList,
+      resourceLimits: WORKER_RESOURCE_LIMITS,
+    });
   }
   return new Worker(new URL('./gateway-worker.mjs', import.meta.url), {
     workerData,
     transferList,
+    resourceLimits: WORKER_RESOURCE_LIMITS,
     execArgv: [...process.execArgv, '--conditions=@tally/source'],
   });
 }

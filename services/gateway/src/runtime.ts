@@ -9,7 +9,6 @@ import { openRecordLog, type RecordLog } from '@tally/log';
 import { buildAdmin } from '@tally/service';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
 import { openCountryLookup } from './country.ts';
 import { buildGateway } from './gateway.ts';
@@ -72,8 +71,9 @@ export async function startGateway(
     : pino({ level: config.LOG_LEVEL, base: { service: 'gateway' }, ...REQUEST_LOGGING });
   const dataDir = resolve(config.TALLY_DATA_DIR);
   const prefix = config.REDIS_KEY_PREFIX;
+  // ioredis is loaded only with Redis: each gateway thread holds its own copy of every module it loads.
   const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, {
+    ? new (await import('ioredis')).Redis(config.REDIS_URL, {
         connectTimeout: 2000,
         maxRetriesPerRequest: 1,
         lazyConnect: false,

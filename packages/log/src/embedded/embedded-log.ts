@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IngestRecord, RecordType } from '@tally/contract';
-import { type Database, open, type RootDatabase } from 'lmdb';
+import { asBinary, type Database, open, type RootDatabase } from 'lmdb';
 import {
   ALL_TOPICS,
   byFailedAt,
@@ -25,6 +25,7 @@ import {
   type ReplayResult,
   topicOf,
 } from '../record-log.ts';
+import type { EncodedRecord } from './record-encoding.ts';
 import { acquireWriterLock, EmbeddedLogLockedError } from './writer-lock.ts';
 
 export interface EmbeddedLogOptions {
@@ -67,6 +68,11 @@ export interface EmbeddedLogConsumer extends LogConsumer {
 
 /** The embedded log, with retention and consumer-group administration exposed for tests and tools. */
 export interface EmbeddedRecordLog extends RecordLog {
+  /**
+   * Appends records encoded elsewhere (record-encoding.ts: a gateway thread's), written as they are;
+   * resolves, as append does, only once every one of them is durable.
+   */
+  appendEncoded(records: readonly EncodedRecord[]): Promise<void>;
   consumer(options: { group: string; topics?: readonly RecordType[] }): EmbeddedLogConsumer;
   /** Deletes the records retention allows to delete, as of `now`; resolves to how many it deleted. */
   prune(now?: number): Promise<number>;
@@ -136,15 +142,23 @@ class EmbeddedLog implements EmbeddedRecordLog {
     }
   }
 
-  async append(records: readonly IngestRecord[]): Promise<void> {
+  append(records: readonly IngestRecord[]): Promise<void> {
+    return this.#write(records, (record) => [topicOf(record), record]);
+  }
+
+  appendEncoded(records: readonly EncodedRecord[]): Promise<void> {
+    return this.#write(records, (record) => [record.type, asBinary(record.bytes)]);
+  }
+
+  async #write<T>(items: readonly T[], entry: (item: T) => [RecordType, unknown]): Promise<void> {
     if (this.#closed) throw new LogUnavailableError('record log is closed');
     if (!this.#releaseWriterLock) this.#becomeWriter();
     // Offsets are assigned and writes queued in the same synchronous block, so they commit in offset order.
-    const writes = records.map((record) => {
-      const topic = topicOf(record);
+    const writes = items.map((item) => {
+      const [topic, value] = entry(item);
       const offset = this.#nextOffset.get(topic) ?? 0;
       this.#nextOffset.set(topic, offset + 1);
-      return this.#topic(topic).put(offset, record);
+      return this.#topic(topic).put(offset, value as IngestRecord);
     });
     try {
       await Promise.all(writes);

@@ -83,3 +83,33 @@ it('rejects with LogUnavailableError when the log fails, and when the serving si
   await expect(waiting).rejects.toBeInstanceOf(LogUnavailableError);
   port1.close();
 });
+
+it('hands the embedded log the encoded records (appendEncoded), never their objects', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-port-'));
+  dirs.push(dir);
+  const log = openEmbeddedLog({ path: join(dir, 'log'), writer: true });
+  let encodedBatches = 0;
+  const serving = Object.assign(Object.create(log) as typeof log, {
+    append: () => Promise.reject(new Error('append of objects: the records should have come encoded')),
+    appendEncoded: (records: Parameters<typeof log.appendEncoded>[0]) => {
+      encodedBatches++;
+      return log.appendEncoded(records);
+    },
+  });
+  const { port1, port2 } = new MessageChannel();
+  serveAppends(serving, port1);
+  const remote = appendThroughPort(port2);
+  await Promise.all(Array.from({ length: 10 }, (_, i) => remote.append([record(i)])));
+  expect(encodedBatches).toBe(1);
+  const consumer = log.consumer({ group: 'g' });
+  expect((await consumer.poll({ max: 100 })).map((m) => m.record)).toEqual(
+    Array.from({ length: 10 }, (_, i) => record(i)).map((r) => ({
+      ...r,
+      received_at: expect.any(Number),
+      timestamp: expect.any(Number),
+    })),
+  );
+  await remote.close();
+  port1.close();
+  await log.close();
+});

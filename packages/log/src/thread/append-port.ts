@@ -5,8 +5,12 @@
 // serveAppends() in the thread that holds the log appends each message's records in one call, so all
 // workers' records share the writer's group commit, and answers once they are durable. An append still
 // resolves only when its record is durable: nothing is acknowledged on the strength of the message alone.
+// The records travel encoded (embedded/record-encoding.ts): the worker encodes each record as the embedded
+// log stores it, and a turn's bytes go as one transferred buffer, which the log writes as they are
+// (appendEncoded); the thread that holds the log neither rebuilds the records' objects nor encodes them.
 import type { MessagePort } from 'node:worker_threads';
-import type { IngestRecord } from '@tally/contract';
+import type { IngestRecord, RecordType } from '@tally/contract';
+import { decodeRecord, type EncodedRecord, encodeRecord } from '../embedded/record-encoding.ts';
 import {
   type DeadLetterStore,
   type LogConsumer,
@@ -15,10 +19,12 @@ import {
   type RecordLog,
 } from '../record-log.ts';
 
-/** A worker's batch of records, and the answer to it. */
+/** A worker's batch of records, encoded: record i is bytes[ends[i - 1] ?? 0, ends[i]) of type types[i]. */
 interface AppendRequest {
   id: number;
-  records: IngestRecord[];
+  types: RecordType[];
+  ends: number[];
+  bytes: Uint8Array;
 }
 interface AppendAnswer {
   id: number;
@@ -28,8 +34,16 @@ interface AppendAnswer {
 
 /** Appends the batches that arrive on `port` to `log`, answering each once durable (or failed). */
 export function serveAppends(log: RecordLog, port: MessagePort): void {
+  const appendEncoded = encodedAppender(log);
   port.on('message', (request: AppendRequest) => {
-    log.append(request.records).then(
+    const records: EncodedRecord[] = [];
+    let start = 0;
+    for (const [i, type] of request.types.entries()) {
+      const end = request.ends[i] as number;
+      records.push({ type, bytes: request.bytes.subarray(start, end) });
+      start = end;
+    }
+    appendEncoded(records).then(
       () => port.postMessage({ id: request.id } satisfies AppendAnswer),
       (error: unknown) =>
         port.postMessage({
@@ -38,6 +52,14 @@ export function serveAppends(log: RecordLog, port: MessagePort): void {
         } satisfies AppendAnswer),
     );
   });
+}
+
+/** The log's appendEncoded (the embedded log's), or, for any other log, its append of the decoded records. */
+function encodedAppender(log: RecordLog): (records: EncodedRecord[]) => Promise<void> {
+  const encoded = log as RecordLog & { appendEncoded?: (records: readonly EncodedRecord[]) => Promise<void> };
+  if (typeof encoded.appendEncoded === 'function')
+    return (records) => encoded.appendEncoded?.(records) as Promise<void>;
+  return async (records) => log.append(records.map((record) => decodeRecord(record.bytes)));
 }
 
 const notHere = () =>
@@ -60,8 +82,10 @@ export function appendThroughPort(port: MessagePort): RecordLog {
 
 class PortAppender implements RecordLog {
   readonly #port: MessagePort;
-  /** Records of this turn, and who waits for them. */
-  #records: IngestRecord[] = [];
+  /** Records of this turn, encoded (views of the encoder's buffer until #send copies them), and who waits. */
+  #records: Uint8Array[] = [];
+  #types: RecordType[] = [];
+  #size = 0;
   #waiters: Waiting[] = [];
   #scheduled = false;
   readonly #inFlight = new Map<number, Waiting[]>();
@@ -80,7 +104,13 @@ class PortAppender implements RecordLog {
   append(records: readonly IngestRecord[]): Promise<void> {
     if (this.#closed) return Promise.reject(new LogUnavailableError('record log is closed'));
     return new Promise<void>((resolve, reject) => {
-      for (const record of records) this.#records.push(record);
+      // All encoded before any is queued: a record that cannot be encoded fails its own append only.
+      const encoded = records.map(encodeRecord);
+      for (const [i, bytes] of encoded.entries()) {
+        this.#records.push(bytes);
+        this.#types.push((records[i] as IngestRecord).type);
+        this.#size += bytes.byteLength;
+      }
       this.#waiters.push({ resolve, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
@@ -93,13 +123,25 @@ class PortAppender implements RecordLog {
   readonly #send = () => {
     this.#scheduled = false;
     const id = this.#nextId++;
-    const records = this.#records;
     const waiters = this.#waiters;
+    // One buffer of the turn's own, transferred rather than copied (a view of the encoder's buffer would
+    // send the whole of it).
+    const bytes = new Uint8Array(this.#size);
+    const ends: number[] = [];
+    let end = 0;
+    for (const record of this.#records) {
+      bytes.set(record, end);
+      end += record.byteLength;
+      ends.push(end);
+    }
+    const types = this.#types;
     this.#records = [];
+    this.#types = [];
+    this.#size = 0;
     this.#waiters = [];
     this.#inFlight.set(id, waiters);
     try {
-      this.#port.postMessage({ id, records } satisfies AppendRequest);
+      this.#port.postMessage({ id, types, ends, bytes } satisfies AppendRequest, [bytes.buffer]);
     } catch (error) {
       this.#inFlight.delete(id);
       for (const w of waiters)
