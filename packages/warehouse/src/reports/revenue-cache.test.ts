@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChdbWarehouse } from '../chdb/chdb-warehouse.ts';
 import { migrate } from '../migrations.ts';
+import { revenueRow } from '../testing.ts';
 import type { Warehouse } from '../warehouse.ts';
 import { monthlyRevenue, readMrrInputs } from './monthly-revenue.ts';
 import type { MrrInput } from './mrr-movements.ts';
@@ -158,5 +159,31 @@ describe('readMrrInputsCached', () => {
     expect([...refreshed.customers.keys()]).toEqual(['carol', 'alice', 'bob']);
     expect(after.viaCache).toEqual(after.uncached);
     expect(after.viaCache.mrr.at(-1)?.mrr_end).toBe('81.000001');
+  });
+
+  it('refreshes many buckets at once (thousands of cut points) into the same history as a fresh read', async () => {
+    const many = (from: number, n: number, received: string) =>
+      warehouse.insert(
+        'revenue',
+        Array.from({ length: n }, (_, i) =>
+          revenueRow({
+            project_id: 'cache',
+            transaction_id: `many_${from + i}`,
+            customer_id: `m${(from + i) % 50}`,
+            timestamp: `2026-02-${String(1 + ((from + i) % 27)).padStart(2, '0')} ${String((from + i) % 24).padStart(2, '0')}:00:00.000`,
+            received_at: received,
+          }),
+        ),
+      );
+    await many(0, 12_000, '2026-03-02 00:00:00.000');
+    await figures();
+    // 400 of them again (later copies: FINAL keeps the first) and 400 new ones: some 730 of the 4,096
+    // buckets change, with some 2,000 records each side: thousands of cut points.
+    await many(11_600, 800, '2026-03-03 00:00:00.000');
+    const after = await figures();
+    expect(after.cached).toEqual(
+      await readMrrInputs(warehouse, { project: 'cache', currency: 'USD', until }),
+    );
+    expect(after.viaCache).toEqual(after.uncached);
   });
 });

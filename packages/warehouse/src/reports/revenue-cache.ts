@@ -91,6 +91,8 @@ function positionOf(records: readonly MrrInput[], record: MrrInput): number {
   return low;
 }
 
+const PARTS_PER_CONCAT = 4096;
+
 /** `records` without `removed` (each one of them) and with `added` merged in, in the fold's order. */
 function replaced(
   records: readonly MrrInput[],
@@ -123,7 +125,11 @@ function replaced(
     } else from = cut.at + 1;
   }
   if (from < records.length) parts.push(records.slice(from));
-  return ([] as MrrInput[]).concat(...(parts as MrrInput[][]));
+  // concat takes its parts as arguments: a few thousand at a time (a refresh of many buckets has many).
+  let out: MrrInput[] = [];
+  for (let i = 0; i < parts.length; i += PARTS_PER_CONCAT)
+    out = out.concat(...(parts.slice(i, i + PARTS_PER_CONCAT) as MrrInput[][]));
+  return out;
 }
 
 /**
