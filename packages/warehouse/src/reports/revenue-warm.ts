@@ -6,7 +6,6 @@
 
 import type { Warehouse } from '../warehouse.ts';
 import { monthlyRevenue, monthStart } from './monthly-revenue.ts';
-import type { MrrInput } from './mrr-movements.ts';
 import { revenueAttribution } from './revenue-attribution.ts';
 import { readMrrInputsCached } from './revenue-cache.ts';
 import { foldHistory } from './revenue-customers.ts';
@@ -23,16 +22,16 @@ export async function warmRevenue(
   options: { project: string; currency: string; from: string; to: string },
 ): Promise<void> {
   const { project, currency, from, to } = options;
-  const [records, touches] = await Promise.all([
+  // Asked together, the three reads share one probe of the stored revenue (revenue-probe.ts). The customer
+  // list and the funnel read the whole history (no end): the same array unless it has records after `to`.
+  const [records, touches, all] = await Promise.all([
     readMrrInputsCached(warehouse, { project, currency, until: monthStart(to, 1) }),
     readCustomerTouchesCached(warehouse, project),
+    readMrrInputsCached(warehouse, { project, currency }),
   ]);
   monthlyRevenue(records, from, to, [currency]);
   revenueAttribution(records, { from, to, currency, by: 'channel', touch: 'first', touches });
   foldPeriod(records, { from: to, to, currency });
-  // The customer list and the funnel read the whole history (no end): the same array unless the history
-  // has records after `to`.
-  const all: readonly MrrInput[] = await readMrrInputsCached(warehouse, { project, currency });
   foldHistory(all, currency);
 }
 

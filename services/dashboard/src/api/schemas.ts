@@ -714,6 +714,15 @@ const Touchpoint = Type.Object({
   utm_campaign: Type.String(),
   entry_path: Type.String(),
 });
+/** A revenue record as stored (the customer page's records, the metadata search's). */
+const StoredRevenueRecord = Type.Object({
+  id: Type.String(),
+  transaction_id: Type.String(),
+  timestamp: Type.String(),
+  received_at: Type.String(),
+  timestamp_clamped: Type.Boolean(),
+  data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload as received.' }),
+});
 export const CustomerPage = Type.Object(
   {
     customer_id: Type.String(),
@@ -734,16 +743,7 @@ export const CustomerPage = Type.Object(
       }),
       { description: 'MRR after each record, per subscription.' },
     ),
-    records: Type.Array(
-      Type.Object({
-        id: Type.String(),
-        transaction_id: Type.String(),
-        timestamp: Type.String(),
-        received_at: Type.String(),
-        timestamp_clamped: Type.Boolean(),
-        data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload as received.' }),
-      }),
-    ),
+    records: Type.Array(StoredRevenueRecord),
     visits: Type.Array(
       Type.Object({
         visitor_id: Type.String(),
@@ -995,17 +995,7 @@ export const RevenueSearchQuery = Type.Object({
 });
 export const RevenueSearch = Type.Object(
   {
-    records: Type.Array(
-      Type.Object({
-        id: Type.String(),
-        transaction_id: Type.String(),
-        timestamp: Type.String(),
-        received_at: Type.String(),
-        timestamp_clamped: Type.Boolean(),
-        data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload as received.' }),
-      }),
-      { description: 'Oldest first, as `tally revenue search`.' },
-    ),
+    records: Type.Array(StoredRevenueRecord, { description: 'Oldest first, as `tally revenue search`.' }),
   },
   { $id: 'RevenueSearch' },
 );
