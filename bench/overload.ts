@@ -18,11 +18,17 @@
 //
 //   node --conditions=@tally/source --import tsx bench/overload.ts [--duration 10] [--warmup 2]
 //     [--connections 256] [--overload 2] [--overload-connections 1024] [--client-ips 5000]
-//     [--targets ceiling,gateway-1,gateway-2,npm-start]
+//     [--targets ceiling,gateway-1,gateway-2,npm-start] [--generator wrk|autocannon] [--repeat 1]
+// With --repeat N the targets run in turn N times (ceiling, gateways, ceiling, gateways…), so that a drift
+// of the machine falls on all of them; each run's ratios are to the same run's ceiling, and the medians of
+// the runs are reported beside them.
+// The max phase's generator is autocannon, or wrk (`apt-get install wrk`) with --generator wrk, the tool
+// the issue's own measurements used; the generator's CPU (wrk, a child of the generator process,
+// included) is reported beside the server's.
 import { type Child, highWaterMiB, killChildrenOnExit, Monitor, startNode, stopAll } from './lib/children.ts';
 import { type LoadResult, startLoad } from './lib/load.ts';
 import { loadSnapshot, machineInfo } from './lib/machine.ts';
-import { parseArgs } from './lib/report.ts';
+import { parseArgs, spread } from './lib/report.ts';
 import {
   createTokens,
   removeDir,
@@ -42,9 +48,13 @@ const options = parseArgs(
     overloadConnections: 1024,
     clientIps: 5000,
     targets: 'ceiling,gateway-1,gateway-2,npm-start',
+    generator: 'autocannon',
+    repeat: 1,
   },
   process.argv.slice(2),
 );
+if (options.generator !== 'wrk' && options.generator !== 'autocannon')
+  throw new Error(`--generator ${options.generator}: wrk or autocannon`);
 const log = (message: string) => process.stderr.write(`[bench:overload] ${message}\n`);
 const PAGEVIEWS_ONLY = { pageview: 100, event: 0, identify: 0, revenue: 0 };
 
@@ -59,6 +69,8 @@ interface Phase {
   latencyMs: Pick<LoadResult['latencyMs'], 'p50' | 'p99' | 'p99_9' | 'max'>;
   cpuUsPerRequest: number;
   cpuPercent: number;
+  /** The load generator's CPU (its process and children), in % of one core. */
+  generatorCpuPercent: number;
   otherCpuPercent: number;
   peakRssMiB: number;
   /** Of which the process's own memory (RssAnon), without the record log's file pages LMDB maps in. */
@@ -80,6 +92,7 @@ async function phase(
     url,
     path: '/api/ingest',
     connections: mode === 'max' ? options.connections : options.overloadConnections,
+    generator: options.generator as 'wrk' | 'autocannon',
     warmupS: options.warmup,
     durationS: options.duration,
     ...(rate !== undefined && { rate }),
@@ -102,26 +115,29 @@ async function phase(
     latencyMs: { p50: latency.p50, p99: latency.p99, p99_9: latency.p99_9, max: latency.max },
     cpuUsPerRequest: answered ? Math.round(((server?.cpuPercent ?? 0) / 100 / answered) * 1e7) / 10 : 0,
     cpuPercent: server?.cpuPercent ?? 0,
+    generatorCpuPercent: cpu.processes['load generator']?.cpuPercent ?? 0,
     otherCpuPercent: cpu.otherCpuPercent,
     peakRssMiB: server?.peakRssMiB ?? 0,
     peakRssAnonMiB: server?.peakRssAnonMiB ?? 0,
     ...(rate !== undefined && { targetRate: rate, unsent: result.unsent ?? 0 }),
   };
   log(
-    `${name} ${mode}${rate ? ` @${rate}/s` : ''}: ${out.acceptedRps} 2xx/s, shed ${out.shedPercent}%, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms, p99.9 ${out.latencyMs.p99_9} ms, ${out.cpuUsPerRequest} µs CPU/request, RSS ${out.peakRssMiB} MiB (anon ${out.peakRssAnonMiB}) (others on the machine: ${out.otherCpuPercent}% CPU)`,
+    `${name} ${mode}${rate ? ` @${rate}/s` : ''}: ${out.acceptedRps} 2xx/s, shed ${out.shedPercent}%, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms, p99.9 ${out.latencyMs.p99_9} ms, ${out.cpuUsPerRequest} µs CPU/request, RSS ${out.peakRssMiB} MiB (anon ${out.peakRssAnonMiB}) (load generator ${out.generatorCpuPercent}% CPU, others on the machine ${out.otherCpuPercent}%)`,
   );
   return out;
 }
 
 interface TargetResult {
   target: string;
+  /** Which of the --repeat runs (from 1). */
+  run: number;
   max: Phase;
   overload?: Phase;
   /** The kernel's peak RSS of the process over its whole run (VmHWM). */
   highWaterRssMiB: number | null;
 }
 
-async function runTarget(target: string, monitor: Monitor): Promise<TargetResult> {
+async function runTarget(target: string, run: number, monitor: Monitor): Promise<TargetResult> {
   const dataDir = tempDir(`overload-${target}`);
   let child: Child | null = null;
   try {
@@ -160,7 +176,7 @@ async function runTarget(target: string, monitor: Monitor): Promise<TargetResult
           );
     const highWaterRssMiB = highWaterMiB(child.pid);
     monitor.unwatch(target);
-    return { target, max, ...(overload && { overload }), highWaterRssMiB };
+    return { target, run, max, ...(overload && { overload }), highWaterRssMiB };
   } finally {
     await child?.stop();
     removeDir(dataDir);
@@ -172,14 +188,20 @@ const before = loadSnapshot();
 const monitor = new Monitor();
 const results: TargetResult[] = [];
 try {
-  for (const target of options.targets.split(',')) results.push(await runTarget(target, monitor));
+  for (let run = 1; run <= options.repeat; run++) {
+    for (const target of options.targets.split(',')) results.push(await runTarget(target, run, monitor));
+  }
 } finally {
   monitor.stop();
   await stopAll();
 }
 const after = loadSnapshot();
-const ceiling = results.find((r) => r.target === 'ceiling')?.max.acceptedRps ?? 0;
-const ratio = (rps: number) => (ceiling ? Math.round((rps / ceiling) * 100) / 100 : null);
+/** Each run's 2xx/s over the same run's ceiling; null without a ceiling. */
+const ratioOf = (r: TargetResult) => {
+  const ceiling = results.find((c) => c.target === 'ceiling' && c.run === r.run)?.max.acceptedRps ?? 0;
+  return ceiling ? Math.round((r.max.acceptedRps / ceiling) * 100) / 100 : null;
+};
+const others = [...new Set(results.map((r) => r.target))].filter((t) => t !== 'ceiling');
 process.stdout.write(
   `${JSON.stringify(
     {
@@ -189,7 +211,11 @@ process.stdout.write(
       machineLoad: { before, after },
       settings: options,
       ratiosToCeiling: Object.fromEntries(
-        results.filter((r) => r.target !== 'ceiling').map((r) => [r.target, ratio(r.max.acceptedRps)]),
+        others.map((target) => {
+          const perRun = results.filter((r) => r.target === target).map(ratioOf);
+          const known = perRun.filter((x): x is number => x !== null);
+          return [target, { median: known.length ? spread(known).median : null, perRun }];
+        }),
       ),
       results,
     },

@@ -1,8 +1,9 @@
 // The load generator, run as its own process so that it never shares an event loop with the server it
 // measures: `node --conditions=@tally/source --import tsx bench/lib/load-generator.ts <job.json>` prints one JSON object (its
 // result) on stdout. Two modes:
-//   max    closed loop with autocannon: `connections` clients, each sending its next request as soon as
-//          the previous one is answered, for the highest throughput the server sustains.
+//   max    closed loop: `connections` clients, each sending its next request as soon as the previous one
+//          is answered, for the highest throughput the server sustains; with wrk (bench/lib/wrk.ts, run as
+//          this process's child) or autocannon (in this process).
 //   fixed  open loop at `rate` requests per second (bench/lib/fixed-rate.ts), for latency at a load.
 // Both send the workload's templates in turn, each with a fresh record id.
 import { randomBytes } from 'node:crypto';
@@ -11,6 +12,7 @@ import autocannon from 'autocannon';
 import { percentiles, runFixedRate } from './fixed-rate.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 import { type RequestTemplate, renderBody } from './workload.ts';
+import { runWrk } from './wrk.ts';
 
 async function main(): Promise<void> {
   const job = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as LoadJob;
@@ -20,7 +22,12 @@ async function main(): Promise<void> {
     const template = job.templates[seq % job.templates.length] as RequestTemplate;
     return { headers: template.headers, body: renderBody(template, prefix, seq++) };
   };
-  const result = job.mode === 'max' ? await runMax(job, next) : await runFixed(job, next);
+  const result =
+    job.mode === 'fixed'
+      ? await runFixed(job, next)
+      : job.generator === 'wrk'
+        ? await runWrk(job, prefix)
+        : await runMax(job, next);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

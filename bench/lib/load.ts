@@ -8,6 +8,11 @@ import type { RequestTemplate } from './workload.ts';
 
 export interface LoadJob {
   mode: 'max' | 'fixed';
+  /**
+   * Mode max's generator: autocannon (Node.js, the default) or wrk (C, bench/lib/wrk.ts).
+   * Mode fixed always uses bench/lib/fixed-rate.ts.
+   */
+  generator?: 'wrk' | 'autocannon';
   /** Base URL of the server, e.g. http://127.0.0.1:8080 */
   url: string;
   path: string;

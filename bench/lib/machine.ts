@@ -2,7 +2,7 @@
 // busy it was: other engineers' test suites share this machine and disturb the figures, so every result
 // carries the load average and the busiest other processes at the time it was measured.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 
 export interface MachineInfo {
@@ -84,14 +84,29 @@ export function machineBusySeconds(): number {
   return (user + nice + system + irq + softirq) / 100;
 }
 
-/** CPU seconds (user + system) a process has used so far, or null when it is gone. */
+/**
+ * CPU seconds (user + system) a process has used so far, with its children's (those it has waited for, and
+ * those still running, e.g. the wrk a load generator runs), or null when it is gone.
+ */
 export function processCpuSeconds(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name may contain spaces; fields after its closing parenthesis are fixed.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    let seconds = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
+    for (const child of childrenOf(pid)) seconds += processCpuSeconds(child) ?? 0;
+    return seconds;
   } catch {
     return null;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
   }
 }
