@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LoadJob, LoadResult } from './load.ts';
+import type { Latencies, LoadJob, LoadResult } from './load.ts';
 
 /** The wrk binary: $WRK, else `wrk` on the PATH; null when there is none. */
 export function wrkBinary(): string | null {
@@ -70,7 +70,8 @@ end
 `;
 }
 
-interface WrkSummary {
+/** What done() prints: counts, and latencies in ms. */
+interface WrkSummary extends Latencies {
   requests: number;
   durationUs: number;
   non2xx: number;
@@ -78,12 +79,6 @@ interface WrkSummary {
   read: number;
   write: number;
   timeout: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p99_9: number;
-  max: number;
-  mean: number;
 }
 
 function runOnce(binary: string, script: string, job: LoadJob, durationS: number): Promise<WrkSummary> {
