@@ -246,23 +246,15 @@ describe('@tally/core and @tally/react in a bundle, in a page', () => {
       '/installed',
       '<!doctype html><html><head><meta charset="utf-8"><title>Installed</title>' +
         `<script>TALLY_CONFIG = ${JSON.stringify({ token: publicToken, endpoint: gateway.url })}</script>` +
+        // The statuses the page's own fetch receives from the gateway, as the tracker reads them.
+        '<script>ingestAnswers = []; const pageFetch = window.fetch; window.fetch = (url, init) => ' +
+        "pageFetch(url, init).then((r) => { if (String(url).endsWith('/api/ingest')) ingestAnswers.push(r.status); return r; });</script>" +
         '</head><body><div id="root"></div><script src="/app.js"></script></body></html>',
     );
 
     const context = await browser.newContext({ locale: 'en-US', userAgent: CHROME_UA });
     try {
       const page = await context.newPage();
-      const sent: string[] = [];
-      const accepted: string[] = [];
-      // The context's events (a keepalive send may outlive its page's), each send with its answer.
-      const ingest = (url: string, method: string) =>
-        url === `${gateway.url}/api/ingest` && method === 'POST';
-      context.on('request', (request) => {
-        if (ingest(request.url(), request.method())) sent.push(request.url());
-      });
-      context.on('response', (response) => {
-        if (ingest(response.url(), response.request().method())) accepted.push(String(response.status()));
-      });
       const pageUrl = `${site.url.replace('127.0.0.1', SITE_HOST)}/installed`;
       await page.goto(pageUrl);
       await page.locator('#shop').waitFor();
@@ -283,10 +275,11 @@ describe('@tally/core and @tally/react in a bundle, in a page', () => {
           ['pageview', pageUrl, CHROME_UA],
         ].sort(),
       );
-      // The records are in the log before the browser has reported every answer: wait for the answers.
-      await expect.poll(() => accepted.length, { timeout: 10_000 }).toBe(sent.length);
-      expect(accepted.length).toBeGreaterThan(0);
-      expect(new Set(accepted)).toEqual(new Set(['202']));
+      // The records are in the log before the page has every answer: wait for them, one a record. They are
+      // read in the page, where the tracker reads them: the browser context's response events, used before,
+      // reported 2 of 3 within 10 s in one loaded CI run although all three records had landed.
+      await expect.poll(() => page.evaluate('ingestAnswers.length'), { timeout: 10_000 }).toBe(3);
+      expect(await page.evaluate('ingestAnswers')).toEqual([202, 202, 202]);
     } finally {
       await context.close();
     }

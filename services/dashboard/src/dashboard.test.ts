@@ -11,7 +11,8 @@ import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATIONS } from './api/operations.ts';
+import { dashboardOpenApiDocument } from './api/openapi.ts';
+import { BODY_LIMIT_BYTES, OPERATIONS } from './api/operations.ts';
 import { buildDashboard } from './dashboard.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-dashboard-'));
@@ -153,6 +154,39 @@ describe('every operation of the API', () => {
       expect(res.statusCode).toBe(403);
       expect(res.json()).toEqual({ error: 'Cross-site request refused' });
     }
+  });
+});
+
+describe('request bodies', () => {
+  const doc = dashboardOpenApiDocument() as {
+    paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>;
+  };
+  const documented = (operationId: string) =>
+    Object.values(doc.paths)
+      .flatMap((methods) => Object.values(methods))
+      .find((o) => o.operationId === operationId)?.responses ?? {};
+
+  it.each(
+    OPERATIONS.filter((op) => op.body).map((op) => [op.operationId, op] as const),
+  )('%s answers a body over the limit with 413 and a non-JSON one with 415, both documented', async (_id, op) => {
+    // An address of its own: sign-in's per-address attempt limit must not count these.
+    const base = { ...requestFor(op, 'alpha'), remoteAddress: '198.51.100.200' };
+    const headers = { ...sameOrigin, ...cookie(sessionA) };
+    const tooLarge = await app.inject({
+      ...base,
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'x'.repeat(BODY_LIMIT_BYTES) }),
+    });
+    expect(tooLarge.statusCode).toBe(413);
+    expect(tooLarge.json()).toEqual({ message: 'the body is too large' });
+    const notJson = await app.inject({
+      ...base,
+      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'name=x',
+    });
+    expect(notJson.statusCode).toBe(415);
+    expect(notJson.json()).toEqual({ message: 'Content-Type must be application/json' });
+    expect(Object.keys(documented(op.operationId))).toEqual(expect.arrayContaining(['413', '415']));
   });
 });
 

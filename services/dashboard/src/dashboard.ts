@@ -11,6 +11,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Redis } from 'ioredis';
+import { BODY_LIMIT_BYTES } from './api/operations.ts';
 import { COMPONENTS } from './api/schemas.ts';
 import type { DashboardDeps } from './deps.ts';
 import { CrossSiteError, NotFoundError, toDashboardError } from './errors.ts';
@@ -46,7 +47,7 @@ export async function buildDashboard(
     ...(options.logger ? { loggerInstance: options.logger } : {}),
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: trustedProxies(deps.config),
-    bodyLimit: 64 * 1024,
+    bodyLimit: BODY_LIMIT_BYTES,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false } },
   });
   for (const schema of COMPONENTS) app.addSchema(schema);

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 
 import { stringify } from 'yaml';
-import { OPERATIONS, type Operation } from './operations.ts';
+import { BODY_LIMIT_BYTES, OPERATIONS, type Operation } from './operations.ts';
 import { COMPONENTS } from './schemas.ts';
 
 export const DASHBOARD_OPENAPI_FILE = new URL('../../../../schemas/openapi-dashboard.yaml', import.meta.url);
@@ -86,6 +86,10 @@ function responses(op: Operation): Record<string, unknown> {
   }
   if (op.querystring || op.body || op.params) {
     out['400'] ??= message('A parameter or the body does not match the schema (the message names which).');
+  }
+  if (op.body) {
+    out['413'] ??= message(`\`the body is too large\`: over ${BODY_LIMIT_BYTES / 1024} KiB.`);
+    out['415'] ??= message('`Content-Type must be application/json`.');
   }
   // Answered before any route runs, by the HTTP server: a path segment longer than Fastify's limit (414)
   // and a request line with headers over Node's 16 KB (431). Documented so that clients expect them.

@@ -14,6 +14,9 @@ import * as S from './schemas.ts';
  * - `user`: any signed-in user;
  * - `public`: anyone (signing in, opening a share link), rate-limited where a secret is guessed.
  */
+/** The largest request body the API reads (Fastify's bodyLimit); a larger one is answered 413. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
 export type Access = 'reader' | 'revenue' | 'editor' | 'operator' | 'user' | 'public';
 
 export interface Operation {
