@@ -3,6 +3,7 @@
 // (a new customer, an upgrade dated before an earlier record of its customer, a redelivered copy) and the
 // next request of each panel, without waiting or retrying, shows figures that include it.
 import type { Warehouse } from '@tally/warehouse';
+import { revenueRow } from '@tally/warehouse/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';
@@ -31,23 +32,14 @@ async function land(record: {
   sequence += 1;
   const { day, ...rest } = record;
   await warehouse.insert('revenue', [
-    {
+    revenueRow({
       project_id: 'fresh',
       id: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
-      visitor_id: '',
-      session_id: '',
-      currency: 'USD',
       is_recurring: record.event_type !== 'purchase',
-      customer_subscription_id: '',
-      payment_processor: 'stripe',
-      timestamp_clamped: false,
-      metadata: {},
-      payload: '{}',
-      user_agent: '',
       timestamp: `${day} 12:00:00.000`,
       received_at: `2026-04-01 00:00:${String(sequence).padStart(2, '0')}.000`,
       ...rest,
-    },
+    }),
   ]);
 }
 

@@ -4,6 +4,7 @@
 // without waiting or retrying, groups the customer by its new first touch (or, for the anonymous visit,
 // as before).
 import type { Warehouse } from '@tally/warehouse';
+import { revenueRow } from '@tally/warehouse/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';
@@ -86,27 +87,17 @@ async function identify(visitor: string, customer: string, day: string): Promise
 async function subscribe(customer: string, day: string, amount: string): Promise<void> {
   sequence += 1;
   await warehouse.insert('revenue', [
-    {
+    revenueRow({
       project_id: PROJECT,
       transaction_id: `t${sequence}`,
       id: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
       customer_id: customer,
-      visitor_id: '',
-      session_id: '',
       event_type: 'subscription',
       amount,
-      currency: 'USD',
       mrr_impact: amount,
-      is_recurring: true,
-      customer_subscription_id: '',
-      payment_processor: 'stripe',
-      timestamp_clamped: false,
-      metadata: {},
-      payload: '{}',
-      user_agent: '',
       timestamp: at(day),
       received_at: at(day),
-    },
+    }),
   ]);
 }
 

@@ -4,10 +4,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '@tally/config';
 import { openEmbeddedLog } from '@tally/log';
 import { afterEach, expect, it } from 'vitest';
 import { gatewayLoops, reusePortSupported, sharedByThreads, startGatewayThread } from './gateway-threads.ts';
+import { localConfig } from './testing.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -16,16 +16,7 @@ afterEach(() => {
 function config(env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'tally-thread-'));
   dirs.push(dir);
-  return loadConfig({
-    TALLY_DATA_DIR: dir,
-    PORT: '0',
-    ADMIN_PORT: '0',
-    DASHBOARD_PORT: '0',
-    DASHBOARD_HOST: '127.0.0.1',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-    ...env,
-  });
+  return localConfig(dir, { DASHBOARD_PORT: '0', DASHBOARD_HOST: '127.0.0.1', ...env });
 }
 
 it('serves from its thread, and closes: drained, log released, thread ended', async () => {

@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '@tally/config';
 import { LmdbStateStore, RefusalCounts } from '@tally/dashboard-store';
 import { openEmbeddedLog } from '@tally/log';
 import { FileTokenStore } from '@tally/tokens';
@@ -17,7 +16,7 @@ import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
 import { startGatewayService } from './gateway-service.ts';
 import { reusePortSupported } from './gateway-threads.ts';
-import { recordsIn } from './testing.ts';
+import { localConfig, recordsIn } from './testing.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -45,12 +44,7 @@ it.skipIf(!reusePortSupported())(
     const dir = mkdtempSync(join(tmpdir(), 'tally-workers-'));
     dirs.push(dir);
     const token = (await new FileTokenStore(dir).create('workers-project', 'public')).token;
-    const config = loadConfig({
-      TALLY_DATA_DIR: dir,
-      PORT: '0',
-      ADMIN_PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+    const config = localConfig(dir, {
       GATEWAY_WORKERS: '2',
     });
     const gateway = await startGatewayService(config, pino({ level: 'silent' }));
@@ -129,12 +123,7 @@ it.skipIf(!reusePortSupported())(
   async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tally-workers-'));
     dirs.push(dir);
-    const config = loadConfig({
-      TALLY_DATA_DIR: dir,
-      PORT: '0',
-      ADMIN_PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+    const config = localConfig(dir, {
       GATEWAY_WORKERS: '2',
       RATE_LIMIT_PER_HOUR: '60',
     });

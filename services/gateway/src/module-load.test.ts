@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { loadConfig } from '@tally/config';
 import { afterEach, expect, it } from 'vitest';
 import type { GatewayWorkerData } from './gateway-threads.ts';
+import { localConfig } from './testing.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -18,12 +18,7 @@ afterEach(() => {
 it('a gateway thread without Kafka or Redis configured loads neither client', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tally-modules-'));
   dirs.push(dir);
-  const config = loadConfig({
-    TALLY_DATA_DIR: dir,
-    PORT: '0',
-    ADMIN_PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
+  const config = localConfig(dir, {
     REDIS_URL: '',
     KAFKA_BROKERS: '',
     SCHEMA_REGISTRY_URL: '',

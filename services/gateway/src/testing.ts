@@ -17,6 +17,18 @@ export { type Conversation, converse, parseResponses, type WireResponse } from '
 
 import { FileSaltStore, VisitorIds } from './visitor-id.ts';
 
+/** A configuration for a gateway in a test: `dataDir`, ports the system picks, 127.0.0.1, no logs; `env` over it. */
+export function localConfig(dataDir: string, env: Record<string, string> = {}): TallyConfig {
+  return loadConfig({
+    TALLY_DATA_DIR: dataDir,
+    PORT: '0',
+    ADMIN_PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
 export interface TestGateway {
   app: FastifyInstance;
   log: RecordLog;

@@ -42,22 +42,13 @@ async function land(record: {
 }): Promise<void> {
   sequence += 1;
   await warehouse.insert('revenue', [
-    {
+    revenueRow({
       project_id: 'cache',
       id: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
-      visitor_id: '',
-      session_id: '',
-      currency: 'USD',
       is_recurring: record.event_type === 'subscription',
-      customer_subscription_id: '',
-      payment_processor: 'stripe',
-      timestamp_clamped: false,
-      metadata: {},
-      payload: '{}',
-      user_agent: '',
       received_at: `2026-03-01 00:00:${String(sequence).padStart(2, '0')}.000`,
       ...record,
-    },
+    }),
   ]);
 }
 
