@@ -209,6 +209,13 @@ describe('traffic through the whole pipeline (npm start)', () => {
         "SELECT count() AS n FROM system.columns WHERE database = 'tally' AND table = 'events' AND name = 'customer_id'",
       ),
     ).toEqual([{ n: 0 }]);
+    // Statements chDB cannot stream (SHOW, DESCRIBE, EXISTS, EXPLAIN) run too, through the running
+    // process's HTTP interface.
+    expect(await sql('SHOW TABLES')).toEqual(expect.arrayContaining([{ name: 'pageviews' }]));
+    expect(await sql('DESCRIBE TABLE visits')).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'visitor_id' })]),
+    );
+    expect(await sql('EXISTS TABLE events')).toEqual([{ result: 1 }]);
   });
 
   it("gives analysts read-only credentials (tally warehouse credentials); their slow query does not hold the CLI's SELECT 1", async () => {

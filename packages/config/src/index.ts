@@ -247,6 +247,39 @@ export const ConfigSchema = Type.Object({
     description:
       'Port of the ClickHouse-compatible HTTP interface `npm start` serves over its embedded warehouse (`0`: any free port); `npx tally warehouse credentials` prints where, and the users.',
   }),
+  WAREHOUSE_ANALYST_MAX_EXECUTION_TIME_S: Type.Integer({
+    default: 60,
+    minimum: 0,
+    description:
+      "Longest a query of the warehouse HTTP interface's read-only analyst may run, in seconds (`0`: no limit); the engine stops it with TIMEOUT_EXCEEDED. The analyst cannot raise it.",
+  }),
+  WAREHOUSE_ANALYST_MAX_MEMORY_MB: Type.Integer({
+    default: 2048,
+    minimum: 0,
+    description:
+      "Most memory one analyst query may take, in MiB (`0`: no limit); over it the engine stops it with MEMORY_LIMIT_EXCEEDED, so one query cannot take the memory Tally's own process needs.",
+  }),
+  WAREHOUSE_ANALYST_MAX_ROWS_TO_READ: Type.Integer({
+    default: 2_000_000_000,
+    minimum: 0,
+    description: 'Most rows one analyst query may read (`0`: no limit).',
+  }),
+  WAREHOUSE_ANALYST_MAX_RESULT_MB: Type.Integer({
+    default: 1024,
+    minimum: 0,
+    description: 'Largest result of one analyst query before compression, in MiB (`0`: no limit).',
+  }),
+  WAREHOUSE_WRITER_MAX_EXECUTION_TIME_S: Type.Integer({
+    default: 600,
+    minimum: 0,
+    description:
+      "Longest a query of the HTTP interface's writer (`tally sql`, `tally report`, consumers given the interface as `CLICKHOUSE_URL`) may run, in seconds (`0`: no limit).",
+  }),
+  WAREHOUSE_WRITER_MAX_MEMORY_MB: Type.Integer({
+    default: 4096,
+    minimum: 0,
+    description: "Most memory one query of the HTTP interface's writer may take, in MiB (`0`: no limit).",
+  }),
   TALLY_READY_FILE: Type.Optional(
     Type.String({
       description:

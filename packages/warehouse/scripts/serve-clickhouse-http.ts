@@ -1,11 +1,13 @@
 // Serves ClickHouse's HTTP interface over a chDB data directory on 127.0.0.1, as its own process: what
 // the integration tests run ClickHouse clients against when no ClickHouse server is given
 // (CLICKHOUSE_URL). Users: `default` with no password (a writer, as on a fresh ClickHouse server), and,
-// with --analyst-password, `analyst` (readonly=1). Prints `CLICKHOUSE_URL=<url>` once listening; stops
-// on SIGTERM.
+// with --analyst-password, `analyst` (readonly=1), each with the limits the configuration gives
+// (WAREHOUSE_WRITER_*, WAREHOUSE_ANALYST_*). Prints `CLICKHOUSE_URL=<url>` once listening; stops on
+// SIGTERM (ending the queries still running).
 //   node --import tsx packages/warehouse/scripts/serve-clickhouse-http.ts <data-dir> [port] [--analyst-password=<p>]
 import { parseArgs } from 'node:util';
-import { serveClickHouseHttp, type WarehouseHttpUser } from '../src/index.ts';
+import { loadConfig } from '@tally/config';
+import { analystLimits, serveClickHouseHttp, type WarehouseHttpUser, writerLimits } from '../src/index.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -16,9 +18,14 @@ if (!dataDir) {
   process.stderr.write('usage: serve-clickhouse-http.ts <data-dir> [port] [--analyst-password=<password>]\n');
   process.exit(2);
 }
-const users: WarehouseHttpUser[] = [{ name: 'default', password: '', readonly: 0 }];
+const config = loadConfig();
+const users: WarehouseHttpUser[] = [
+  { name: 'default', password: '', readonly: 0, limits: writerLimits(config) },
+];
 const analystPassword = values['analyst-password'];
-if (analystPassword) users.push({ name: 'analyst', password: analystPassword, readonly: 1 });
+if (analystPassword) {
+  users.push({ name: 'analyst', password: analystPassword, readonly: 1, limits: analystLimits(config) });
+}
 const server = await serveClickHouseHttp({
   dataDir,
   port: Number(port),

@@ -7,17 +7,20 @@
 
 export { type ChdbWarehouseOptions, openChdbWarehouse } from './chdb/chdb-warehouse.ts';
 export {
+  analystLimits,
   type ClickHouseHttpInterface,
   type ClickHouseHttpInterfaceOptions,
   endpointFile,
   endpointUrl,
   type PublishedEndpoint,
   publishEndpoint,
+  type QueryLimits,
   readPublishedEndpoint,
   serveClickHouseHttp,
   unpublishEndpoint,
   type WarehouseHttpUser,
   warehouseCredentials,
+  writerLimits,
 } from './chdb/http-interface.ts';
 export {
   type ClickHouseWarehouseOptions,

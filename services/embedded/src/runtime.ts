@@ -21,6 +21,7 @@ import { openRecordLog, type RecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
 import {
+  analystLimits,
   type ClickHouseHttpInterface,
   embeddedWarehouseDir,
   migrate,
@@ -31,6 +32,7 @@ import {
   type Warehouse,
   warehouseCredentials,
   withRetry,
+  writerLimits,
 } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
@@ -90,8 +92,8 @@ export async function startTally(
         port: config.WAREHOUSE_HTTP_PORT,
         database: config.CLICKHOUSE_DATABASE,
         users: [
-          { name: writer.user, password: writer.password, readonly: 0 },
-          { name: analyst.user, password: analyst.password, readonly: 1 },
+          { name: writer.user, password: writer.password, readonly: 0, limits: writerLimits(config) },
+          { name: analyst.user, password: analyst.password, readonly: 1, limits: analystLimits(config) },
         ],
         onInternalError: (error) =>
           logger.error({ err: error }, 'warehouse HTTP interface failed on a request'),

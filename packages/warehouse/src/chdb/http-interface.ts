@@ -1,5 +1,6 @@
 // ClickHouse's HTTP interface over the embedded chDB warehouse: the pieces live in http/ (one concern per
-// file: protocol, compression, statement scan, users, sessions, execution, the server, the endpoint file);
+// file: protocol, compression, statement scan, the statement policy, users and their limits, sessions,
+// execution, the server, the endpoint file);
 // this module is what the package exports of them.
 export {
   type Credentials,
@@ -17,3 +18,4 @@ export {
   serveClickHouseHttp,
   type WarehouseHttpUser,
 } from './http/server.ts';
+export { analystLimits, type QueryLimits, writerLimits } from './http/users.ts';

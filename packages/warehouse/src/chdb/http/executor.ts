@@ -22,7 +22,15 @@ import { Session } from 'chdb';
 import { HttpInterfaceError } from './errors.ts';
 import type { NamedSession, SessionRegistry } from './sessions.ts';
 import type { Statement } from './statement.ts';
-import type { WarehouseHttpUser } from './users.ts';
+import {
+  type CatalogRow,
+  checkSetting,
+  checkStatement,
+  type FunctionCatalog,
+  functionCatalog,
+  parseAstDump,
+} from './statement-policy.ts';
+import { limitSettings, type WarehouseHttpUser } from './users.ts';
 
 /**
  * Output formats whose streamed chunks concatenate to the whole result (checked in chdb.test.ts); others
@@ -47,46 +55,8 @@ export const STREAMABLE_FORMATS = new Set(
   ].map((f) => f.toLowerCase()),
 );
 
-/** Statements chDB can stream a result of (its streaming API refuses the others). */
-const STREAMABLE_KINDS = new Set(['SELECT', 'WITH', 'SHOW', 'DESCRIBE', 'DESC', 'EXPLAIN', 'EXISTS']);
-
-/** Functions and table functions that reach the host's files, processes or network. */
-const HOST_FUNCTIONS = new Set(
-  [
-    'file',
-    'fileCluster',
-    'url',
-    'urlCluster',
-    'executable',
-    'remote',
-    'remoteSecure',
-    'cluster',
-    'clusterAllReplicas',
-    's3',
-    's3Cluster',
-    'gcs',
-    'hdfs',
-    'hdfsCluster',
-    'azureBlobStorage',
-    'azureBlobStorageCluster',
-    'mysql',
-    'postgresql',
-    'mongodb',
-    'redis',
-    'sqlite',
-    'odbc',
-    'jdbc',
-    'iceberg',
-    'icebergS3',
-    'icebergAzure',
-    'icebergHDFS',
-    'icebergLocal',
-    'deltaLake',
-    'deltaLakeLocal',
-    'hudi',
-    'input',
-  ].map((f) => f.toLowerCase()),
-);
+/** Statements chDB can stream a result of (its streaming API refuses SHOW, DESCRIBE, EXPLAIN, EXISTS). */
+const STREAMABLE_KINDS = new Set(['SELECT', 'WITH']);
 
 /** Settings clickhouse-local (so chDB) changes from a ClickHouse server's defaults. */
 const SERVER_DEFAULTS: [string, string][] = [
@@ -96,6 +66,41 @@ const SERVER_DEFAULTS: [string, string][] = [
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const identifier = (value: string) => `\`${value.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
+
+/**
+ * The engine's error about the statement given to formatQuery, as if the statement itself had been run: the
+ * same code, the message without the query that carried it (`In scope SELECT formatQuery(…)`).
+ */
+function statementError(error: unknown): unknown {
+  const message = (error as Error | undefined)?.message;
+  if (typeof message !== 'string') return error;
+  const cut = message.indexOf(': In scope SELECT formatQuery(');
+  if (cut < 0) return error;
+  const code = (error as { clickhouseCode?: number }).clickhouseCode;
+  return Object.assign(
+    new Error(`${message.slice(0, cut)}.${/\(([A-Z_]+)\)/.exec(message.slice(cut))?.[0] ?? ''}`),
+    {
+      clickhouseCode: code,
+    },
+  );
+}
+
+/** Settings of the policy's own queries on a writer's connection: whole answers, read as written. */
+const INSPECTION_SETTINGS = [
+  'limit = 0',
+  'offset = 0',
+  'max_result_rows = 0',
+  'max_result_bytes = 0',
+  "result_overflow_mode = 'throw'",
+  'output_format_tsv_crlf_end_of_line = 0',
+].join(', ');
+
+/** The settings that carry the user's limits: the user may not change them. */
+const limitNames = (user: WarehouseHttpUser) => new Set(limitSettings(user.limits).map(([name]) => name));
+
+/** An INSERT with data, as the engine runs it: its data read from the spooled `file`. */
+const insertFrom = (statement: Statement, file: string) =>
+  `${statement.insertHead} FROM INFILE ${quote(file)} ${statement.insertSettings} FORMAT ${statement.format}`;
 
 export interface QueryPlan {
   user: WarehouseHttpUser;
@@ -134,16 +139,13 @@ export interface QueryRun {
   cancel(): void;
 }
 
-/** Refuses, before anything runs, what would be unsafe or what chDB would not do as a server does. */
+/**
+ * Refuses, before anything runs, what chDB would not do as a server does. What a statement may do (files,
+ * network, statements, settings) is decided later, from the engine's parse (statement-policy.ts).
+ */
 export function guard(plan: QueryPlan): void {
   const { statement } = plan;
   if (!statement.kind) throw new HttpInterfaceError('SYNTAX_ERROR', 'Empty query');
-  if (statement.hostFileClause) {
-    throw new HttpInterfaceError(
-      'INTO_OUTFILE_NOT_ALLOWED',
-      "INTO OUTFILE and FROM INFILE are not allowed over the HTTP interface (they would use the server's files)",
-    );
-  }
   if (statement.insertSelect && statement.data) {
     throw new HttpInterfaceError(
       'NOT_IMPLEMENTED',
@@ -157,90 +159,173 @@ export function guard(plan: QueryPlan): void {
       'Temporary tables in an HTTP session are not supported by this server (each query runs on its own connection)',
     );
   }
-  if (plan.user.readonly) {
-    const reaching = [...statement.calls].find((call) => HOST_FUNCTIONS.has(call));
-    if (reaching) {
-      throw new HttpInterfaceError(
-        'ACCESS_DENIED',
-        `${plan.user.name}: Not enough privileges. ${reaching}() reads the server's files or network, which a ` +
-          'read-only user may not',
-      );
-    }
-    if (statement.kind === 'KILL') {
-      throw new HttpInterfaceError(
-        'ACCESS_DENIED',
-        `${plan.user.name}: Not enough privileges. To execute this query, it's necessary to have the grant KILL QUERY ON *.*`,
-      );
-    }
-  }
+  const subject = { user: plan.user.name, limits: limitNames(plan.user) };
+  for (const [name] of plan.settings) checkSetting(subject, name);
 }
 
-/** A counting semaphore with a bounded queue: over it, TOO_MANY_SIMULTANEOUS_QUERIES, as a server says. */
-class Slots {
-  readonly #waiting: (() => void)[] = [];
+/**
+ * A counting semaphore with a bounded queue (over it, TOO_MANY_SIMULTANEOUS_QUERIES, as a server says) and
+ * one slot kept for writers: read-only users' queries, however many and however slow, never take the last
+ * free slot, so the writer (`tally sql`, `tally report`, a KILL QUERY's author) always gets a turn.
+ */
+export class Slots {
+  readonly #waiting: { writer: boolean; resolve: () => void }[] = [];
   #free: number;
+  readonly #reserved: number;
   readonly #maxQueued: number;
   constructor(size: number, maxQueued: number) {
     this.#free = size;
+    this.#reserved = size > 1 ? 1 : 0;
     this.#maxQueued = maxQueued;
   }
-  async take(): Promise<() => void> {
-    if (this.#free > 0) this.#free--;
+  #available(writer: boolean): boolean {
+    return this.#free > (writer ? 0 : this.#reserved);
+  }
+  /** Waits for a slot (a writer's may be the kept one); gives up when `signal` aborts. */
+  async take(writer: boolean, signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
+    if (this.#available(writer)) this.#free--;
     else {
       if (this.#waiting.length >= this.#maxQueued) {
         throw new HttpInterfaceError('TOO_MANY_SIMULTANEOUS_QUERIES', 'Too many simultaneous queries');
       }
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      await new Promise<void>((resolve, reject) => {
+        const waiter = {
+          writer,
+          resolve: () => {
+            signal?.removeEventListener('abort', abandon);
+            resolve();
+          },
+        };
+        const abandon = () => {
+          this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+          reject(signal?.reason);
+        };
+        signal?.addEventListener('abort', abandon, { once: true });
+        this.#waiting.push(waiter);
+      });
     }
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free++;
+      this.#free++;
+      this.#wake();
     };
+  }
+  /** Hands free slots to the first waiters that may take them (a reader never the kept slot). */
+  #wake(): void {
+    for (let i = 0; i < this.#waiting.length && this.#free > 0; ) {
+      const waiter = this.#waiting[i] as { writer: boolean; resolve: () => void };
+      if (!this.#available(waiter.writer)) {
+        i++;
+        continue;
+      }
+      this.#free--;
+      this.#waiting.splice(i, 1);
+      waiter.resolve();
+    }
   }
 }
 
 export interface ExecutorOptions {
   dataDir: string;
-  /** Queries over HTTP running at once (the rest wait in line). */
+  /** Queries over HTTP running at once (the rest wait in line); one is kept for writers. */
   maxConcurrent: number;
   /** Queries waiting for a turn before new ones are refused. */
   maxQueued: number;
+  /** The engine's function catalog, for the statement policy (read once at start: functionCatalogOf). */
+  catalog: FunctionCatalog;
+}
+
+/** A statement the policy allowed, by user and text (the verdict depends on nothing else: see guard()). */
+const ALLOWED_CACHE_SIZE = 512;
+
+/** Reads the engine's function catalog, from which the policy's function allow-list is made. */
+export async function functionCatalogOf(connection: Session): Promise<FunctionCatalog> {
+  const rows = (
+    await connection.queryAsync(
+      'SELECT name, is_aggregate, case_insensitive, alias_to, categories FROM system.functions',
+      { format: 'JSONEachRow' },
+    )
+  )
+    .text()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as CatalogRow);
+  const combinators = (
+    await connection.queryAsync('SELECT name FROM system.aggregate_function_combinators', {
+      format: 'TabSeparatedRaw',
+    })
+  )
+    .text()
+    .split('\n')
+    .filter(Boolean);
+  return functionCatalog(rows, combinators);
 }
 
 export class Executor {
   readonly #dataDir: string;
   readonly #slots: Slots;
-  readonly #open = new Set<Session>();
+  readonly #catalog: FunctionCatalog;
+  /** Running queries: their connection, and when they finish. */
+  readonly #open = new Map<Session, Promise<void>>();
+  readonly #allowed = new Set<string>();
   /** Where INSERT data waits for the engine to read it (owner only; removed at close). */
   readonly #spool = mkdtempSync(join(tmpdir(), 'tally-warehouse-http-'));
+  /** The spool file the policy sees: every spool file's name has this shape, so the parse is the same. */
+  readonly #spoolPlaceholder = join(this.#spool, '00000000-0000-0000-0000-000000000000');
+  /** This interface's queries' markers start with it (several interfaces may share a process). */
+  readonly #markerPrefix = `tally-http:${randomUUID()}:`;
+  #closing = false;
 
   constructor(options: ExecutorOptions) {
     this.#dataDir = options.dataDir;
     this.#slots = new Slots(options.maxConcurrent, options.maxQueued);
+    this.#catalog = options.catalog;
   }
 
-  async run(plan: QueryPlan, sessions: SessionRegistry): Promise<QueryRun> {
+  /**
+   * Runs the plan's statement once the policy allowed it. When `signal` aborts (the client went away)
+   * the query is ended in the engine (KILL QUERY), whether it waits for a slot, runs or streams.
+   */
+  async run(plan: QueryPlan, sessions: SessionRegistry, signal?: AbortSignal): Promise<QueryRun> {
     guard(plan);
-    const release = await this.#slots.take();
+    if (this.#closing) throw new HttpInterfaceError('ABORTED', 'The server is shutting down');
+    // KILL QUERY takes no slot: it must get through when every slot is held by what it ends (the
+    // policy still checks that it is one, and who may run it).
+    const kill = plan.statement.kind === 'KILL';
+    const release = kill ? () => {} : await this.#slots.take(plan.user.readonly === 0, signal);
     const started = process.hrtime.bigint();
     const connection = new Session(this.#dataDir);
-    this.#open.add(connection);
+    const marker = `${this.#markerPrefix}${randomUUID()}`;
+    let settle = () => {};
+    const done = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    this.#open.set(connection, done);
     let finished = false;
+    const abandon = () => {
+      this.#kill(`Settings['log_comment'] = ${quote(marker)}`);
+    };
+    signal?.addEventListener('abort', abandon, { once: true });
     const finish = () => {
       if (finished) return;
       finished = true;
+      signal?.removeEventListener('abort', abandon);
       this.#open.delete(connection);
       connection.close();
+      settle();
       release();
     };
     try {
-      await this.#prepare(connection, plan);
+      await this.#prepare(connection, plan, marker);
+      const { statement } = plan;
+      const check = statement.data ? insertFrom(statement, this.#spoolPlaceholder) : statement.sql;
+      await this.#inspect(connection, plan, check, kill);
+      signal?.throwIfAborted();
       const run = await this.#execute(connection, plan, started, finish);
-      const { statement, session } = plan;
+      const { session } = plan;
       if (session && (statement.kind === 'SET' || statement.kind === 'USE'))
         sessions.record(session, statement.sql);
       return run;
@@ -250,13 +335,69 @@ export class Executor {
     }
   }
 
-  async #prepare(connection: Session, plan: QueryPlan): Promise<void> {
+  /**
+   * Asks the engine, on the connection the statement will run on, for its canonical text and its tree,
+   * and refuses what the user may not run (statement-policy.ts). Allowed texts are remembered per user.
+   */
+  async #inspect(connection: Session, plan: QueryPlan, check: string, kill: boolean): Promise<void> {
+    const key = `${plan.user.name}\n${check}`;
+    if (this.#allowed.has(key)) return;
+    // A writer may have set result limits, `limit` or output settings on this connection: they must not
+    // shape the engine's answers here (a read-only user cannot have changed any).
+    const own = plan.readonly === 0 ? ` SETTINGS ${INSPECTION_SETTINGS}` : '';
+    const ask = async (sql: string) =>
+      (await connection.queryAsync(`${sql}${own}`, { format: 'TabSeparatedRaw' })).text();
+    // The statement reaches formatQuery as a string literal (escaped as such: the engine reads back
+    // exactly these bytes), never as text of the query that carries it. Not as a query parameter: a
+    // parameter's value is read once more as escaped text, so `\'` would reach it as `'`.
+    const canonical = (
+      await ask(`SELECT formatQuery(${quote(check)})`).catch((error: unknown) => {
+        throw statementError(error);
+      })
+    ).replace(/\n$/, '');
+    const tree = parseAstDump(await ask(`EXPLAIN AST ${canonical}`));
+    const subject = {
+      user: plan.user.name,
+      limits: limitNames(plan.user),
+      readonly: plan.readonly !== 0,
+      spoolFile: plan.statement.data ? this.#spoolPlaceholder : undefined,
+    };
+    checkStatement(this.#catalog, subject, tree, canonical);
+    if (kill && tree?.type !== 'KillQueryQuery') {
+      throw new HttpInterfaceError('SYNTAX_ERROR', 'A statement that starts with KILL must be a KILL QUERY');
+    }
+    if (this.#allowed.size >= ALLOWED_CACHE_SIZE)
+      this.#allowed.delete(this.#allowed.values().next().value as string);
+    this.#allowed.add(key);
+  }
+
+  /** Ends the running queries the condition (over system.processes) selects; never throws. */
+  #kill(condition: string): Promise<void> {
+    const connection = new Session(this.#dataDir);
+    return connection
+      .queryAsync(`KILL QUERY WHERE ${condition} ASYNC`, { format: 'TabSeparated' })
+      .then(
+        () => {},
+        () => {},
+      )
+      .finally(() => connection.close());
+  }
+
+  async #prepare(connection: Session, plan: QueryPlan, marker: string): Promise<void> {
     // chDB takes several statements in one call: each round trip to its thread costs ~1 ms, so the
     // fixed part is one call and the request's own part another (the session's statements go between).
     const run = (statements: string[]) =>
       statements.length ? connection.queryAsync(statements.join(';\n'), { format: 'TabSeparated' }) : null;
-    // chDB starts a connection as clickhouse-local does; the first SET puts back a server's defaults.
-    const fixed = [...SERVER_DEFAULTS.map(([name, value]) => `${name} = ${value}`)];
+    // chDB starts a connection as clickhouse-local does; the first SET puts back a server's defaults,
+    // then the user's limits, the marker KILL QUERY finds the query by, and INSERT … VALUES data read as
+    // literals only (the Values format would otherwise evaluate expressions in the data, file() included).
+    const fixed = [
+      ...SERVER_DEFAULTS.map(([name, value]) => `${name} = ${value}`),
+      ...limitSettings(plan.user.limits).map(([name, value]) => `${name} = ${value}`),
+      `log_comment = ${quote(marker)}`,
+      'input_format_values_interpret_expressions = 0',
+      'input_format_values_deduce_templates_of_expressions = 0',
+    ];
     if (plan.readonly) fixed.push(`readonly = ${plan.readonly}`);
     await run([`SET ${fixed.join(', ')}`, `USE ${identifier(plan.database)}`]);
     for (const sql of plan.session?.statements ?? []) await run([sql]);
@@ -303,8 +444,7 @@ export class Executor {
       const file = join(this.#spool, randomUUID());
       await writeFile(file, statement.data, { mode: 0o600 });
       try {
-        const sql = `${statement.insertHead} FROM INFILE ${quote(file)} ${statement.insertSettings} FORMAT ${statement.format}`;
-        const inserted = await connection.queryAsync(sql, { format: 'TabSeparated' });
+        const inserted = await connection.queryAsync(insertFrom(statement, file), { format: 'TabSeparated' });
         // For an INSERT, the engine's "rows read" are the rows it parsed from the data and wrote.
         summary.written_rows = String(inserted.rowsRead);
         summary.written_bytes = String(inserted.bytesRead);
@@ -366,9 +506,25 @@ export class Executor {
     return { format, head: first ?? Buffer.alloc(0), rest, summary: done, cancel };
   }
 
-  /** Closes the connections of queries still running (the server stopped taking requests). */
-  close(): void {
-    for (const connection of this.#open) connection.close();
+  /**
+   * Ends the queries still running (the server stopped taking requests): KILL QUERY, a bounded wait for
+   * them to stop, then their connections closed. Closing a connection under a running query does not stop
+   * the query (it holds a thread of libuv's pool, and the process's exit waited for it).
+   */
+  async close(waitMs = 5000): Promise<void> {
+    this.#closing = true;
+    if (this.#open.size) {
+      await this.#kill(`Settings['log_comment'] LIKE ${quote(`${this.#markerPrefix}%`)}`);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(this.#open.values()),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, waitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    for (const connection of this.#open.keys()) connection.close();
     this.#open.clear();
     rmSync(this.#spool, { recursive: true, force: true });
   }

@@ -22,7 +22,7 @@ import {
   responseEncoder,
 } from './compression.ts';
 import { exceptionOf, exceptionText, HttpInterfaceError, httpStatusOf } from './errors.ts';
-import { Executor, type QueryRun } from './executor.ts';
+import { Executor, functionCatalogOf, type QueryRun } from './executor.ts';
 import { type ClickHouseRequest, formFields, parseRequest } from './request.ts';
 import { type NamedSession, SessionRegistry } from './sessions.ts';
 import { scanStatement } from './statement.ts';
@@ -117,7 +117,9 @@ export async function serveClickHouseHttp(
   const anchor: Session = openSession(options.dataDir);
   let version = '';
   let timezone = 'UTC';
+  let catalog: Awaited<ReturnType<typeof functionCatalogOf>>;
   try {
+    catalog = await functionCatalogOf(anchor);
     await anchor.queryAsync(`CREATE DATABASE IF NOT EXISTS \`${database.replace(/`/g, '')}\``);
     const [v = '', tz = 'UTC'] = (
       await anchor.queryAsync('SELECT version(), timezone()', { format: 'TabSeparated' })
@@ -136,6 +138,7 @@ export async function serveClickHouseHttp(
     maxConcurrent:
       options.maxConcurrentQueries ?? Math.max(1, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 2),
     maxQueued: options.maxQueuedQueries ?? 100,
+    catalog,
   });
   const sessions = new SessionRegistry();
   const displayName = hostname();
@@ -259,6 +262,12 @@ export async function serveClickHouseHttp(
     }
     let user: WarehouseHttpUser | undefined;
     let session: NamedSession | null = null;
+    // The client going away before its answer is complete ends its query in the engine.
+    const abandoned = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished)
+        abandoned.abort(new HttpInterfaceError('ABORTED', 'The client went away'));
+    });
     try {
       if (method !== 'GET' && method !== 'POST' && method !== 'HEAD') {
         throw new HttpInterfaceError(
@@ -310,6 +319,7 @@ export async function serveClickHouseHttp(
           waitEnd: parsed.waitEndOfQuery || waitSetting === '1' || waitSetting === 'true',
         },
         sessions,
+        abandoned.signal,
       );
       await answerQuery(request, response, parsed, run, queryId);
     } catch (error) {
@@ -351,7 +361,7 @@ export async function serveClickHouseHttp(
         server.closeAllConnections();
       });
       sessions.close();
-      executor.close();
+      await executor.close();
       anchor.close();
     },
   };

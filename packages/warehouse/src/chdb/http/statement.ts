@@ -1,9 +1,9 @@
-// What this layer must know about a statement before the engine sees it, read by a small tokenizer (no
-// SQL parser: the engine parses): its kind (first keyword), the FORMAT of its result, whether it is one
-// statement (ClickHouse's HTTP interface refuses several), where the data of an INSERT begins (after
-// `FORMAT <name>` and the line break, or at `VALUES`: ClickHouse's rule), and the function calls and
-// clauses the guard in executor.ts refuses (host files, INTO OUTFILE). Strings, quoted identifiers and
-// comments are skipped, so a keyword inside them does not count.
+// What this layer must know about a statement's text to carry it: its kind (first keyword), the FORMAT of
+// its result, whether it is one statement (ClickHouse's HTTP interface refuses several), and where the data
+// of an INSERT begins (after `FORMAT <name>` and the line break, or at `VALUES`: ClickHouse's rule). Read by
+// a small tokenizer (strings, heredocs, quoted identifiers and comments skipped, so a keyword inside them
+// does not count). What a statement may do is NOT decided here: statement-policy.ts decides it from the
+// engine's own parse.
 import { HttpInterfaceError } from './errors.ts';
 
 export interface Statement {
@@ -19,10 +19,6 @@ export interface Statement {
   insertSettings: string;
   /** The name in a top-level FORMAT clause (the result's format, or the INSERT data's). */
   format: string | null;
-  /** Names of functions and table functions called anywhere (lower case). */
-  calls: Set<string>;
-  /** INTO OUTFILE or FROM INFILE appear at the top level. */
-  hostFileClause: boolean;
   /** An INSERT whose rows come from a SELECT (with data after it: the input() form). */
   insertSelect: boolean;
 }
@@ -33,7 +29,7 @@ const isWordStart = (c: number) =>
   (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c >= 0x80;
 const isWord = (c: number) => isWordStart(c) || (c >= 0x30 && c <= 0x39) || c === 0x24;
 
-interface Token {
+export interface Token {
   type: 'word' | 'quoted' | 'string' | 'number' | 'punct';
   text: string;
   start: number;
@@ -41,8 +37,15 @@ interface Token {
   depth: number;
 }
 
+/** A heredoc's opening delimiter at `i` (`$$` or `$tag$`), or null. */
+function heredocTag(buffer: Buffer, i: number): string | null {
+  let j = i + 1;
+  while (j < buffer.length && isWord(buffer[j] as number) && buffer[j] !== 0x24) j++;
+  return buffer[j] === 0x24 ? buffer.toString('latin1', i, j + 1) : null;
+}
+
 /** The tokens of `buffer`, each with its nesting depth in () and []. */
-function* tokens(buffer: Buffer): Generator<Token> {
+export function* tokens(buffer: Buffer): Generator<Token> {
   let i = 0;
   let depth = 0;
   const n = buffer.length;
@@ -92,6 +95,15 @@ function* tokens(buffer: Buffer): Generator<Token> {
       yield { type: c === 0x27 ? 'string' : 'quoted', text: inner, start, end: i, depth };
       continue;
     }
+    const tag = c === 0x24 ? heredocTag(buffer, i) : null;
+    if (tag !== null) {
+      // $$…$$ or $tag$…$tag$: a string literal, up to the same delimiter (or the end).
+      const close = buffer.indexOf(tag, i + tag.length, 'latin1');
+      i = close < 0 ? n : close + tag.length;
+      const inner = buffer.toString('utf8', start + tag.length, close < 0 ? n : close);
+      yield { type: 'string', text: inner, start, end: i, depth };
+      continue;
+    }
     if (isWordStart(c)) {
       while (i < n && isWord(buffer[i] as number)) i++;
       yield { type: 'word', text: buffer.toString('utf8', start, i), start, end: i, depth };
@@ -139,8 +151,6 @@ export function scanStatement(buffer: Buffer): Statement {
     insertHead: '',
     insertSettings: '',
     format: null,
-    calls: new Set(),
-    hostFileClause: false,
     insertSelect: false,
   };
   const recent: Token[] = [];
@@ -164,9 +174,6 @@ export function scanStatement(buffer: Buffer): Statement {
     const beforePrevious = recent.at(-2);
     recent.push(token);
     if (recent.length > 2) recent.shift();
-    if (previous && (previous.type === 'word' || previous.type === 'quoted') && token.text === '(') {
-      statement.calls.add(previous.text.toLowerCase());
-    }
     if (!statement.kind) {
       if (token.type === 'punct' && token.text === '(') continue;
       statement.kind = word || token.text;
@@ -178,9 +185,6 @@ export function scanStatement(buffer: Buffer): Statement {
       continue;
     }
     const last = previous?.type === 'word' ? previous.text.toUpperCase() : '';
-    if ((last === 'INTO' && word === 'OUTFILE') || (last === 'FROM' && word === 'INFILE')) {
-      statement.hostFileClause = true;
-    }
     const formatClause =
       last === 'FORMAT' &&
       (token.type === 'word' || token.type === 'quoted') &&

@@ -4,15 +4,62 @@
 //     DESCRIBE, EXISTS, EXPLAIN and USE; no INSERT, ALTER, DROP, CREATE, TRUNCATE, OPTIMIZE, SYSTEM, no
 //     table functions, and no change of any setting (SET, SETTINGS clauses and URL settings are refused
 //     with READONLY, as ClickHouse does for such a user; clients read `system.settings.readonly` to know).
-// Passwords are compared in constant time.
+// Each user's queries run under limits the server sets and the user cannot change (execution time, memory,
+// rows read, result size: ClickHouse's settings of those names), so that one query cannot take the
+// process's memory or hold a slot for ever. Passwords are compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { TallyConfig } from '@tally/config';
 import { HttpInterfaceError } from './errors.ts';
+
+/** What one query of a user may use; 0 is no limit (ClickHouse's meaning of these settings). */
+export interface QueryLimits {
+  /** `max_execution_time`, in seconds. */
+  maxExecutionTimeS: number;
+  /** `max_memory_usage`, in bytes. */
+  maxMemoryBytes: number;
+  /** `max_rows_to_read`. */
+  maxRowsToRead: number;
+  /** `max_result_bytes` (the result before compression). */
+  maxResultBytes: number;
+}
 
 export interface WarehouseHttpUser {
   name: string;
   password: string;
   /** ClickHouse's `readonly` level this user's queries run with: 0 (writer) or 1 (read-only). */
   readonly: 0 | 1;
+  /** Limits of each of the user's queries (default: none). */
+  limits?: Partial<QueryLimits>;
+}
+
+const MIB = 1024 * 1024;
+
+/** The read-only analyst's limits, as configured (WAREHOUSE_ANALYST_*). */
+export function analystLimits(config: TallyConfig): QueryLimits {
+  return {
+    maxExecutionTimeS: config.WAREHOUSE_ANALYST_MAX_EXECUTION_TIME_S,
+    maxMemoryBytes: config.WAREHOUSE_ANALYST_MAX_MEMORY_MB * MIB,
+    maxRowsToRead: config.WAREHOUSE_ANALYST_MAX_ROWS_TO_READ,
+    maxResultBytes: config.WAREHOUSE_ANALYST_MAX_RESULT_MB * MIB,
+  };
+}
+
+/** The writer's limits, as configured (WAREHOUSE_WRITER_*): time and memory; it reads and returns what it needs. */
+export function writerLimits(config: TallyConfig): Partial<QueryLimits> {
+  return {
+    maxExecutionTimeS: config.WAREHOUSE_WRITER_MAX_EXECUTION_TIME_S,
+    maxMemoryBytes: config.WAREHOUSE_WRITER_MAX_MEMORY_MB * MIB,
+  };
+}
+
+/** The engine settings that carry a user's limits, set on each of its queries' connections. */
+export function limitSettings(limits: Partial<QueryLimits> = {}): [string, number][] {
+  const settings: [string, number][] = [];
+  if (limits.maxExecutionTimeS) settings.push(['max_execution_time', limits.maxExecutionTimeS]);
+  if (limits.maxMemoryBytes) settings.push(['max_memory_usage', limits.maxMemoryBytes]);
+  if (limits.maxRowsToRead) settings.push(['max_rows_to_read', limits.maxRowsToRead]);
+  if (limits.maxResultBytes) settings.push(['max_result_bytes', limits.maxResultBytes]);
+  return settings;
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
