@@ -155,6 +155,59 @@ describe('every operation of the API', () => {
       expect(res.json()).toEqual({ error: 'Cross-site request refused' });
     }
   });
+
+  /** The path written otherwise: encoded, in another case, with doubled slashes, dot segments. */
+  const spellings = (url: string) => [
+    url.replace('/api/', '/%61pi/'),
+    url.replace('/api/', '/%61%70%69/'),
+    url.replace('/api/v1/', '/api/%76%31/'),
+    url.replace('/api/', '/%2561pi/'),
+    url.replace('/api/', '/Api/'),
+    url.replace('/api/', '/API/'),
+    url.replace('/api/', '//api/'),
+    url.replace('/api/v1/', '/api//v1/'),
+    url.replace('/api/', '/./api/'),
+    url.replace('/api/v1/', '/api/v1/../v1/'),
+    url.replace('/api/', '/api%2f'),
+    url.replace('/alpha', '/%61lpha'),
+  ];
+
+  it.each(
+    OPERATIONS.filter((op) => !['GET', 'HEAD', 'OPTIONS'].includes(op.method)).map(
+      (op) => [op.operationId, op] as const,
+    ),
+  )('%s refuses a cross-site request whatever the spelling of its path (403)', async (_id, op) => {
+    const request = requestFor(op, 'alpha');
+    for (const url of spellings(request.url)) {
+      const res = await app.inject({
+        ...request,
+        url,
+        remoteAddress: '198.51.100.201',
+        headers: { origin: 'https://evil.example', ...cookie(sessionA) },
+      });
+      expect(res.statusCode, url).toBe(403);
+      expect(res.json(), url).toEqual({ error: 'Cross-site request refused' });
+    }
+  });
+
+  const publicTokensOfAlpha = async () =>
+    (await tokens.list()).filter((t) => t.project_id === 'alpha' && t.kind === 'public').length;
+
+  it('reaches an operation through an encoded path, so the check cannot read the raw path', async () => {
+    // The attack of issue 26: a same-site page created a public token with the victim's cookie.
+    const url = '/%61pi/v1/projects/alpha/public-tokens';
+    const before = await publicTokensOfAlpha();
+    const refused = await app.inject({
+      method: 'POST',
+      url,
+      headers: { origin: 'https://evil.example', ...cookie(sessionA) },
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(await publicTokensOfAlpha()).toBe(before);
+    const own = await app.inject({ method: 'POST', url, headers: { ...sameOrigin, ...cookie(sessionA) } });
+    expect(own.statusCode).toBe(201);
+    expect(await publicTokensOfAlpha()).toBe(before + 1);
+  });
 });
 
 describe('request bodies', () => {
