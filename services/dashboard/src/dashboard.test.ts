@@ -419,6 +419,41 @@ describe('signing in', () => {
   });
 });
 
+describe('caching', () => {
+  it('answers every API request with Cache-Control: no-store (JSON, CSV, sessions, errors)', async () => {
+    const answers = [
+      await app.inject({
+        url: '/api/v1/projects/alpha/traffic/summary?from=2026-05-01&to=2026-05-07',
+        headers: bearer(keyA),
+      }),
+      await app.inject({
+        url: '/api/v1/projects/alpha/traffic/breakdown/page?from=2026-05-01&to=2026-05-07&format=csv',
+        headers: bearer(keyA),
+      }),
+      await app.inject({
+        url: '/api/v1/projects/alpha/revenue/mrr?from=2026-01&to=2026-02',
+        headers: cookie(sessionA),
+      }),
+      await app.inject({ url: '/api/v1/projects', headers: bearer(shareA) }),
+      await app.inject({ url: '/api/v1/session', headers: cookie(sessionA) }),
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/session',
+        remoteAddress: '10.4.0.1',
+        headers: sameOrigin,
+        payload: { email: 'a@example.com', password: 'alpha password' },
+      }),
+      await app.inject({ url: `/api/v1/shared/${shareA}` }),
+      await app.inject({ url: '/api/v1/projects/alpha/traffic/summary?from=2026-05-01&to=2026-05-07' }),
+    ];
+    expect(answers.map((res) => res.statusCode)).toEqual([200, 200, 200, 200, 200, 200, 200, 401]);
+    expect(answers[1]?.headers['content-type']).toMatch(/^text\/csv/);
+    for (const res of answers) expect(res.headers['cache-control'], res.body.slice(0, 80)).toBe('no-store');
+    // The web app keeps its own caching.
+    expect((await app.inject({ url: '/' })).headers['cache-control']).toBe('no-cache');
+  });
+});
+
 describe('pages', () => {
   it("frame a share link's page only from its listed origins, and nothing else", async () => {
     const shared = await app.inject({ url: `/share/${shareA}` });
