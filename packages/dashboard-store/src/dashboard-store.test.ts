@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stateStoreConformance } from './conformance.ts';
 import { LmdbStateStore } from './lmdb-store.ts';
-import { ShareLinks } from './share-links.ts';
+import { isEmbedOrigin, ShareLinks } from './share-links.ts';
 import { Sessions, Users } from './users.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-dash-store-'));
@@ -64,9 +64,9 @@ describe('share links', () => {
     const locked = await shares.create('shop', {
       password: 'letmein please',
       include_revenue: true,
-      embed_origins: ['https://blog.example/'],
+      embed_origins: ['https://blog.example', 'http://localhost:8080', 'https://blog.example'],
     });
-    expect(locked.share.embed_origins).toEqual(['https://blog.example']);
+    expect(locked.share.embed_origins).toEqual(['https://blog.example', 'http://localhost:8080']);
     expect(await shares.unlock(locked.token, 'wrong')).toBeNull();
     const grant = await shares.unlock(locked.token, 'letmein please');
     expect(grant?.grant).toMatch(/^shg_/);
@@ -77,6 +77,37 @@ describe('share links', () => {
     expect(await shares.revoke('shop', locked.share.id)).toBe(true);
     expect(await shares.findByToken(locked.token)).toBeNull();
     expect(await shares.findByGrant(grant?.grant ?? '')).toBeNull();
+  });
+
+  it('refuse an embedding origin that is not exactly an origin (it would go into the CSP as it is)', async () => {
+    for (const origin of [
+      'https://blog.example;script-src',
+      'https://blog.example,https://evil.example',
+      "https://blog.example'",
+      'https://*.example',
+      'https://a$b.example',
+      'https://Blog.example',
+      'https://blog.example/',
+      'https://blog.example:443',
+      'https://user@blog.example',
+      'ftp://blog.example',
+      'javascript://blog.example',
+      'blog.example',
+      '',
+    ]) {
+      expect(isEmbedOrigin(origin), origin).toBe(false);
+      await expect(shares.create('shop', { embed_origins: [origin] }), origin).rejects.toThrow(
+        /embed_origins must be origins such as https:\/\/blog\.example/,
+      );
+    }
+    for (const origin of [
+      'https://blog.example',
+      'http://localhost:8080',
+      'http://[::1]:3000',
+      'http://10.0.0.1',
+    ]) {
+      expect(isEmbedOrigin(origin), origin).toBe(true);
+    }
   });
 
   it('expire what has a lifetime', async () => {

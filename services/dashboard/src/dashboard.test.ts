@@ -6,7 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
-import { LmdbStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
+import {
+  hashSecret,
+  LmdbStateStore,
+  ProjectStore,
+  Sessions,
+  ShareLinks,
+  Users,
+} from '@tally/dashboard-store';
 import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
@@ -451,6 +458,71 @@ describe('caching', () => {
     for (const res of answers) expect(res.headers['cache-control'], res.body.slice(0, 80)).toBe('no-store');
     // The web app keeps its own caching.
     expect((await app.inject({ url: '/' })).headers['cache-control']).toBe('no-cache');
+  });
+});
+
+describe('share links', () => {
+  const create = (embed_origins: string[]) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/projects/alpha/shares',
+      headers: { ...sameOrigin, ...cookie(sessionA) },
+      payload: { name: 'embedded', embed_origins },
+    });
+
+  it('refuse an embedding origin that is anything but an origin (400), so nothing reaches the CSP', async () => {
+    const before = (await new ShareLinks(store).list('alpha')).length;
+    for (const origin of [
+      'https://blog.example;script-src',
+      'https://blog.example;frame-ancestors',
+      'https://blog.example,https://evil.example',
+      'https://*.example',
+      "https://blog.example'",
+      'https://Blog.example',
+      'https://blog.example:443',
+      'https://blog.example/',
+      'https://user@blog.example',
+      'ftp://blog.example',
+    ]) {
+      const res = await create([origin]);
+      expect(res.statusCode, origin).toBe(400);
+      expect(res.json(), origin).toHaveProperty('message');
+    }
+    expect((await new ShareLinks(store).list('alpha')).length).toBe(before);
+    const ok = await create(['https://blog.example', 'http://localhost:8080']);
+    expect(ok.statusCode).toBe(201);
+    const page = await app.inject({ url: `/share/${ok.json().token}` });
+    expect(page.headers['content-security-policy']).toMatch(
+      /; frame-ancestors https:\/\/blog\.example http:\/\/localhost:8080$/,
+    );
+  });
+
+  it("leave out of the page's CSP whatever stored origin is not exactly an origin", async () => {
+    // A link stored before origins were checked.
+    const token = `shr_${'z'.repeat(43)}`;
+    await store.put('shares', hashSecret(token), {
+      id: 'legacy',
+      project: 'alpha',
+      name: 'legacy',
+      hint: 'shr_zzzz…',
+      token_hash: hashSecret(token),
+      password_hash: null,
+      include_revenue: false,
+      embed_origins: ['https://blog.example', "https://x.example;script-src 'unsafe-inline'", 'https://a,b'],
+      created_at: new Date().toISOString(),
+    });
+    const csp = String((await app.inject({ url: `/share/${token}` })).headers['content-security-policy']);
+    expect(csp.split('; ').map((d) => d.split(' ')[0])).toEqual([
+      'default-src',
+      'script-src',
+      'style-src',
+      'img-src',
+      'connect-src',
+      'base-uri',
+      'form-action',
+      'frame-ancestors',
+    ]);
+    expect(csp).toMatch(/; frame-ancestors https:\/\/blog\.example$/);
   });
 });
 
