@@ -1,8 +1,11 @@
 // The conformance suite every state-store backend runs (LMDB in dashboard-store.test.ts, Redis in
 // test/dashboard-store-redis.test.ts): documents by collection, expiry, an atomic take, and listing that
-// keeps collections apart.
+// keeps collections apart; and what the dashboard keeps on them that must hold on each: a user's one valid
+// sign-in link, and sessions that end with a password change.
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { StateStore } from './state-store.ts';
+import { Sessions, Users } from './users.ts';
 
 export function stateStoreConformance(name: string, open: () => StateStore, namespace: string): void {
   describe(`state store conformance: ${name}`, () => {
@@ -51,6 +54,73 @@ export function stateStoreConformance(name: string, open: () => StateStore, name
       expect(await reader.list(c('shared'))).toEqual([{ n: 1 }]);
       await writer.close();
       await reader.close();
+    });
+
+    // Users and sessions live in fixed collections: each case has emails of its own.
+    const email = (name: string) => `${name}-${randomUUID()}@example.com`;
+
+    it('keeps one valid sign-in link per user: a new link revokes the older ones, using one revokes all', async () => {
+      const store = open();
+      const users = new Users(store);
+      const ada = email('ada');
+      await users.add(ada, ['shop']);
+      const first = await users.createSignInLink(ada);
+      const second = await users.createSignInLink(ada);
+      expect(await users.usePasswordLink(first, 'first password!')).toBeNull();
+      expect(await users.authenticate(ada, 'first password!')).toBeNull();
+      const third = await users.createSignInLink(ada);
+      expect(await users.usePasswordLink(second, 'second password')).toBeNull();
+      expect(await users.usePasswordLink(third, 'third password!')).toMatchObject({ email: ada });
+      expect(await users.usePasswordLink(third, 'fourth password')).toBeNull();
+      expect(await users.authenticate(ada, 'third password!')).not.toBeNull();
+      // Setting the password otherwise (the CLI) revokes the outstanding link too.
+      const fifth = await users.createSignInLink(ada);
+      await users.setPassword(ada, 'fifth password!');
+      expect(await users.usePasswordLink(fifth, 'sixth password!')).toBeNull();
+      expect(await users.authenticate(ada, 'fifth password!')).not.toBeNull();
+      await store.close();
+    });
+
+    it("ends a user's sessions when the password changes, and only theirs", async () => {
+      const store = open();
+      const users = new Users(store);
+      const sessions = new Sessions(store);
+      const [ada, bob] = [email('ada'), email('bob')];
+      await users.add(ada, ['shop'], 'ada password 1');
+      await users.add(bob, ['shop'], 'bob password 1');
+      const adaBefore = [await sessions.create(ada), await sessions.create(ada)];
+      const bobSession = await sessions.create(bob);
+      for (const token of adaBefore) expect((await sessions.find(token))?.email).toBe(ada);
+      // Through a sign-in link (a reset), on another handle: another replica sees it at once.
+      const link = await users.createSignInLink(ada);
+      const other = open();
+      expect(await new Users(other).usePasswordLink(link, 'ada password 2')).not.toBeNull();
+      for (const token of adaBefore) expect(await sessions.find(token)).toBeNull();
+      expect((await sessions.find(bobSession))?.email).toBe(bob);
+      const adaAfter = await sessions.create(ada);
+      expect((await sessions.find(adaAfter))?.email).toBe(ada);
+      // And through setPassword.
+      await users.setPassword(ada, 'ada password 3');
+      expect(await sessions.find(adaAfter)).toBeNull();
+      expect((await sessions.find(bobSession))?.email).toBe(bob);
+      await other.close();
+      await store.close();
+    });
+
+    it('does not bring back the sessions or link of a removed user added again', async () => {
+      const store = open();
+      const users = new Users(store);
+      const sessions = new Sessions(store);
+      const ada = email('ada');
+      await users.add(ada, ['shop'], 'ada password 1');
+      const session = await sessions.create(ada);
+      const link = await users.createSignInLink(ada);
+      expect(await users.remove(ada)).toBe(true);
+      expect(await sessions.find(session)).toBeNull();
+      await users.add(ada, ['shop']);
+      expect(await sessions.find(session)).toBeNull();
+      expect(await users.usePasswordLink(link, 'ada password 2')).toBeNull();
+      await store.close();
     });
   });
 }

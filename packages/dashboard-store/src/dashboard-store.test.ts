@@ -41,6 +41,20 @@ describe('users', () => {
     await expect(users.add('ada@example.com', ['x'])).rejects.toThrow(/exists/);
     await expect(users.add('bob@example.com', [])).rejects.toThrow(/at least one project/);
   });
+
+  it('are added with their password, or not at all when it is refused', async () => {
+    await expect(users.add('cy@example.com', ['shop'], 'short')).rejects.toThrow(/10 characters/);
+    expect(await users.get('cy@example.com')).toBeNull();
+    await users.add('cy@example.com', ['shop'], 'long enough password');
+    expect(await users.authenticate('cy@example.com', 'long enough password')).not.toBeNull();
+    // A listing shows neither the hashes nor the session stamp.
+    expect(Object.keys((await users.list()).find((u) => u.email === 'cy@example.com') ?? {}).sort()).toEqual([
+      'created_at',
+      'email',
+      'has_password',
+      'projects',
+    ]);
+  });
 });
 
 describe('sessions', () => {
@@ -48,7 +62,7 @@ describe('sessions', () => {
   it('are random tokens stored by their hash, ended on sign-out', async () => {
     const token = await sessions.create('ada@example.com');
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await sessions.find(token)).toBe('ada@example.com');
+    expect((await sessions.find(token))?.email).toBe('ada@example.com');
     expect(fileText()).not.toContain(token);
     await sessions.end(token);
     expect(await sessions.find(token)).toBeNull();

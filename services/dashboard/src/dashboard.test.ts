@@ -35,12 +35,13 @@ let sessionB: string;
 let shareA: string;
 let shareAWithRevenue: string;
 const ORIGIN = 'http://dashboard.test';
+let users: Users;
 
 beforeAll(async () => {
   warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
   await migrate(warehouse);
   store = new LmdbStateStore(dir);
-  const users = new Users(store);
+  users = new Users(store);
   const sessions = new Sessions(store);
   const shares = new ShareLinks(store);
   keyA = (await tokens.create('alpha', 'read')).token;
@@ -423,6 +424,30 @@ describe('signing in', () => {
       answers.push((await signIn('wrong password', `10.1.0.${i}`, 'b@example.com')).statusCode);
     expect(answers.slice(0, 10).every((s) => s === 401)).toBe(true);
     expect(answers[10]).toBe(429);
+  });
+
+  it('ends the older sessions when a sign-in link sets the password, and signs this browser in anew', async () => {
+    await users.add('d@example.com', ['alpha'], 'delta password');
+    const before = await new Sessions(store).create('d@example.com');
+    const session = (token: string) => app.inject({ url: '/api/v1/session', headers: cookie(token) });
+    expect((await session(before)).statusCode).toBe(200);
+    const older = await users.createSignInLink('d@example.com');
+    const link = await users.createSignInLink('d@example.com');
+    const setPassword = (token: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/password',
+        remoteAddress: '10.3.0.1',
+        headers: sameOrigin,
+        payload: { token, password: 'new delta password' },
+      });
+    expect((await setPassword(older)).statusCode).toBe(401); // revoked by the newer link
+    const set = await setPassword(link);
+    expect(set.statusCode).toBe(200);
+    const after = /tally_session=([^;]+)/.exec(String(set.headers['set-cookie']))?.[1] as string;
+    expect((await session(before)).statusCode).toBe(401);
+    expect((await session(after)).statusCode).toBe(200);
+    expect((await setPassword(link)).statusCode).toBe(401); // used
   });
 });
 

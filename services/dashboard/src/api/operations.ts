@@ -276,7 +276,9 @@ export const OPERATIONS: Operation[] = [
     tag: 'Sign-in',
     summary: "Set a password with a sign-in link's one-time token, and sign in",
     description:
-      'The link is printed by `tally users add` (and `tally users link`); it works once, for 7 days.',
+      'The link is printed by `tally users add` (and `tally users link`); it works once, for 7 days, and ' +
+      "only the user's newest link works. Setting the password ends every session of the user; the answer " +
+      'signs this browser in with a new one.',
     access: 'public',
     body: S.SetPassword,
     responses: { 200: S.SessionInfo, 400: S.Message, 401: S.ErrorBody, 429: S.ErrorBody },
