@@ -1,9 +1,11 @@
 // The conformance suite every state-store backend runs (LMDB in dashboard-store.test.ts, Redis in
 // test/dashboard-store-redis.test.ts): documents by collection, expiry, an atomic take, and listing that
 // keeps collections apart; and what the dashboard keeps on them that must hold on each: a user's one valid
-// sign-in link, and sessions that end with a password change.
+// sign-in link, sessions that end with a password change, and failed sign-ins counted per (address,
+// account) pair and seen by every handle (replica).
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { SIGN_IN_DELAY_CAP_MS, SignInFailures, signInDelayMs } from './sign-in-failures.ts';
 import type { StateStore } from './state-store.ts';
 import { Sessions, Users } from './users.ts';
 
@@ -120,6 +122,41 @@ export function stateStoreConformance(name: string, open: () => StateStore, name
       await users.add(ada, ['shop']);
       expect(await sessions.find(session)).toBeNull();
       expect(await users.usePasswordLink(link, 'ada password 2')).toBeNull();
+      await store.close();
+    });
+
+    it('slows failed sign-ins per (address, account) pair, exponentially up to a cap, seen by every handle', async () => {
+      let now = 1_000_000;
+      const store = open();
+      const failures = new SignInFailures(store, { now: () => now });
+      const replicaStore = open();
+      const replica = new SignInFailures(replicaStore, { now: () => now });
+      const ada = email('ada');
+      expect(await failures.wait('192.0.2.1', ada)).toBe(0);
+      const waits: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        waits.push(await failures.fail('192.0.2.1', ada));
+        // Another replica sees the wait (Redis: shared by every dashboard).
+        expect(await replica.wait('192.0.2.1', ada.toUpperCase())).toBe(waits[i]);
+        now += waits[i] as number;
+        expect(await failures.wait('192.0.2.1', ada)).toBe(0);
+      }
+      expect(waits).toEqual([
+        1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 900_000, 900_000,
+      ]);
+      expect(waits.slice(0, 12)).toEqual(Array.from({ length: 12 }, (_, i) => signInDelayMs(i + 1)));
+      expect(signInDelayMs(1_000)).toBe(SIGN_IN_DELAY_CAP_MS);
+      await failures.fail('192.0.2.1', ada);
+      now += 1_000;
+      expect(await failures.wait('192.0.2.1', ada)).toBe(SIGN_IN_DELAY_CAP_MS - 1_000);
+      // Not the same account from another address, nor another account from this one.
+      expect(await failures.wait('192.0.2.2', ada)).toBe(0);
+      expect(await failures.wait('192.0.2.1', email('bob'))).toBe(0);
+      // A success forgets the pair's failures: the next failure waits the base again.
+      await replica.succeed('192.0.2.1', ada);
+      expect(await failures.wait('192.0.2.1', ada)).toBe(0);
+      expect(await failures.fail('192.0.2.1', ada)).toBe(1_000);
+      await replicaStore.close();
       await store.close();
     });
   });

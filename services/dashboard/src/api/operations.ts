@@ -255,7 +255,10 @@ export const OPERATIONS: Operation[] = [
     summary: 'Sign in with email and password',
     description:
       'Sets the session cookie (`tally_session`: HttpOnly, SameSite=Lax, Secure over HTTPS). Attempts are ' +
-      'rate-limited per client address and per account (429 with Retry-After).',
+      'rate-limited per client address, and after a failure the same client address waits before trying ' +
+      'the same account again (1 s, doubling with each failure in a row, at most 15 minutes); both answer ' +
+      '429 with Retry-After. The account itself is never locked: the right password from another address ' +
+      'signs in at once.',
     access: 'public',
     body: S.SignIn,
     responses: { 200: S.SessionInfo, 401: S.ErrorBody, 429: S.ErrorBody },
