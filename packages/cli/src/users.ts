@@ -1,7 +1,8 @@
 // `tally users add|list|remove|grant|link`: the dashboard's users, in the store the configuration names
 // (Redis when REDIS_URL is set, else TALLY_DATA_DIR/dashboard.mdb), beside a running dashboard or not.
 // `add` prints a one-time sign-in link that sets the password (or reads it from stdin with
-// --password-stdin, for automation); passwords and links are stored hashed only.
+// --password-stdin, for automation); passwords and links are stored hashed only. A user is added only when
+// everything given is valid (email, projects, password).
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { ALL_PROJECTS, openStateStore, Users } from '@tally/dashboard-store';
@@ -15,18 +16,20 @@ export function signInLink(config: TallyConfig, token: string): string {
   return `${base}/set-password#token=${token}`;
 }
 
-async function readStdin(): Promise<string> {
+async function readAll(input: AsyncIterable<Buffer | string>): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of input) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');
 }
 
+/** `stdin`: where --password-stdin reads (the process's own; a test gives its own). */
 export async function runUsers(
   config: TallyConfig,
   argv: string[],
   parseArgs: typeof ParseArgs,
+  stdin: AsyncIterable<Buffer | string> = process.stdin,
 ): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -46,9 +49,10 @@ export async function runUsers(
     switch (action) {
       case 'add': {
         if (!email) throw new Error('users add needs an email');
-        const user = await users.add(email, projects);
-        if (values['password-stdin']) {
-          await users.setPassword(user.email, await readStdin());
+        // The password is read first and checked with the rest: a refused one adds no user.
+        const password = values['password-stdin'] ? await readAll(stdin) : undefined;
+        const user = await users.add(email, projects, password);
+        if (password !== undefined) {
           process.stdout.write(
             `Added ${user.email} (projects: ${user.projects.join(', ')}) with the password given.\n`,
           );
@@ -64,7 +68,9 @@ export async function runUsers(
       case 'link': {
         if (!email) throw new Error('users link needs an email');
         const link = signInLink(config, await users.createSignInLink(email));
-        process.stdout.write('A new sign-in link (it sets a new password; once, for 7 days):\n');
+        process.stdout.write(
+          "A new sign-in link (it sets a new password, ending the user's sessions; once, for 7 days; earlier links stop working):\n",
+        );
         process.stdout.write(`${link}\n`);
         return 0;
       }

@@ -1,8 +1,13 @@
 // The conformance suite every state-store backend runs (LMDB in dashboard-store.test.ts, Redis in
 // test/dashboard-store-redis.test.ts): documents by collection, expiry, an atomic take, and listing that
-// keeps collections apart.
+// keeps collections apart; and what the dashboard keeps on them that must hold on each: a user's one valid
+// sign-in link, sessions that end with a password change, and failed sign-ins counted per (address,
+// account) pair and seen by every handle (replica).
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { SIGN_IN_DELAY_CAP_MS, SignInFailures, signInDelayMs } from './sign-in-failures.ts';
 import type { StateStore } from './state-store.ts';
+import { Sessions, Users } from './users.ts';
 
 export function stateStoreConformance(name: string, open: () => StateStore, namespace: string): void {
   describe(`state store conformance: ${name}`, () => {
@@ -51,6 +56,108 @@ export function stateStoreConformance(name: string, open: () => StateStore, name
       expect(await reader.list(c('shared'))).toEqual([{ n: 1 }]);
       await writer.close();
       await reader.close();
+    });
+
+    // Users and sessions live in fixed collections: each case has emails of its own.
+    const email = (name: string) => `${name}-${randomUUID()}@example.com`;
+
+    it('keeps one valid sign-in link per user: a new link revokes the older ones, using one revokes all', async () => {
+      const store = open();
+      const users = new Users(store);
+      const ada = email('ada');
+      await users.add(ada, ['shop']);
+      const first = await users.createSignInLink(ada);
+      const second = await users.createSignInLink(ada);
+      expect(await users.usePasswordLink(first, 'first password!')).toBeNull();
+      expect(await users.authenticate(ada, 'first password!')).toBeNull();
+      const third = await users.createSignInLink(ada);
+      expect(await users.usePasswordLink(second, 'second password')).toBeNull();
+      expect(await users.usePasswordLink(third, 'third password!')).toMatchObject({ email: ada });
+      expect(await users.usePasswordLink(third, 'fourth password')).toBeNull();
+      expect(await users.authenticate(ada, 'third password!')).not.toBeNull();
+      // Setting the password otherwise (the CLI) revokes the outstanding link too.
+      const fifth = await users.createSignInLink(ada);
+      await users.setPassword(ada, 'fifth password!');
+      expect(await users.usePasswordLink(fifth, 'sixth password!')).toBeNull();
+      expect(await users.authenticate(ada, 'fifth password!')).not.toBeNull();
+      await store.close();
+    });
+
+    it("ends a user's sessions when the password changes, and only theirs", async () => {
+      const store = open();
+      const users = new Users(store);
+      const sessions = new Sessions(store);
+      const [ada, bob] = [email('ada'), email('bob')];
+      await users.add(ada, ['shop'], 'ada password 1');
+      await users.add(bob, ['shop'], 'bob password 1');
+      const adaBefore = [await sessions.create(ada), await sessions.create(ada)];
+      const bobSession = await sessions.create(bob);
+      for (const token of adaBefore) expect((await sessions.find(token))?.email).toBe(ada);
+      // Through a sign-in link (a reset), on another handle: another replica sees it at once.
+      const link = await users.createSignInLink(ada);
+      const other = open();
+      expect(await new Users(other).usePasswordLink(link, 'ada password 2')).not.toBeNull();
+      for (const token of adaBefore) expect(await sessions.find(token)).toBeNull();
+      expect((await sessions.find(bobSession))?.email).toBe(bob);
+      const adaAfter = await sessions.create(ada);
+      expect((await sessions.find(adaAfter))?.email).toBe(ada);
+      // And through setPassword.
+      await users.setPassword(ada, 'ada password 3');
+      expect(await sessions.find(adaAfter)).toBeNull();
+      expect((await sessions.find(bobSession))?.email).toBe(bob);
+      await other.close();
+      await store.close();
+    });
+
+    it('does not bring back the sessions or link of a removed user added again', async () => {
+      const store = open();
+      const users = new Users(store);
+      const sessions = new Sessions(store);
+      const ada = email('ada');
+      await users.add(ada, ['shop'], 'ada password 1');
+      const session = await sessions.create(ada);
+      const link = await users.createSignInLink(ada);
+      expect(await users.remove(ada)).toBe(true);
+      expect(await sessions.find(session)).toBeNull();
+      await users.add(ada, ['shop']);
+      expect(await sessions.find(session)).toBeNull();
+      expect(await users.usePasswordLink(link, 'ada password 2')).toBeNull();
+      await store.close();
+    });
+
+    it('slows failed sign-ins per (address, account) pair, exponentially up to a cap, seen by every handle', async () => {
+      let now = 1_000_000;
+      const store = open();
+      const failures = new SignInFailures(store, { now: () => now });
+      const replicaStore = open();
+      const replica = new SignInFailures(replicaStore, { now: () => now });
+      const ada = email('ada');
+      expect(await failures.wait('192.0.2.1', ada)).toBe(0);
+      const waits: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        waits.push(await failures.fail('192.0.2.1', ada));
+        // Another replica sees the wait (Redis: shared by every dashboard).
+        expect(await replica.wait('192.0.2.1', ada.toUpperCase())).toBe(waits[i]);
+        now += waits[i] as number;
+        expect(await failures.wait('192.0.2.1', ada)).toBe(0);
+      }
+      expect(waits).toEqual([
+        1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 900_000, 900_000,
+      ]);
+      expect(waits.slice(0, 12)).toEqual(Array.from({ length: 12 }, (_, i) => signInDelayMs(i + 1)));
+      expect(signInDelayMs(1_000)).toBe(SIGN_IN_DELAY_CAP_MS);
+      await failures.fail('192.0.2.1', ada);
+      now += 1_000;
+      expect(await failures.wait('192.0.2.1', ada)).toBe(SIGN_IN_DELAY_CAP_MS - 1_000);
+      // Not the same account from another address, nor another account from this one.
+      expect(await failures.wait('192.0.2.2', ada)).toBe(0);
+      expect(await failures.wait('192.0.2.1', email('bob'))).toBe(0);
+      // A success forgets the pair's failures: the next failure waits the base again.
+      await replica.succeed('192.0.2.1', ada);
+      expect(await failures.wait('192.0.2.1', ada)).toBe(0);
+      expect(await failures.fail('192.0.2.1', ada)).toBe(1_000);
+      await replicaStore.close();
+      await store.close();
     });
   });
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stateStoreConformance } from './conformance.ts';
 import { LmdbStateStore } from './lmdb-store.ts';
-import { ShareLinks } from './share-links.ts';
+import { isEmbedOrigin, ShareLinks } from './share-links.ts';
 import { Sessions, Users } from './users.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-dash-store-'));
@@ -41,6 +41,20 @@ describe('users', () => {
     await expect(users.add('ada@example.com', ['x'])).rejects.toThrow(/exists/);
     await expect(users.add('bob@example.com', [])).rejects.toThrow(/at least one project/);
   });
+
+  it('are added with their password, or not at all when it is refused', async () => {
+    await expect(users.add('cy@example.com', ['shop'], 'short')).rejects.toThrow(/10 characters/);
+    expect(await users.get('cy@example.com')).toBeNull();
+    await users.add('cy@example.com', ['shop'], 'long enough password');
+    expect(await users.authenticate('cy@example.com', 'long enough password')).not.toBeNull();
+    // A listing shows neither the hashes nor the session stamp.
+    expect(Object.keys((await users.list()).find((u) => u.email === 'cy@example.com') ?? {}).sort()).toEqual([
+      'created_at',
+      'email',
+      'has_password',
+      'projects',
+    ]);
+  });
 });
 
 describe('sessions', () => {
@@ -48,7 +62,7 @@ describe('sessions', () => {
   it('are random tokens stored by their hash, ended on sign-out', async () => {
     const token = await sessions.create('ada@example.com');
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await sessions.find(token)).toBe('ada@example.com');
+    expect((await sessions.find(token))?.email).toBe('ada@example.com');
     expect(fileText()).not.toContain(token);
     await sessions.end(token);
     expect(await sessions.find(token)).toBeNull();
@@ -64,9 +78,9 @@ describe('share links', () => {
     const locked = await shares.create('shop', {
       password: 'letmein please',
       include_revenue: true,
-      embed_origins: ['https://blog.example/'],
+      embed_origins: ['https://blog.example', 'http://localhost:8080', 'https://blog.example'],
     });
-    expect(locked.share.embed_origins).toEqual(['https://blog.example']);
+    expect(locked.share.embed_origins).toEqual(['https://blog.example', 'http://localhost:8080']);
     expect(await shares.unlock(locked.token, 'wrong')).toBeNull();
     const grant = await shares.unlock(locked.token, 'letmein please');
     expect(grant?.grant).toMatch(/^shg_/);
@@ -77,6 +91,37 @@ describe('share links', () => {
     expect(await shares.revoke('shop', locked.share.id)).toBe(true);
     expect(await shares.findByToken(locked.token)).toBeNull();
     expect(await shares.findByGrant(grant?.grant ?? '')).toBeNull();
+  });
+
+  it('refuse an embedding origin that is not exactly an origin (it would go into the CSP as it is)', async () => {
+    for (const origin of [
+      'https://blog.example;script-src',
+      'https://blog.example,https://evil.example',
+      "https://blog.example'",
+      'https://*.example',
+      'https://a$b.example',
+      'https://Blog.example',
+      'https://blog.example/',
+      'https://blog.example:443',
+      'https://user@blog.example',
+      'ftp://blog.example',
+      'javascript://blog.example',
+      'blog.example',
+      '',
+    ]) {
+      expect(isEmbedOrigin(origin), origin).toBe(false);
+      await expect(shares.create('shop', { embed_origins: [origin] }), origin).rejects.toThrow(
+        /embed_origins must be origins such as https:\/\/blog\.example/,
+      );
+    }
+    for (const origin of [
+      'https://blog.example',
+      'http://localhost:8080',
+      'http://[::1]:3000',
+      'http://10.0.0.1',
+    ]) {
+      expect(isEmbedOrigin(origin), origin).toBe(true);
+    }
   });
 
   it('expire what has a lifetime', async () => {

@@ -8,5 +8,6 @@ export * from './redis-store.ts';
 export * from './refusal-counts.ts';
 export * from './secrets.ts';
 export * from './share-links.ts';
+export * from './sign-in-failures.ts';
 export * from './state-store.ts';
 export * from './users.ts';

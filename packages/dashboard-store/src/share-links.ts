@@ -4,6 +4,7 @@
 // (shg_…, 24 hours), which is then the shared view's credential.
 import { hashPassword, hashSecret, newSecret, verifyPassword } from './secrets.ts';
 import type { StateStore } from './state-store.ts';
+import { UserError } from './users.ts';
 
 export interface ShareLink {
   id: string;
@@ -28,6 +29,27 @@ export const SHARE_PREFIX = 'shr_';
 export const GRANT_PREFIX = 'shg_';
 export const GRANT_TTL_MS = 24 * 3_600_000;
 
+// A host as an origin serialises it: lower-case letters, digits, hyphens and dots, or an IPv6 address in
+// brackets. WHATWG URL alone lets `;`, `,`, `*`, `'` or `$` through in a host, which would end or widen the
+// CSP's frame-ancestors.
+// The API's schema validates with the same pattern.
+export const EMBED_ORIGIN_PATTERN =
+  '^https?://(?:[a-z0-9-]+(?:\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(?::[0-9]{1,5})?$';
+const ORIGIN_HOST = new RegExp(EMBED_ORIGIN_PATTERN);
+
+/**
+ * Whether `origin` is exactly an origin a page may be embedded from: http or https, a host, an optional
+ * port, nothing else, written as the URL standard serialises it (lower case, no default port, no slash).
+ */
+export function isEmbedOrigin(origin: string): boolean {
+  if (!ORIGIN_HOST.test(origin)) return false;
+  try {
+    return new URL(origin).origin === origin;
+  } catch {
+    return false;
+  }
+}
+
 /** What a listing shows of a link (never a hash). */
 export const publicShare = (s: ShareLink) => ({
   id: s.id,
@@ -46,7 +68,15 @@ export class ShareLinks {
     this.#store = store;
   }
 
+  /** Creates a link; a UserError when an embedding origin is not exactly an origin (isEmbedOrigin). */
   async create(project: string, input: ShareInput): Promise<{ share: ShareLink; token: string }> {
+    const origins = input.embed_origins ?? [];
+    if (!origins.every(isEmbedOrigin)) {
+      throw new UserError(
+        'embed_origins must be origins such as https://blog.example: http or https, a host in lower case ' +
+          'and an optional port, nothing else',
+      );
+    }
     const token = newSecret(SHARE_PREFIX);
     const tokenHash = hashSecret(token);
     const share: ShareLink = {
@@ -57,7 +87,7 @@ export class ShareLinks {
       token_hash: tokenHash,
       password_hash: input.password ? await hashPassword(input.password) : null,
       include_revenue: input.include_revenue ?? false,
-      embed_origins: [...new Set((input.embed_origins ?? []).map((o) => new URL(o).origin))],
+      embed_origins: [...new Set(origins)],
       created_at: new Date().toISOString(),
     };
     await this.#store.put('shares', tokenHash, share);

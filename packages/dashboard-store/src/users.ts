@@ -1,6 +1,9 @@
 // Dashboard users and what they may read: a user is an email, a password hash (none until the sign-in link
 // is used) and the projects granted to them (`*`: every project). Sign-in links are one-time tokens (7
 // days) that set the password; sessions are random tokens (30 days), stored by their hash only.
+// A user has one sign-in link at most: issuing one revokes the one before, using it (or setting the
+// password otherwise) revokes it. A session holds its user's session stamp, a random value that a password
+// change (or removing the user and adding them again) replaces: the sessions from before end at once.
 import { assertProjectId } from '@tally/tokens';
 import { decoyPasswordHash, hashPassword, hashSecret, newSecret, verifyPassword } from './secrets.ts';
 import type { StateStore } from './state-store.ts';
@@ -11,10 +14,22 @@ export interface User {
   /** Projects the user may read and edit; `*` is every project. */
   projects: string[];
   created_at: string;
+  /**
+   * The hash of the user's one valid sign-in link (null: none). Absent on a user stored before links were
+   * revoked: any of their links is then valid once, until a new one is issued or the password is set.
+   */
+  sign_in_link?: string | null;
+  /**
+   * What the user's sessions must hold to be valid; replaced when the password changes. Absent on a user
+   * stored before it existed (their sessions, holding none, stay valid until the password changes).
+   */
+  session_stamp?: string;
 }
 
-/** What a listing shows of a user (never the hash). */
-export type UserSummary = Omit<User, 'password_hash'> & { has_password: boolean };
+/** What a listing shows of a user (never a hash or the session stamp). */
+export type UserSummary = Omit<User, 'password_hash' | 'sign_in_link' | 'session_stamp'> & {
+  has_password: boolean;
+};
 
 export const ALL_PROJECTS = '*';
 export const SIGN_IN_LINK_TTL_MS = 7 * 24 * 3_600_000;
@@ -36,6 +51,15 @@ export function normaliseEmail(email: string): string {
   return normal;
 }
 
+function assertPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw new UserError(`a password has at least ${MIN_PASSWORD_LENGTH} characters`);
+}
+
+const USERS = 'users';
+const SIGN_IN_LINKS = 'sign_in_links';
+const SESSIONS = 'sessions';
+
 export const mayRead = (user: Pick<User, 'projects'>, project: string): boolean =>
   user.projects.includes(ALL_PROJECTS) || user.projects.includes(project);
 
@@ -47,30 +71,40 @@ export class Users {
   }
 
   async get(email: string): Promise<User | null> {
-    return this.#store.get<User>('users', normaliseEmail(email));
+    return this.#store.get<User>(USERS, normaliseEmail(email));
   }
 
   async list(): Promise<UserSummary[]> {
-    const users = await this.#store.list<User>('users');
+    const users = await this.#store.list<User>(USERS);
     return users
-      .map(({ password_hash, ...rest }) => ({ ...rest, has_password: password_hash !== null }))
+      .map(({ password_hash, sign_in_link: _link, session_stamp: _stamp, ...rest }) => ({
+        ...rest,
+        has_password: password_hash !== null,
+      }))
       .sort((a, b) => a.email.localeCompare(b.email));
   }
 
-  /** Adds a user granted `projects`; fails if the email is taken. */
-  async add(email: string, projects: readonly string[]): Promise<User> {
+  /**
+   * Adds a user granted `projects`, with `password` when given; fails if the email is taken. Everything is
+   * checked before anything is written: a refused user is not half added.
+   */
+  async add(email: string, projects: readonly string[], password?: string): Promise<User> {
     const normal = normaliseEmail(email);
     if (projects.length === 0)
       throw new UserError('grant at least one project (--project <id>, or --all-projects)');
     for (const p of projects) if (p !== ALL_PROJECTS) assertProjectId(p);
-    if (await this.#store.get('users', normal)) throw new UserError('a user with this email exists');
+    if (password !== undefined) assertPassword(password);
+    if (await this.#store.get(USERS, normal)) throw new UserError('a user with this email exists');
     const user: User = {
       email: normal,
-      password_hash: null,
+      password_hash: password === undefined ? null : await hashPassword(password),
       projects: [...new Set(projects)],
       created_at: new Date().toISOString(),
+      sign_in_link: null,
+      // A new stamp: the sessions of a removed user of the same email stay ended.
+      session_stamp: newSecret(''),
     };
-    await this.#store.put('users', normal, user);
+    await this.#store.put(USERS, normal, user);
     return user;
   }
 
@@ -78,20 +112,18 @@ export class Users {
     const user = await this.#required(email);
     for (const p of projects) if (p !== ALL_PROJECTS) assertProjectId(p);
     user.projects = [...new Set([...user.projects, ...projects])];
-    await this.#store.put('users', user.email, user);
+    await this.#store.put(USERS, user.email, user);
     return user;
   }
 
   async remove(email: string): Promise<boolean> {
-    return this.#store.delete('users', normaliseEmail(email));
+    return this.#store.delete(USERS, normaliseEmail(email));
   }
 
+  /** Sets the password: the user's sessions end and their sign-in link is revoked. */
   async setPassword(email: string, password: string): Promise<void> {
-    if (password.length < MIN_PASSWORD_LENGTH)
-      throw new UserError(`a password has at least ${MIN_PASSWORD_LENGTH} characters`);
-    const user = await this.#required(email);
-    user.password_hash = await hashPassword(password);
-    await this.#store.put('users', user.email, user);
+    assertPassword(password);
+    await this.#changePassword(await this.#required(email), password);
   }
 
   /** The user when the password is theirs; null otherwise (the same time for an unknown email). */
@@ -106,24 +138,43 @@ export class Users {
     return ok && user?.password_hash ? user : null;
   }
 
-  /** A one-time token for the link that sets the user's password (valid 7 days). */
+  /**
+   * A one-time token for the link that sets the user's password (valid 7 days). It revokes the user's
+   * link before it: only the newest link works.
+   */
   async createSignInLink(email: string): Promise<string> {
     const user = await this.#required(email);
     const token = newSecret('link_');
-    await this.#store.put('sign_in_links', hashSecret(token), { email: user.email }, SIGN_IN_LINK_TTL_MS);
+    const previous = user.sign_in_link;
+    await this.#store.put(SIGN_IN_LINKS, hashSecret(token), { email: user.email }, SIGN_IN_LINK_TTL_MS);
+    user.sign_in_link = hashSecret(token);
+    await this.#store.put(USERS, user.email, user);
+    if (previous) await this.#store.delete(SIGN_IN_LINKS, previous);
     return token;
   }
 
-  /** Sets the password with a link's token (once); the user, or null for an unknown or used token. */
+  /**
+   * Sets the password with a link's token (once); the user, or null for an unknown, used, revoked or
+   * expired token. The user's link is revoked and their sessions end.
+   */
   async usePasswordLink(token: string, password: string): Promise<User | null> {
-    if (password.length < MIN_PASSWORD_LENGTH)
-      throw new UserError(`a password has at least ${MIN_PASSWORD_LENGTH} characters`);
-    const link = await this.#store.take<{ email: string }>('sign_in_links', hashSecret(token));
+    assertPassword(password);
+    const hash = hashSecret(token);
+    const link = await this.#store.take<{ email: string }>(SIGN_IN_LINKS, hash);
     if (!link) return null;
     const user = await this.get(link.email);
-    if (!user) return null;
+    // The user's one valid link is the newest (`undefined`: a user stored before links were revoked).
+    if (!user || (user.sign_in_link !== undefined && user.sign_in_link !== hash)) return null;
+    return this.#changePassword(user, password);
+  }
+
+  async #changePassword(user: User, password: string): Promise<User> {
+    const previous = user.sign_in_link;
     user.password_hash = await hashPassword(password);
-    await this.#store.put('users', user.email, user);
+    user.sign_in_link = null;
+    user.session_stamp = newSecret('');
+    await this.#store.put(USERS, user.email, user);
+    if (previous) await this.#store.delete(SIGN_IN_LINKS, previous);
     return user;
   }
 
@@ -134,7 +185,17 @@ export class Users {
   }
 }
 
-/** Sessions of signed-in users: an opaque random token in the cookie, its hash in the store. */
+interface StoredSession {
+  email: string;
+  created_at: string;
+  /** The user's session stamp when the session began (absent: a user stored before stamps existed). */
+  stamp?: string;
+}
+
+/**
+ * Sessions of signed-in users: an opaque random token in the cookie, its hash in the store. A session is
+ * valid while its user exists with the stamp it began with (a password change replaces the stamp).
+ */
 export class Sessions {
   readonly #store: StateStore;
 
@@ -142,24 +203,34 @@ export class Sessions {
     this.#store = store;
   }
 
+  /** A new session of the user (as stored now, so that it holds the current stamp). */
   async create(email: string): Promise<string> {
+    const normal = normaliseEmail(email);
+    const user = await this.#store.get<User>(USERS, normal);
+    if (!user) throw new UserError('no user with this email');
     const token = newSecret('');
-    await this.#store.put(
-      'sessions',
-      hashSecret(token),
-      { email, created_at: new Date().toISOString() },
-      SESSION_TTL_MS,
-    );
+    const session: StoredSession = {
+      email: user.email,
+      created_at: new Date().toISOString(),
+      ...(user.session_stamp === undefined ? {} : { stamp: user.session_stamp }),
+    };
+    await this.#store.put(SESSIONS, hashSecret(token), session, SESSION_TTL_MS);
     return token;
   }
 
-  /** The session's email, or null for an unknown, ended or expired token. */
-  async find(token: string): Promise<string | null> {
+  /**
+   * The session's user, or null for an unknown, ended or expired token, a removed user, or a session from
+   * before the user's password changed.
+   */
+  async find(token: string): Promise<User | null> {
     if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
-    return (await this.#store.get<{ email: string }>('sessions', hashSecret(token)))?.email ?? null;
+    const session = await this.#store.get<StoredSession>(SESSIONS, hashSecret(token));
+    if (!session) return null;
+    const user = await this.#store.get<User>(USERS, session.email);
+    return user && user.session_stamp === session.stamp ? user : null;
   }
 
   async end(token: string): Promise<void> {
-    await this.#store.delete('sessions', hashSecret(token));
+    await this.#store.delete(SESSIONS, hashSecret(token));
   }
 }

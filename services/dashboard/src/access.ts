@@ -3,14 +3,7 @@
 // the link's project, revenue only when included); else the session cookie of a signed-in user (the
 // projects granted to them). Another project's data is never readable with a key, link or user of one:
 // every operation that names a project checks it here (Operation.access, operations.ts).
-import {
-  mayRead,
-  type Sessions,
-  type ShareLink,
-  type ShareLinks,
-  type User,
-  type Users,
-} from '@tally/dashboard-store';
+import { mayRead, type Sessions, type ShareLink, type ShareLinks, type User } from '@tally/dashboard-store';
 import type { TokenVerifier } from '@tally/tokens';
 import type { FastifyRequest } from 'fastify';
 import type { Access } from './api/operations.ts';
@@ -26,7 +19,6 @@ export type Caller =
 
 export interface AccessDeps {
   readKeys: Pick<TokenVerifier, 'verify' | 'verifyFresh'>;
-  users: Users;
   sessions: Sessions;
   shares: ShareLinks;
 }
@@ -58,9 +50,9 @@ export async function callerOf(request: FastifyRequest, deps: AccessDeps): Promi
   }
   const session = request.cookies?.[SESSION_COOKIE];
   if (session) {
-    const email = await deps.sessions.find(session);
-    const user = email ? await deps.users.get(email) : null;
-    // A session of a removed user, or an expired one, is no credential (the cookie is cleared on sign-out).
+    const user = await deps.sessions.find(session);
+    // A session of a removed user, an expired one, or one from before the user's password changed is no
+    // credential (the cookie is cleared on sign-out).
     if (user) return { kind: 'user', user, session };
   }
   return { kind: 'none' };

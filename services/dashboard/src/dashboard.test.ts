@@ -1,12 +1,22 @@
 // The dashboard's access rules, on every operation of the API (inject, real chDB, LMDB store, file token
 // store): no credentials, a revoked read key, a key, a share link or a user of another project, and a
-// cross-site request are refused; sign-in is rate-limited per address and per account; a share link hides
-// revenue unless included; the share page's frame-ancestors are its listed origins; CSV answers.
+// cross-site request (whatever its path's encoding) are refused; sign-in is rate-limited per address and
+// slowed per (address, account) pair, never for the owner at another address; setting a password ends the
+// older sessions; a share link hides revenue unless included; the share page's frame-ancestors are its
+// listed origins, each exactly an origin; CSV answers; no API answer may be cached.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
-import { LmdbStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
+import {
+  hashSecret,
+  LmdbStateStore,
+  ProjectStore,
+  Sessions,
+  ShareLinks,
+  SignInFailures,
+  Users,
+} from '@tally/dashboard-store';
 import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
@@ -28,12 +38,15 @@ let sessionB: string;
 let shareA: string;
 let shareAWithRevenue: string;
 const ORIGIN = 'http://dashboard.test';
+/** The clock of the sign-in waits: stepped by the tests, never by the machine's speed. */
+let signInClock = 1_000_000;
+let users: Users;
 
 beforeAll(async () => {
   warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
   await migrate(warehouse);
   store = new LmdbStateStore(dir);
-  const users = new Users(store);
+  users = new Users(store);
   const sessions = new Sessions(store);
   const shares = new ShareLinks(store);
   keyA = (await tokens.create('alpha', 'read')).token;
@@ -43,6 +56,7 @@ beforeAll(async () => {
   await users.add('a@example.com', ['alpha']);
   await users.setPassword('a@example.com', 'alpha password');
   await users.add('b@example.com', ['beta']);
+  await users.add('c@example.com', ['alpha'], 'gamma password');
   sessionA = await sessions.create('a@example.com');
   sessionB = await sessions.create('b@example.com');
   shareA = (await shares.create('alpha', { embed_origins: ['https://blog.example'] })).token;
@@ -59,6 +73,7 @@ beforeAll(async () => {
     readKeys,
     tokens,
     attemptLimit: { max: 5, timeWindow: 60_000 },
+    signInFailures: new SignInFailures(store, { now: () => signInClock }),
     webRoot: join(dir, 'no-web'),
   });
   await app.ready();
@@ -154,6 +169,59 @@ describe('every operation of the API', () => {
       expect(res.statusCode).toBe(403);
       expect(res.json()).toEqual({ error: 'Cross-site request refused' });
     }
+  });
+
+  /** The path written otherwise: encoded, in another case, with doubled slashes, dot segments. */
+  const spellings = (url: string) => [
+    url.replace('/api/', '/%61pi/'),
+    url.replace('/api/', '/%61%70%69/'),
+    url.replace('/api/v1/', '/api/%76%31/'),
+    url.replace('/api/', '/%2561pi/'),
+    url.replace('/api/', '/Api/'),
+    url.replace('/api/', '/API/'),
+    url.replace('/api/', '//api/'),
+    url.replace('/api/v1/', '/api//v1/'),
+    url.replace('/api/', '/./api/'),
+    url.replace('/api/v1/', '/api/v1/../v1/'),
+    url.replace('/api/', '/api%2f'),
+    url.replace('/alpha', '/%61lpha'),
+  ];
+
+  it.each(
+    OPERATIONS.filter((op) => !['GET', 'HEAD', 'OPTIONS'].includes(op.method)).map(
+      (op) => [op.operationId, op] as const,
+    ),
+  )('%s refuses a cross-site request whatever the spelling of its path (403)', async (_id, op) => {
+    const request = requestFor(op, 'alpha');
+    for (const url of spellings(request.url)) {
+      const res = await app.inject({
+        ...request,
+        url,
+        remoteAddress: '198.51.100.201',
+        headers: { origin: 'https://evil.example', ...cookie(sessionA) },
+      });
+      expect(res.statusCode, url).toBe(403);
+      expect(res.json(), url).toEqual({ error: 'Cross-site request refused' });
+    }
+  });
+
+  const publicTokensOfAlpha = async () =>
+    (await tokens.list()).filter((t) => t.project_id === 'alpha' && t.kind === 'public').length;
+
+  it('reaches an operation through an encoded path, so the check cannot read the raw path', async () => {
+    // The attack of issue 26: a same-site page created a public token with the victim's cookie.
+    const url = '/%61pi/v1/projects/alpha/public-tokens';
+    const before = await publicTokensOfAlpha();
+    const refused = await app.inject({
+      method: 'POST',
+      url,
+      headers: { origin: 'https://evil.example', ...cookie(sessionA) },
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(await publicTokensOfAlpha()).toBe(before);
+    const own = await app.inject({ method: 'POST', url, headers: { ...sameOrigin, ...cookie(sessionA) } });
+    expect(own.statusCode).toBe(201);
+    expect(await publicTokensOfAlpha()).toBe(before + 1);
   });
 });
 
@@ -349,7 +417,9 @@ describe('signing in', () => {
 
   it('limits attempts per client address (429 with Retry-After)', async () => {
     const answers: number[] = [];
-    for (let i = 0; i < 7; i++) answers.push((await signIn('wrong password', '10.0.0.2')).statusCode);
+    // Each for another account: the limit of the address, not the wait of an (address, account) pair.
+    for (let i = 0; i < 7; i++)
+      answers.push((await signIn('wrong password', '10.0.0.2', `x${i}@example.com`)).statusCode);
     expect(answers).toEqual([401, 401, 401, 401, 401, 429, 429]);
     const limited = await signIn('alpha password', '10.0.0.2');
     expect(limited.statusCode).toBe(429);
@@ -357,12 +427,158 @@ describe('signing in', () => {
     expect(limited.json()).toEqual({ error: 'Too many attempts' });
   });
 
-  it('limits failed attempts per account, from any address', async () => {
-    const answers: number[] = [];
-    for (let i = 0; i < 11; i++)
-      answers.push((await signIn('wrong password', `10.1.0.${i}`, 'b@example.com')).statusCode);
-    expect(answers.slice(0, 10).every((s) => s === 401)).toBe(true);
-    expect(answers[10]).toBe(429);
+  it('lets the owner sign in from another address however many failures others had (no lockout)', async () => {
+    // Issue 26: ten wrong passwords from anywhere blocked the account for 15 minutes.
+    for (let i = 0; i < 12; i++)
+      expect((await signIn('wrong password', `10.1.0.${i}`, 'c@example.com')).statusCode).toBe(401);
+    const owner = await signIn('gamma password', '10.1.1.1', 'c@example.com');
+    expect(owner.statusCode).toBe(200);
+    expect(String(owner.headers['set-cookie'])).toMatch(/^tally_session=/);
+  });
+
+  it('slows failures per address and account: a growing wait (429, Retry-After), the password unchecked', async () => {
+    // Five requests at most per address: the per-address limit of this app.
+    const address = '10.2.0.1';
+    expect((await signIn('wrong password', address, 'c@example.com')).statusCode).toBe(401);
+    // Even the right password waits (it is not checked).
+    const waiting = await signIn('gamma password', address, 'C@example.com');
+    expect(waiting.statusCode).toBe(429);
+    expect(waiting.headers['retry-after']).toBe('1');
+    expect(waiting.json()).toEqual({ error: 'Too many attempts' });
+    signInClock += 1_000;
+    expect((await signIn('wrong password', address, 'c@example.com')).statusCode).toBe(401);
+    expect((await signIn('gamma password', address, 'c@example.com')).headers['retry-after']).toBe('2');
+    signInClock += 2_000;
+    expect((await signIn('gamma password', address, 'c@example.com')).statusCode).toBe(200);
+    // Another account from the address, and the account from another address, do not wait.
+    const other = '10.2.0.2';
+    expect((await signIn('wrong password', other, 'c@example.com')).statusCode).toBe(401);
+    expect((await signIn('alpha password', other, 'a@example.com')).statusCode).toBe(200);
+    expect((await signIn('gamma password', '10.2.0.3', 'c@example.com')).statusCode).toBe(200);
+  });
+
+  it('ends the older sessions when a sign-in link sets the password, and signs this browser in anew', async () => {
+    await users.add('d@example.com', ['alpha'], 'delta password');
+    const before = await new Sessions(store).create('d@example.com');
+    const session = (token: string) => app.inject({ url: '/api/v1/session', headers: cookie(token) });
+    expect((await session(before)).statusCode).toBe(200);
+    const older = await users.createSignInLink('d@example.com');
+    const link = await users.createSignInLink('d@example.com');
+    const setPassword = (token: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/password',
+        remoteAddress: '10.3.0.1',
+        headers: sameOrigin,
+        payload: { token, password: 'new delta password' },
+      });
+    expect((await setPassword(older)).statusCode).toBe(401); // revoked by the newer link
+    const set = await setPassword(link);
+    expect(set.statusCode).toBe(200);
+    const after = /tally_session=([^;]+)/.exec(String(set.headers['set-cookie']))?.[1] as string;
+    expect((await session(before)).statusCode).toBe(401);
+    expect((await session(after)).statusCode).toBe(200);
+    expect((await setPassword(link)).statusCode).toBe(401); // used
+  });
+});
+
+describe('caching', () => {
+  it('answers every API request with Cache-Control: no-store (JSON, CSV, sessions, errors)', async () => {
+    const answers = [
+      await app.inject({
+        url: '/api/v1/projects/alpha/traffic/summary?from=2026-05-01&to=2026-05-07',
+        headers: bearer(keyA),
+      }),
+      await app.inject({
+        url: '/api/v1/projects/alpha/traffic/breakdown/page?from=2026-05-01&to=2026-05-07&format=csv',
+        headers: bearer(keyA),
+      }),
+      await app.inject({
+        url: '/api/v1/projects/alpha/revenue/mrr?from=2026-01&to=2026-02',
+        headers: cookie(sessionA),
+      }),
+      await app.inject({ url: '/api/v1/projects', headers: bearer(shareA) }),
+      await app.inject({ url: '/api/v1/session', headers: cookie(sessionA) }),
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/session',
+        remoteAddress: '10.4.0.1',
+        headers: sameOrigin,
+        payload: { email: 'a@example.com', password: 'alpha password' },
+      }),
+      await app.inject({ url: `/api/v1/shared/${shareA}` }),
+      await app.inject({ url: '/api/v1/projects/alpha/traffic/summary?from=2026-05-01&to=2026-05-07' }),
+    ];
+    expect(answers.map((res) => res.statusCode)).toEqual([200, 200, 200, 200, 200, 200, 200, 401]);
+    expect(answers[1]?.headers['content-type']).toMatch(/^text\/csv/);
+    for (const res of answers) expect(res.headers['cache-control'], res.body.slice(0, 80)).toBe('no-store');
+    // The web app keeps its own caching.
+    expect((await app.inject({ url: '/' })).headers['cache-control']).toBe('no-cache');
+  });
+});
+
+describe('share links', () => {
+  const create = (embed_origins: string[]) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/v1/projects/alpha/shares',
+      headers: { ...sameOrigin, ...cookie(sessionA) },
+      payload: { name: 'embedded', embed_origins },
+    });
+
+  it('refuse an embedding origin that is anything but an origin (400), so nothing reaches the CSP', async () => {
+    const before = (await new ShareLinks(store).list('alpha')).length;
+    for (const origin of [
+      'https://blog.example;script-src',
+      'https://blog.example;frame-ancestors',
+      'https://blog.example,https://evil.example',
+      'https://*.example',
+      "https://blog.example'",
+      'https://Blog.example',
+      'https://blog.example:443',
+      'https://blog.example/',
+      'https://user@blog.example',
+      'ftp://blog.example',
+    ]) {
+      const res = await create([origin]);
+      expect(res.statusCode, origin).toBe(400);
+      expect(res.json(), origin).toHaveProperty('message');
+    }
+    expect((await new ShareLinks(store).list('alpha')).length).toBe(before);
+    const ok = await create(['https://blog.example', 'http://localhost:8080']);
+    expect(ok.statusCode).toBe(201);
+    const page = await app.inject({ url: `/share/${ok.json().token}` });
+    expect(page.headers['content-security-policy']).toMatch(
+      /; frame-ancestors https:\/\/blog\.example http:\/\/localhost:8080$/,
+    );
+  });
+
+  it("leave out of the page's CSP whatever stored origin is not exactly an origin", async () => {
+    // A link stored before origins were checked.
+    const token = `shr_${'z'.repeat(43)}`;
+    await store.put('shares', hashSecret(token), {
+      id: 'legacy',
+      project: 'alpha',
+      name: 'legacy',
+      hint: 'shr_zzzz…',
+      token_hash: hashSecret(token),
+      password_hash: null,
+      include_revenue: false,
+      embed_origins: ['https://blog.example', "https://x.example;script-src 'unsafe-inline'", 'https://a,b'],
+      created_at: new Date().toISOString(),
+    });
+    const csp = String((await app.inject({ url: `/share/${token}` })).headers['content-security-policy']);
+    expect(csp.split('; ').map((d) => d.split(' ')[0])).toEqual([
+      'default-src',
+      'script-src',
+      'style-src',
+      'img-src',
+      'connect-src',
+      'base-uri',
+      'form-action',
+      'frame-ancestors',
+    ]);
+    expect(csp).toMatch(/; frame-ancestors https:\/\/blog\.example$/);
   });
 });
 

@@ -24,7 +24,8 @@ import { shareRoutes } from './routes/share-routes.ts';
 import { trafficRoutes } from './routes/traffic-routes.ts';
 import { dashboardUrl, webRoutes } from './web.ts';
 
-const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The methods that change nothing; every other method is checked, whatever its path. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * A state-changing request must come from the dashboard itself: its Origin (which browsers send on every
@@ -65,11 +66,12 @@ export async function buildDashboard(
     },
   });
 
+  // Decided by the method alone, before routing: the router decodes the path (`/%61pi/…` is `/api/…`),
+  // so no test of the raw path can tell which requests reach an operation.
   app.addHook('onRequest', async (request) => {
-    if (STATE_CHANGING.has(request.method) && request.url.startsWith('/api/')) {
-      if (!isSameOrigin(request, new URL(dashboardUrl(deps.config, request)).origin))
-        throw new CrossSiteError();
-    }
+    if (SAFE_METHODS.has(request.method.toUpperCase())) return;
+    if (!isSameOrigin(request, new URL(dashboardUrl(deps.config, request)).origin))
+      throw new CrossSiteError();
   });
 
   app.setErrorHandler((error, request, reply) => {

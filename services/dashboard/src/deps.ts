@@ -1,6 +1,13 @@
 // What the dashboard's routes work with, built by runtime.ts (or a test) and handed to buildDashboard.
 import type { TallyConfig } from '@tally/config';
-import type { ProjectStore, RefusalCounts, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
+import type {
+  ProjectStore,
+  RefusalCounts,
+  Sessions,
+  ShareLinks,
+  SignInFailures,
+  Users,
+} from '@tally/dashboard-store';
 import type { TokenStore, TokenVerifier } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
 
@@ -37,6 +44,8 @@ export interface DashboardDeps {
   tokens: Pick<TokenStore, 'list' | 'create'>;
   /** The rate limit of sign-in, password links and share unlocks, per client address. */
   attemptLimit: { max: number; timeWindow: number };
+  /** Failed sign-ins per (client address, account) pair, and the wait they impose on that pair. */
+  signInFailures: SignInFailures;
   /** Where the web app's built files are (services/dashboard/web/dist by default). */
   webRoot?: string;
   /** The record log, for the health view (absent: lag and dead letters are reported unavailable). */

@@ -12,6 +12,7 @@ import {
   RefusalCounts,
   Sessions,
   ShareLinks,
+  SignInFailures,
   Users,
 } from '@tally/dashboard-store';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
@@ -113,6 +114,7 @@ export async function startDashboard(
         readKeys,
         tokens: tokenStore,
         attemptLimit: { max: ATTEMPTS_PER_WINDOW, timeWindow: ATTEMPT_WINDOW_MS },
+        signInFailures: new SignInFailures(store),
         log: options.log ?? (ownLog as HealthLog),
         refusals: new RefusalCounts(store),
       },

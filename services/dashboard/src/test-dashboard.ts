@@ -5,7 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
-import { LmdbStateStore, ProjectStore, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
+import {
+  LmdbStateStore,
+  ProjectStore,
+  Sessions,
+  ShareLinks,
+  SignInFailures,
+  Users,
+} from '@tally/dashboard-store';
 import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
@@ -47,6 +54,7 @@ export async function startTestDashboard(name: string, project: string): Promise
     readKeys,
     tokens,
     attemptLimit: { max: 5, timeWindow: 60_000 },
+    signInFailures: new SignInFailures(store),
     webRoot: join(dir, 'no-web'),
   });
   await app.ready();

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { TallyConfig } from '@tally/config';
+import { isEmbedOrigin } from '@tally/dashboard-store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DashboardDeps } from './deps.ts';
 
@@ -23,8 +24,14 @@ export function dashboardUrl(config: TallyConfig, request: FastifyRequest): stri
   return `${request.protocol}://${request.host}`;
 }
 
-/** The page's CSP; `frameAncestors` is 'none' or the origins allowed to embed it. */
-export function contentSecurityPolicy(frameAncestors: string): string {
+/**
+ * The page's CSP; `embedOrigins` are the origins allowed to embed it (none: 'none'). Anything that is not
+ * exactly an origin is left out, whatever the store holds (a link stored before origins were checked), so
+ * nothing can end the frame-ancestors directive or add another.
+ */
+export function contentSecurityPolicy(embedOrigins: readonly string[]): string {
+  const origins = embedOrigins.filter(isEmbedOrigin);
+  const frameAncestors = origins.length ? origins.join(' ') : "'none'";
   return [
     "default-src 'self'",
     "script-src 'self'",
@@ -42,15 +49,16 @@ export async function webRoutes(app: FastifyInstance, deps: DashboardDeps): Prom
   const built = existsSync(join(root, 'index.html'));
   const index = () => (built ? readFileSync(join(root, 'index.html'), 'utf8') : PLACEHOLDER);
 
-  const page = (reply: FastifyReply, frameAncestors: string) => {
+  const page = (reply: FastifyReply, embedOrigins: readonly string[] = []) => {
+    const policy = contentSecurityPolicy(embedOrigins);
     reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', contentSecurityPolicy(frameAncestors))
+      .header('content-security-policy', policy)
       .header('referrer-policy', 'no-referrer')
       .header('x-content-type-options', 'nosniff');
     // X-Frame-Options cannot list origins: only sent where no origin may embed the page.
-    if (frameAncestors === "'none'") reply.header('x-frame-options', 'DENY');
+    if (policy.endsWith("frame-ancestors 'none'")) reply.header('x-frame-options', 'DENY');
     return reply.send(index());
   };
 
@@ -70,13 +78,12 @@ export async function webRoutes(app: FastifyInstance, deps: DashboardDeps): Prom
   // A share link's page: embeddable from its listed origins only (a revoked or unknown link: nowhere).
   app.get('/share/:token', async (request, reply) => {
     const share = await deps.shares.findByToken((request.params as { token: string }).token);
-    const origins = share?.embed_origins ?? [];
-    return page(reply, origins.length ? origins.join(' ') : "'none'");
+    return page(reply, share?.embed_origins ?? []);
   });
   // Every other page of the single-page app.
-  app.get('/', async (_request, reply) => page(reply, "'none'"));
+  app.get('/', async (_request, reply) => page(reply));
   app.get('/*', async (request, reply) => {
     if (request.url.startsWith('/api/')) return reply.callNotFound();
-    return page(reply, "'none'");
+    return page(reply);
   });
 }

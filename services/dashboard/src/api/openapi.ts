@@ -169,7 +169,7 @@ export function dashboardOpenApiDocument(): Record<string, unknown> {
         'Every figure follows dashboard.md: visits are computed by Tally from the stored records (no gap of 30 ' +
         'minutes or more), bots are left out, a record delivered twice counts once, counts are exact. Days ' +
         "are in the project's time zone. Errors: `{ message }` for input problems, `{ error }` for " +
-        'credentials, rate limits and availability.',
+        'credentials, rate limits and availability. Every answer is sent with `Cache-Control: no-store`.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: 'http://localhost:8082', description: '`npm start` on its defaults (DASHBOARD_PORT)' }],

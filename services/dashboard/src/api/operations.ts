@@ -255,7 +255,10 @@ export const OPERATIONS: Operation[] = [
     summary: 'Sign in with email and password',
     description:
       'Sets the session cookie (`tally_session`: HttpOnly, SameSite=Lax, Secure over HTTPS). Attempts are ' +
-      'rate-limited per client address and per account (429 with Retry-After).',
+      'rate-limited per client address, and after a failure the same client address waits before trying ' +
+      'the same account again (1 s, doubling with each failure in a row, at most 15 minutes); both answer ' +
+      '429 with Retry-After. The account itself is never locked: the right password from another address ' +
+      'signs in at once.',
     access: 'public',
     body: S.SignIn,
     responses: { 200: S.SessionInfo, 401: S.ErrorBody, 429: S.ErrorBody },
@@ -276,7 +279,9 @@ export const OPERATIONS: Operation[] = [
     tag: 'Sign-in',
     summary: "Set a password with a sign-in link's one-time token, and sign in",
     description:
-      'The link is printed by `tally users add` (and `tally users link`); it works once, for 7 days.',
+      'The link is printed by `tally users add` (and `tally users link`); it works once, for 7 days, and ' +
+      "only the user's newest link works. Setting the password ends every session of the user; the answer " +
+      'signs this browser in with a new one.',
     access: 'public',
     body: S.SetPassword,
     responses: { 200: S.SessionInfo, 400: S.Message, 401: S.ErrorBody, 429: S.ErrorBody },

@@ -2,6 +2,7 @@
 // validates requests and serialises responses with them, and the OpenAPI document
 // (schemas/openapi-dashboard.yaml) is generated from them (operations.ts, openapi.ts).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { EMBED_ORIGIN_PATTERN } from '@tally/dashboard-store';
 import { ATTRIBUTION_DIMENSIONS, BREAKDOWN_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/warehouse';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -411,11 +412,12 @@ export const ShareInput = Type.Object(
     password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
     include_revenue: Type.Optional(Type.Boolean({ description: 'Show revenue figures (default false).' })),
     embed_origins: Type.Optional(
-      Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 253 }), {
+      Type.Array(Type.String({ pattern: EMBED_ORIGIN_PATTERN, maxLength: 253 }), {
         maxItems: 20,
         description:
           'Origins (`https://blog.example`) allowed to show the shared view in an iframe (its CSP ' +
-          '`frame-ancestors`); none by default.',
+          '`frame-ancestors`); none by default. Each exactly an origin as browsers write it: `http` or ' +
+          '`https`, the host in lower case, the port only when not the default, no path (else 400).',
       }),
     ),
   },

@@ -1,5 +1,6 @@
 // Registers an operation of the table (api/operations.ts) with its schemas and access, and a handler:
-// the caller is found and checked before the handler runs, so no handler can forget to.
+// the caller is found and checked before the handler runs, so no handler can forget to; every answer,
+// errors included, is sent with Cache-Control: no-store.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorise, type Caller, callerOf } from '../access.ts';
 import { operation } from '../api/operations.ts';
@@ -42,6 +43,11 @@ export function route(
     config: {
       access: op.access,
       ...(op.access === 'public' && op.method === 'POST' ? { rateLimit: deps.attemptLimit } : {}),
+    },
+    // Answers of the API (figures, sessions, errors) are for their caller only: no cache keeps them.
+    onSend: async (_request, reply, payload) => {
+      reply.header('cache-control', 'no-store');
+      return payload;
     },
     preHandler: async (request) => {
       request.caller = await callerOf(request, deps);

@@ -1,38 +1,15 @@
 // Signing in and out, and setting a password with a sign-in link. The session is an opaque random token in
 // an HttpOnly, SameSite=Lax cookie (Secure when the request came over HTTPS), stored hashed. Attempts are
-// limited per client address (the route's rate limit) and per account (failures counted here).
+// limited per client address (the route's rate limit, dashboard.ts) and slowed per (client address,
+// account) pair: after failures, that pair waits (deps.signInFailures), never the account from another
+// address. Setting a password ends the user's other sessions; the answer signs this browser in anew.
 import type { Sessions, User } from '@tally/dashboard-store';
-import { hashSecret, SESSION_TTL_MS } from '@tally/dashboard-store';
+import { SESSION_TTL_MS } from '@tally/dashboard-store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../access.ts';
 import type { DashboardDeps } from '../deps.ts';
 import { BadRequestError, TooManyAttemptsError, UnauthorizedError } from '../errors.ts';
 import { route } from './route.ts';
-
-/** Failed sign-ins per account within the window before the account's sign-in waits (in this process). */
-export const ACCOUNT_ATTEMPTS = 10;
-const WINDOW_MS = 15 * 60_000;
-
-/** Failures per account (keyed by the email's hash), bounded in size so that it cannot grow without limit. */
-class FailedAttempts {
-  readonly #failures = new Map<string, { count: number; since: number }>();
-  blocked(email: string): number {
-    const entry = this.#failures.get(hashSecret(email));
-    if (!entry || Date.now() - entry.since > WINDOW_MS) return 0;
-    return entry.count >= ACCOUNT_ATTEMPTS ? Math.ceil((entry.since + WINDOW_MS - Date.now()) / 1000) : 0;
-  }
-  fail(email: string): void {
-    const key = hashSecret(email);
-    const entry = this.#failures.get(key);
-    if (!entry || Date.now() - entry.since > WINDOW_MS) {
-      if (this.#failures.size >= 100_000) this.#failures.clear();
-      this.#failures.set(key, { count: 1, since: Date.now() });
-    } else entry.count++;
-  }
-  succeed(email: string): void {
-    this.#failures.delete(hashSecret(email));
-  }
-}
 
 async function signedIn(reply: FastifyReply, request: FastifyRequest, sessions: Sessions, user: User) {
   const token = await sessions.create(user.email);
@@ -47,8 +24,6 @@ async function signedIn(reply: FastifyReply, request: FastifyRequest, sessions: 
 }
 
 export function sessionRoutes(app: FastifyInstance, deps: DashboardDeps): void {
-  const failures = new FailedAttempts();
-
   route(app, deps, 'getSession', async (request) => {
     const caller = request.caller;
     if (caller.kind !== 'user') throw new UnauthorizedError();
@@ -57,15 +32,15 @@ export function sessionRoutes(app: FastifyInstance, deps: DashboardDeps): void {
 
   route(app, deps, 'signIn', async (request, reply) => {
     const { email, password } = request.body as { email: string; password: string };
-    const key = email.trim().toLowerCase();
-    const wait = failures.blocked(key);
-    if (wait > 0) throw new TooManyAttemptsError(wait);
+    // Refused before the password is checked: a guess while the pair waits tells nothing.
+    const wait = await deps.signInFailures.wait(request.ip, email);
+    if (wait > 0) throw new TooManyAttemptsError(Math.ceil(wait / 1000));
     const user = await deps.users.authenticate(email, password);
     if (!user) {
-      failures.fail(key);
+      await deps.signInFailures.fail(request.ip, email);
       throw new UnauthorizedError('Invalid email or password');
     }
-    failures.succeed(key);
+    await deps.signInFailures.succeed(request.ip, email);
     return signedIn(reply, request, deps.sessions, user);
   });
 

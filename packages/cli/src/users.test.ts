@@ -1,0 +1,51 @@
+// `tally users add` on an LMDB store in a temporary directory: a user is added only when everything given
+// is valid (a refused password, email or project adds nobody), and with --password-stdin the password is set.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '@tally/config';
+import { LmdbStateStore, Users } from '@tally/dashboard-store';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { runUsers } from './users.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tally-cli-users-'));
+// This directory's store, whatever the environment says (no REDIS_URL).
+const config = loadConfig({ TALLY_DATA_DIR: dir });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const stored = async () => {
+  const store = new LmdbStateStore(dir);
+  try {
+    return (await new Users(store).list()).map((u) => [u.email, u.has_password]);
+  } finally {
+    await store.close();
+  }
+};
+const users = (args: string[], stdin = '') => runUsers(config, args, parseArgs, Readable.from([stdin]));
+
+describe('tally users add', () => {
+  vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+
+  it('adds no user when the password, the email or the projects are refused', async () => {
+    await expect(
+      users(['add', 'short@example.com', '--project', 'shop', '--password-stdin'], 'short\n'),
+    ).rejects.toThrow(/at least 10 characters/);
+    await expect(users(['add', 'not-an-email', '--project', 'shop'])).rejects.toThrow(/not an email/);
+    await expect(users(['add', 'bad@example.com', '--project', 'no/such'])).rejects.toThrow();
+    await expect(users(['add', 'none@example.com'])).rejects.toThrow(/at least one project/);
+    expect(await stored()).toEqual([]);
+  });
+
+  it('adds a user with the password read from stdin, or without one (and a link)', async () => {
+    expect(
+      await users(['add', 'ci@example.com', '--all-projects', '--password-stdin'], 'a long password\n'),
+    ).toBe(0);
+    expect(await users(['add', 'you@example.com', '--project', 'shop'])).toBe(0);
+    expect(await stored()).toEqual([
+      ['ci@example.com', true],
+      ['you@example.com', false],
+    ]);
+  });
+});
