@@ -18,6 +18,7 @@ COPY packages/log/package.json packages/log/
 COPY packages/react/package.json packages/react/
 COPY packages/revenue/package.json packages/revenue/
 COPY packages/service/package.json packages/service/
+COPY packages/state-files/package.json packages/state-files/
 COPY packages/tokens/package.json packages/tokens/
 COPY packages/warehouse/package.json packages/warehouse/
 COPY services/analytics-consumer/package.json services/analytics-consumer/

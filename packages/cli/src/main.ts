@@ -4,6 +4,7 @@
 // (kafkajs, lmdb), nor `tally tokens` the warehouse's.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
+import { keepNewFilesPrivate } from '@tally/state-files';
 import { findBaseDir } from './base-dir.ts';
 
 const USAGE = `Usage: tally <command>
@@ -79,6 +80,8 @@ async function main(argv: string[]): Promise<number> {
     if (base) process.chdir(base);
   }
   const config = loadConfig();
+  // What the commands create under TALLY_DATA_DIR (tokens.json, dashboard.mdb, chDB's files) is private.
+  keepNewFilesPrivate();
   switch (command) {
     case 'tokens':
       return (await import('./tokens.ts')).runTokens(config, rest, parseArgs);

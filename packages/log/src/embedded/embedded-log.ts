@@ -9,9 +9,9 @@
 // were damaged on disk reaches the consumer as an UndecodableMessage with those bytes, which it sets aside
 // as a dead letter, never as data.
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IngestRecord, RecordType } from '@tally/contract';
+import { checkLmdbFile, makePrivateDir, makePrivateFiles } from '@tally/state-files';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import {
   ALL_TOPICS,
@@ -92,6 +92,11 @@ export interface EmbeddedRecordLog extends RecordLog {
   forgetGroup(group: string): Promise<number>;
 }
 
+/** What to do about a damaged records.mdb (DamagedStateFileError's advice). */
+const DAMAGED_LOG =
+  'restore it from a backup, or move it away to start with an empty record log: the records it holds that ' +
+  'were not landed yet, and its dead letters, are then lost, and the consumers start again at offset 0';
+
 /** Records deleted per write transaction of a retention pass. */
 const PRUNE_CHUNK = 2000;
 
@@ -124,10 +129,14 @@ class EmbeddedLog implements EmbeddedRecordLog {
   #closed = false;
 
   constructor(options: EmbeddedLogOptions) {
-    mkdirSync(options.path, { recursive: true });
+    makePrivateDir(options.path);
     this.#path = options.path;
     this.#pollIntervalMs = options.pollIntervalMs ?? 50;
-    this.#root = open({ path: join(options.path, 'records.mdb'), maxDbs: 16, compression: false });
+    const file = join(options.path, 'records.mdb');
+    // A truncated file would be mapped and crash the process with SIGBUS at the first read past its end.
+    checkLmdbFile(file, DAMAGED_LOG);
+    this.#root = open({ path: file, maxDbs: 16, compression: false });
+    makePrivateFiles(file, `${file}-lock`);
     for (const topic of ALL_TOPICS) {
       const db = this.#root.openDB<Uint8Array, number>({ name: `topic:${topic}`, encoding: 'binary' });
       this.#topics.set(topic, db);
