@@ -25,6 +25,7 @@ export {
 } from './clickhouse/clickhouse-warehouse.ts';
 export * from './errors.ts';
 export * from './migrations.ts';
+export * from './damaged-parts.ts';
 export * from './open.ts';
 export * from './record-ids.ts';
 export * from './reports/channels.ts';

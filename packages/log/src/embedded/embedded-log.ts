@@ -90,6 +90,13 @@ export interface EmbeddedRecordLog extends RecordLog {
    * records it had read but not committed. Resolves to how many positions were removed.
    */
   forgetGroup(group: string): Promise<number>;
+  /**
+   * Moves a group's committed positions back to the first record each of its topics still holds, so that
+   * its consumers are delivered everything again (`tally warehouse reland`). Only while no consumer of the
+   * group runs: a running one keeps its own position and would commit over this. Resolves to the topics
+   * rewound and the offset each now starts at (above 0 when retention deleted the records before it).
+   */
+  rewindGroup(group: string): Promise<Array<{ topic: RecordType; from: number }>>;
 }
 
 /** What to do about a damaged records.mdb (DamagedStateFileError's advice). */
@@ -309,6 +316,18 @@ class EmbeddedLog implements EmbeddedRecordLog {
       .map((p) => `${p.group}\u0000${p.topic}`);
     await Promise.all(keys.map((key) => this.#positions.remove(key)));
     return keys.length;
+  }
+
+  async rewindGroup(group: string): Promise<Array<{ topic: RecordType; from: number }>> {
+    const rewound = this.groups()
+      .filter((p) => p.group === group)
+      .map(({ topic }) => {
+        const [first] = this.#topic(topic).getKeys({ limit: 1 });
+        return { topic, from: typeof first === 'number' ? first : 0 };
+      });
+    for (const { topic, from } of rewound) await this.#positions.put(`${group}\u0000${topic}`, from);
+    await this.#root.flushed;
+    return rewound;
   }
 
   prune(now = Date.now()): Promise<number> {
