@@ -49,7 +49,9 @@ ENV NODE_ENV=production TALLY_DATA_DIR=/data
 RUN npm ci --omit=dev --ignore-scripts=false --no-audit --no-fund && npm cache clean --force
 COPY --from=build /out/ ./
 COPY schemas schemas
-RUN mkdir -p /data && chown node:node /data
+# Tally runs as the unprivileged user node (uid 1000); its data directory is that user's alone (0700), and
+# a named volume mounted there starts with this owner and mode.
+RUN install -d -o node -g node -m 0700 /data
 USER node
 VOLUME /data
 EXPOSE 8080 8081 8082
