@@ -23,9 +23,9 @@ export {
   type ClickHouseWarehouseOptions,
   openClickHouseWarehouse,
 } from './clickhouse/clickhouse-warehouse.ts';
+export * from './damaged-parts.ts';
 export * from './errors.ts';
 export * from './migrations.ts';
-export * from './damaged-parts.ts';
 export * from './open.ts';
 export * from './record-ids.ts';
 export * from './reports/channels.ts';
