@@ -18,6 +18,7 @@ COPY packages/log/package.json packages/log/
 COPY packages/react/package.json packages/react/
 COPY packages/revenue/package.json packages/revenue/
 COPY packages/service/package.json packages/service/
+COPY packages/state-files/package.json packages/state-files/
 COPY packages/tokens/package.json packages/tokens/
 COPY packages/warehouse/package.json packages/warehouse/
 COPY services/analytics-consumer/package.json services/analytics-consumer/
@@ -48,7 +49,9 @@ ENV NODE_ENV=production TALLY_DATA_DIR=/data
 RUN npm ci --omit=dev --ignore-scripts=false --no-audit --no-fund && npm cache clean --force
 COPY --from=build /out/ ./
 COPY schemas schemas
-RUN mkdir -p /data && chown node:node /data
+# Tally runs as the unprivileged user node (uid 1000); its data directory is that user's alone (0700), and
+# a named volume mounted there starts with this owner and mode.
+RUN install -d -o node -g node -m 0700 /data
 USER node
 VOLUME /data
 EXPOSE 8080 8081 8082

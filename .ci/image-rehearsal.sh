@@ -82,4 +82,8 @@ for consumer in analytics-consumer revenue-consumer; do
   stopped "$consumer" "$pid"
   pids=()
 done
-echo "image rehearsal: Node $(node --version), production dependencies only: the CLI, the gateway (202) and both consumers ran"
+# What Tally created in the data directory is its owner's alone: files 0600, directories 0700 (the
+# rehearsal's own *.log files are the shell's).
+loose=$(find "$data" -mindepth 1 ! -name '*.log' ! -type l -perm /077 -print)
+[ -z "$loose" ] || { echo "image rehearsal: readable by others in the data directory: $loose" >&2; exit 1; }
+echo "image rehearsal: Node $(node --version), production dependencies only: the CLI, the gateway (202) and both consumers ran, their files private"

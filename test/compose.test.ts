@@ -16,6 +16,7 @@ interface ComposeService {
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
   volumes?: string[];
+  user?: string;
 }
 const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
 const compose = parse(read('docker-compose.yml'), { merge: true }) as {
@@ -177,6 +178,23 @@ describe('Dockerfile', () => {
     expect(copied.sort()).toEqual(workspaces.sort());
     expect(stage('manifests')).toContain('COPY packages/cli/bin packages/cli/bin');
     expect(stage('runtime')).toMatch(/RUN npm ci --omit=dev /);
+  });
+
+  it("runs as the unprivileged user node, its data directory (the volumes of compose) that user's alone", () => {
+    const runtime = stage('runtime');
+    const users = [...runtime.matchAll(/^USER (\S+)$/gm)].map((m) => m[1]);
+    expect(users).toEqual(['node']); // one USER, not root, before the command
+    expect(runtime.indexOf('USER node')).toBeLessThan(runtime.indexOf('CMD '));
+    const dataDir = /^ENV .*\bTALLY_DATA_DIR=(\S+)/m.exec(runtime)?.[1];
+    expect(dataDir).toBe('/data');
+    expect(runtime).toContain(`RUN install -d -o node -g node -m 0700 ${dataDir}`);
+    // Every Tally service (built from this image) keeps its data in that directory, and mounts its volume there.
+    for (const [name, svc] of Object.entries(compose.services)) {
+      if (svc.image !== 'tally:latest') continue;
+      expect(svc.environment?.TALLY_DATA_DIR, name).toBe(dataDir);
+      expect(svc.user, name).toBeUndefined(); // the image's user, never root by override
+      for (const volume of svc.volumes ?? []) expect(volume.split(':')[1], name).toBe(dataDir);
+    }
   });
 
   it('runs the compiled gateway, with only compiled code and the schemas from the build', () => {

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { openEmbeddedLog } from '@tally/log';
+import { decodedOnly } from '@tally/log/conformance';
 import { FileTokenStore } from '@tally/tokens';
 import { expect, it } from 'vitest';
 import { startGatewayProcess, tempDataDir } from './support/processes.ts';
@@ -61,7 +62,7 @@ it('keeps every record acknowledged with 202 when the gateway is killed with SIG
     batch.length > 0;
     batch = await consumer.poll({ max: 1000 })
   ) {
-    for (const m of batch) found.add(m.record.id);
+    for (const m of decodedOnly(batch)) found.add(m.record.id);
   }
   await log.close();
   const missing = [...acknowledged].filter((id) => !found.has(id));

@@ -2,6 +2,7 @@
 // clean shutdown on SIGTERM.
 import { join } from 'node:path';
 import { openEmbeddedLog } from '@tally/log';
+import { decodedOnly } from '@tally/log/conformance';
 import { FileTokenStore } from '@tally/tokens';
 import { readPublishedEndpoint } from '@tally/warehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,7 +137,7 @@ it('drains on SIGTERM under load (two event loops where Node.js has reusePort): 
     batch.length > 0;
     batch = await consumer.poll({ max: 1000 })
   )
-    for (const m of batch) found.add(m.record.id);
+    for (const m of decodedOnly(batch)) found.add(m.record.id);
   await log.close();
   expect(acknowledged.filter((id) => !found.has(id))).toEqual([]);
   console.log(
@@ -164,7 +165,7 @@ it('refuses to start a second gateway on the same embedded log, and starts once 
   expect(await second.stop('SIGTERM')).toBe(0);
 
   const log = openEmbeddedLog({ path: join(dataDir, 'log') });
-  const records = await log.consumer({ group: 'check' }).poll({ max: 100 });
+  const records = decodedOnly(await log.consumer({ group: 'check' }).poll({ max: 100 }));
   expect(records.map((m) => [m.offset, m.record.data.session_id])).toEqual([
     [0, 'a'],
     [1, 'b'],

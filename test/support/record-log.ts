@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { IngestRecord } from '@tally/contract';
 import { openEmbeddedLog } from '@tally/log';
+import { decodedOnly } from '@tally/log/conformance';
 import { eventually } from './processes.ts';
 
 export interface RecordReader {
@@ -22,7 +23,7 @@ export function openRecordReader(dataDir: string): RecordReader {
     for (let round = 0; round < 1000; round++) {
       const batch = await consumer.poll({ max: 1000 });
       if (batch.length === 0) break;
-      for (const message of batch) records.push(message.record);
+      for (const message of decodedOnly(batch)) records.push(message.record);
     }
     await consumer.close();
     return records;

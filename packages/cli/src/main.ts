@@ -4,6 +4,7 @@
 // (kafkajs, lmdb), nor `tally tokens` the warehouse's.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
+import { keepNewFilesPrivate } from '@tally/state-files';
 import { findBaseDir } from './base-dir.ts';
 
 const USAGE = `Usage: tally <command>
@@ -60,6 +61,9 @@ Commands:
   dead-letters discard <id>... | --all                Delete them for good
   warehouse credentials [--json]                      URL and users (read-only analyst, writer) of the running
                                                       Tally's ClickHouse HTTP interface
+  warehouse reland [--json]                           With Tally stopped: land again from the record log the
+                                                      records of warehouse parts the engine detached as damaged
+                                                      (each once; the consumers do it at the next start)
 
 Configuration comes from the environment, as for the server (TALLY_DATA_DIR, REDIS_URL, CLICKHOUSE_URL,
 TALLY_ENV_FILE), relative to the nearest directory up from here with a .tally directory or a .env file.
@@ -79,6 +83,8 @@ async function main(argv: string[]): Promise<number> {
     if (base) process.chdir(base);
   }
   const config = loadConfig();
+  // What the commands create under TALLY_DATA_DIR (tokens.json, dashboard.mdb, chDB's files) is private.
+  keepNewFilesPrivate();
   switch (command) {
     case 'tokens':
       return (await import('./tokens.ts')).runTokens(config, rest, parseArgs);
@@ -99,6 +105,9 @@ async function main(argv: string[]): Promise<number> {
     case 'dead-letters':
       return (await import('./dead-letters.ts')).runDeadLetters(config, rest, parseArgs);
     case 'warehouse':
+      if (rest[0] === 'reland') {
+        return (await import('./warehouse-reland.ts')).runReland(config, rest.slice(1), parseArgs);
+      }
       return (await import('./warehouse-credentials.ts')).runWarehouse(config, rest, parseArgs);
     default:
       throw new UsageError(`unknown command "${command}"`);

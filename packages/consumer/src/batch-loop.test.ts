@@ -14,6 +14,7 @@ import {
   openEmbeddedLog,
   type PolledMessage,
 } from '@tally/log';
+import { decodedOnly } from '@tally/log/conformance';
 import { WarehouseError, WarehouseUnavailableError } from '@tally/warehouse';
 import { afterEach, expect, it, vi } from 'vitest';
 import { consumeInBatches, type Lander, type Prepared } from './batch-loop.ts';
@@ -147,7 +148,7 @@ it('retries a failure of the warehouse itself (not of the records) without setti
   await expect(loop.done).resolves.toBeUndefined(); // it never failed
   expect(errors[0]).toMatchObject({ group: 'g', code: 60, kind: 'warehouse' });
   expect(await log.deadLetters.list()).toEqual([]);
-  const again = await log.consumer({ group: 'g' }).poll({ max: 10 });
+  const again = decodedOnly(await log.consumer({ group: 'g' }).poll({ max: 10 }));
   expect(again.map((m) => m.record.id)).toEqual(records.map((r) => r.id));
 });
 

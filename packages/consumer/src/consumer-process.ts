@@ -4,8 +4,15 @@
 // fails. With the embedded warehouse (no CLICKHOUSE_URL) the process holds the chDB directory, so it cannot
 // run beside `npm start` on the same data directory.
 import { openRecordLog, type RecordLog } from '@tally/log';
-import { buildAdmin, runService } from '@tally/service';
-import { migrate, openWarehouse, type Warehouse, withRetry } from '@tally/warehouse';
+import { allHealthy, buildAdmin, runService } from '@tally/service';
+import {
+  migrate,
+  openWarehouse,
+  type Warehouse,
+  type WarehouseDamage,
+  warehouseDamage,
+  withRetry,
+} from '@tally/warehouse';
 import type { BatchOptions, RunningBatchLoop } from './batch-loop.ts';
 import type { ConsumerLogger } from './logger.ts';
 import { ConsumerMetrics } from './metrics.ts';
@@ -30,8 +37,18 @@ export function runConsumerProcess(
     async start(config, logger) {
       const warehouse = withRetry(await openWarehouse(config));
       let log: RecordLog | null = null;
+      let damage: WarehouseDamage;
       try {
         await migrate(warehouse);
+        // Damaged parts detached at start: records missing until `tally warehouse reland` (not ready, said).
+        damage = await warehouseDamage(warehouse).catch((error: unknown) => {
+          logger.warn(
+            { err: error },
+            'the warehouse did not list its detached parts: lost records cannot be told',
+          );
+          return { ok: true, parts: [] } as WarehouseDamage;
+        });
+        if (!damage.ok) logger.error({ damaged_parts: damage.parts }, damage.detail);
         log = await openRecordLog(config, {
           onWarning: (message, error) => logger.warn({ err: error }, message),
         });
@@ -49,7 +66,11 @@ export function runConsumerProcess(
         metrics,
       });
       const admin = buildAdmin({
-        health: () => consumerLog.health(),
+        health: () =>
+          allHealthy([
+            () => consumerLog.health(),
+            async () => (damage.ok ? { ok: true } : { ok: false, detail: damage.detail }),
+          ]),
         metrics: () => metrics.registry.metrics(),
         logger,
       });

@@ -1,8 +1,8 @@
 // The state store in LMDB (TALLY_DATA_DIR/dashboard.mdb): keys `<collection>\x1f<key>`, values the document
 // with its expiry. LMDB serialises writers across processes, so `tally users add` beside a running
 // dashboard is safe; expired documents are dropped when read or listed.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkLmdbFile, makePrivateDir, makePrivateFiles } from '@tally/state-files';
 import { open, type RootDatabase } from 'lmdb';
 import { isLive, type StateStore, type Stored } from './state-store.ts';
 
@@ -15,9 +15,15 @@ export class LmdbStateStore implements StateStore {
   readonly #db: RootDatabase<Stored<unknown>, string>;
 
   constructor(dataDir: string) {
-    mkdirSync(dataDir, { recursive: true });
+    makePrivateDir(dataDir);
     this.path = join(dataDir, 'dashboard.mdb');
+    // A truncated file would be mapped and crash the process with SIGBUS at the first read past its end.
+    checkLmdbFile(
+      this.path,
+      "restore it from a backup, or move it away to start with no dashboard users, sessions, share links or projects' settings",
+    );
     this.#db = open<Stored<unknown>, string>({ path: this.path, compression: false });
+    makePrivateFiles(this.path, `${this.path}-lock`);
   }
 
   async get<T>(collection: string, key: string): Promise<T | null> {

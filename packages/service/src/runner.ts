@@ -3,8 +3,12 @@
 // benchmarks and supervisors), shuts down cleanly on SIGTERM/SIGINT (a second signal ends it at once), and
 // stops with exit code 1 when the service fails on its own. A failure to start is one line on stderr that
 // says what to do, not a stack trace.
+// Before anything is opened, the process's files are made private: new ones 0600 in 0700 directories (its
+// umask), and what an older Tally left group- or world-readable in TALLY_DATA_DIR is made so too.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { loadConfig, type TallyConfig } from '@tally/config';
+import { keepNewFilesPrivate, makePrivateTree } from '@tally/state-files';
 import { type Logger, pino } from 'pino';
 
 export interface RunningService {
@@ -86,6 +90,8 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
   const logger = pino({ level: config.LOG_LEVEL, base: { service: definition.name } });
   let service: RunningService;
   try {
+    keepNewFilesPrivate();
+    makePrivateTree(resolve(config.TALLY_DATA_DIR));
     service = await definition.start(config, logger);
   } catch (error) {
     logger.debug({ err: error }, 'start failed');

@@ -1,7 +1,8 @@
 // Token store in a JSON file (TALLY_DATA_DIR/tokens.json), for a single machine without Redis. Writes go
 // to a temporary file that is renamed over the old one, so a reader never sees half a file.
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { makePrivateDir, readStateJson } from '@tally/state-files';
 import {
   assertProjectId,
   generateToken,
@@ -52,12 +53,11 @@ export class FileTokenStore implements TokenStore {
   }
 
   async #read(): Promise<TokenFile> {
-    try {
-      return JSON.parse(await readFile(this.path, 'utf8')) as TokenFile;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw error;
-    }
+    const file = await readStateJson<TokenFile>(
+      this.path,
+      'mend the JSON or restore the file from a backup (deleting it revokes every token and origin setting)',
+    );
+    return file ?? {};
   }
 
   async revoke(tokenOrId: string): Promise<boolean> {
@@ -82,7 +82,7 @@ export class FileTokenStore implements TokenStore {
   async close(): Promise<void> {}
 
   async #write(file: TokenFile): Promise<void> {
-    await mkdir(dirname(this.path), { recursive: true });
+    makePrivateDir(dirname(this.path));
     const tmp = `${this.path}.${process.pid}.tmp`;
     await writeFile(
       tmp,

@@ -26,6 +26,7 @@ export {
   type ClickHouseWarehouseOptions,
   openClickHouseWarehouse,
 } from './clickhouse/clickhouse-warehouse.ts';
+export * from './damaged-parts.ts';
 export * from './errors.ts';
 export * from './migrations.ts';
 export * from './open.ts';

@@ -47,3 +47,13 @@ it("keeps today's salt from visitor-salt.json, where salts were kept before, and
   expect((await new FileSaltStore(dir).saltFor('2026-11-21')).toString('hex')).toBe(salt);
   expect(readdirSync(dir)).toEqual(['visitor-salt-2026-11-21.json']);
 });
+
+it("refuses a garbled day's salt file with an error naming it, and leaves it as it is", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-salt-'));
+  const file = join(dir, 'visitor-salt-2026-11-21.json');
+  writeFileSync(file, '{"day":"2026-11-21","salt":"ab', { mode: 0o600 });
+  await expect(new FileSaltStore(dir).saltFor('2026-11-21')).rejects.toThrow(
+    `${file} is damaged (not JSON: `,
+  );
+  expect(readFileSync(file, 'utf8')).toBe('{"day":"2026-11-21","salt":"ab');
+});

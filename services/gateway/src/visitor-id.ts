@@ -3,9 +3,10 @@
 // does. Old salts are deleted, so an id cannot be traced back to an IP, and the raw IP is never stored.
 // With Redis the salt is shared so that every replica derives the same id for the same visitor.
 import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
-import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
+import { makePrivateDir, readStateJson } from '@tally/state-files';
 import type { Redis } from 'ioredis';
 
 export interface SaltStore {
@@ -90,7 +91,7 @@ export class FileSaltStore implements SaltStore {
     // visitor-salt.json is where salts were kept before one file per day: today's stays today's salt.
     const legacy = await readSalt(join(this.#dir, LEGACY_SALT_FILE), day);
     const candidate = legacy ?? randomBytes(32);
-    await mkdir(this.#dir, { recursive: true });
+    makePrivateDir(this.#dir);
     const tmp = join(
       this.#dir,
       `.visitor-salt-${day}.${process.pid}.${threadId}.${randomBytes(6).toString('hex')}.tmp`,
@@ -125,13 +126,12 @@ const SALT_FILE = /^visitor-salt-(\d{4}-\d{2}-\d{2})\.json$/;
 
 /** The salt stored in `path` (for `day`, when given); null when there is none. */
 async function readSalt(path: string, day?: string): Promise<Buffer | null> {
-  try {
-    const stored = JSON.parse(await readFile(path, 'utf8')) as { day: string; salt: string };
-    return day === undefined || stored.day === day ? Buffer.from(stored.salt, 'hex') : null;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
+  const stored = await readStateJson<{ day: string; salt: string }>(
+    path,
+    "delete it: a new salt is made, and today's visitors get new ids",
+  );
+  if (!stored) return null;
+  return day === undefined || stored.day === day ? Buffer.from(stored.salt, 'hex') : null;
 }
 
 /** Salts in Redis, one key per day that expires after two days; SET NX makes every replica agree. */

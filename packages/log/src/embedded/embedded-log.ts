@@ -5,11 +5,14 @@
 // consumer group of a topic has committed past, once it is old enough (prune). Records a consumer sets
 // aside are kept in a database of their own (the dead-letter store); only the writer appends, so a replay
 // asked for by another process (the CLI beside a running gateway) is a request the writer carries out.
+// Each record is stored with a checksum (record-encoding.ts), checked when it is read: a record whose bytes
+// were damaged on disk reaches the consumer as an UndecodableMessage with those bytes, which it sets aside
+// as a dead letter, never as data.
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IngestRecord, RecordType } from '@tally/contract';
-import { asBinary, type Database, open, type RootDatabase } from 'lmdb';
+import { checkLmdbFile, makePrivateDir, makePrivateFiles } from '@tally/state-files';
+import { type Database, open, type RootDatabase } from 'lmdb';
 import {
   ALL_TOPICS,
   byFailedAt,
@@ -18,14 +21,14 @@ import {
   type GroupBacklog,
   type LogConsumer,
   type LogHealth,
-  type LogMessage,
   type LogPosition,
   LogUnavailableError,
+  type PolledMessage,
   type RecordLog,
   type ReplayResult,
   topicOf,
 } from '../record-log.ts';
-import type { EncodedRecord } from './record-encoding.ts';
+import { decodeRecord, type EncodedRecord, encodeRecord } from './record-encoding.ts';
 import { acquireWriterLock, EmbeddedLogLockedError } from './writer-lock.ts';
 
 export interface EmbeddedLogOptions {
@@ -61,9 +64,12 @@ export interface GroupPosition {
   lag: number;
 }
 
-/** A consumer of the embedded log: every message it holds is a record it wrote itself, so all decode. */
+/**
+ * A consumer of the embedded log. A message is a record, or, when its stored bytes fail their checksum
+ * (damaged on disk) or do not decode, an UndecodableMessage with those bytes.
+ */
 export interface EmbeddedLogConsumer extends LogConsumer {
-  poll(options?: { max?: number; waitMs?: number }): Promise<LogMessage[]>;
+  poll(options?: { max?: number; waitMs?: number }): Promise<PolledMessage[]>;
 }
 
 /** The embedded log, with retention and consumer-group administration exposed for tests and tools. */
@@ -84,7 +90,19 @@ export interface EmbeddedRecordLog extends RecordLog {
    * records it had read but not committed. Resolves to how many positions were removed.
    */
   forgetGroup(group: string): Promise<number>;
+  /**
+   * Moves a group's committed positions back to the first record each of its topics still holds, so that
+   * its consumers are delivered everything again (`tally warehouse reland`). Only while no consumer of the
+   * group runs: a running one keeps its own position and would commit over this. Resolves to the topics
+   * rewound and the offset each now starts at (above 0 when retention deleted the records before it).
+   */
+  rewindGroup(group: string): Promise<Array<{ topic: RecordType; from: number }>>;
 }
+
+/** What to do about a damaged records.mdb (DamagedStateFileError's advice). */
+const DAMAGED_LOG =
+  'restore it from a backup, or move it away to start with an empty record log: the records it holds that ' +
+  'were not landed yet, and its dead letters, are then lost, and the consumers start again at offset 0';
 
 /** Records deleted per write transaction of a retention pass. */
 const PRUNE_CHUNK = 2000;
@@ -95,7 +113,8 @@ export function openEmbeddedLog(options: EmbeddedLogOptions): EmbeddedRecordLog 
 
 class EmbeddedLog implements EmbeddedRecordLog {
   readonly #root: RootDatabase;
-  readonly #topics = new Map<RecordType, Database<IngestRecord, number>>();
+  /** Values are the records' stored bytes (record-encoding.ts: framed, with a checksum). */
+  readonly #topics = new Map<RecordType, Database<Uint8Array, number>>();
   readonly #positions: Database<number, string>;
   readonly #deadLetters: Database<DeadLetter, string>;
   /** Replays asked of the writer: dead-letter id → when asked. */
@@ -117,12 +136,16 @@ class EmbeddedLog implements EmbeddedRecordLog {
   #closed = false;
 
   constructor(options: EmbeddedLogOptions) {
-    mkdirSync(options.path, { recursive: true });
+    makePrivateDir(options.path);
     this.#path = options.path;
     this.#pollIntervalMs = options.pollIntervalMs ?? 50;
-    this.#root = open({ path: join(options.path, 'records.mdb'), maxDbs: 16, compression: false });
+    const file = join(options.path, 'records.mdb');
+    // A truncated file would be mapped and crash the process with SIGBUS at the first read past its end.
+    checkLmdbFile(file, DAMAGED_LOG);
+    this.#root = open({ path: file, maxDbs: 16, compression: false });
+    makePrivateFiles(file, `${file}-lock`);
     for (const topic of ALL_TOPICS) {
-      const db = this.#root.openDB<IngestRecord, number>({ name: `topic:${topic}` });
+      const db = this.#root.openDB<Uint8Array, number>({ name: `topic:${topic}`, encoding: 'binary' });
       this.#topics.set(topic, db);
     }
     this.#positions = this.#root.openDB<number, string>({ name: 'consumer-positions' });
@@ -143,14 +166,14 @@ class EmbeddedLog implements EmbeddedRecordLog {
   }
 
   append(records: readonly IngestRecord[]): Promise<void> {
-    return this.#write(records, (record) => [topicOf(record), record]);
+    return this.#write(records, (record) => [topicOf(record), encodeRecord(record)]);
   }
 
   appendEncoded(records: readonly EncodedRecord[]): Promise<void> {
-    return this.#write(records, (record) => [record.type, asBinary(record.bytes)]);
+    return this.#write(records, (record) => [record.type, record.bytes]);
   }
 
-  async #write<T>(items: readonly T[], entry: (item: T) => [RecordType, unknown]): Promise<void> {
+  async #write<T>(items: readonly T[], entry: (item: T) => [RecordType, Uint8Array]): Promise<void> {
     if (this.#closed) throw new LogUnavailableError('record log is closed');
     if (!this.#releaseWriterLock) this.#becomeWriter();
     // Offsets are assigned and writes queued in the same synchronous block, so they commit in offset order.
@@ -158,7 +181,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
       const [topic, value] = entry(item);
       const offset = this.#nextOffset.get(topic) ?? 0;
       this.#nextOffset.set(topic, offset + 1);
-      return this.#topic(topic).put(offset, value as IngestRecord);
+      return this.#topic(topic).put(offset, value);
     });
     try {
       await Promise.all(writes);
@@ -283,7 +306,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
     return this.groups().map(({ group, topic, position, lag }) => {
       // The position may be below the first record kept (a group that had read nothing when retention ran).
       const [oldest] = lag > 0 ? this.#topic(topic).getRange({ start: position, limit: 1 }) : [];
-      return { group, topic, lag, oldest_at: oldest ? oldest.value.received_at : null };
+      return { group, topic, lag, oldest_at: oldest ? receivedAt(oldest.value, topic) : null };
     });
   }
 
@@ -293,6 +316,18 @@ class EmbeddedLog implements EmbeddedRecordLog {
       .map((p) => `${p.group}\u0000${p.topic}`);
     await Promise.all(keys.map((key) => this.#positions.remove(key)));
     return keys.length;
+  }
+
+  async rewindGroup(group: string): Promise<Array<{ topic: RecordType; from: number }>> {
+    const rewound = this.groups()
+      .filter((p) => p.group === group)
+      .map(({ topic }) => {
+        const [first] = this.#topic(topic).getKeys({ limit: 1 });
+        return { topic, from: typeof first === 'number' ? first : 0 };
+      });
+    for (const { topic, from } of rewound) await this.#positions.put(`${group}\u0000${topic}`, from);
+    await this.#root.flushed;
+    return rewound;
   }
 
   prune(now = Date.now()): Promise<number> {
@@ -328,7 +363,10 @@ class EmbeddedLog implements EmbeddedRecordLog {
         if (this.#closed) return deleted;
         const doomed: number[] = [];
         for (const { key, value } of db.getRange({ end, limit: PRUNE_CHUNK })) {
-          if (value.received_at > cutoff) break; // appended in order: the rest is newer
+          // Appended in order: the rest is newer. A damaged record (no time to read) is below every
+          // group's position, so it was set aside as a dead letter with its bytes: it goes with its neighbours.
+          const received = receivedAt(value, topic);
+          if (received !== null && received > cutoff) break;
           doomed.push(key);
         }
         if (doomed.length === 0) break;
@@ -343,7 +381,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
 
   // --- used by EmbeddedConsumer ---
 
-  #topic(topic: RecordType): Database<IngestRecord, number> {
+  #topic(topic: RecordType): Database<Uint8Array, number> {
     const db = this.#topics.get(topic);
     if (!db) throw new Error(`unknown topic ${topic}`);
     return db;
@@ -353,10 +391,23 @@ class EmbeddedLog implements EmbeddedRecordLog {
     return this.#closed;
   }
 
-  read(topic: RecordType, fromOffset: number, limit: number): LogMessage[] {
-    const messages: LogMessage[] = [];
+  read(topic: RecordType, fromOffset: number, limit: number): PolledMessage[] {
+    const messages: PolledMessage[] = [];
     for (const { key, value } of this.#topic(topic).getRange({ start: fromOffset, limit })) {
-      messages.push({ topic, partition: 0, offset: key, record: value });
+      try {
+        messages.push({ topic, partition: 0, offset: key, record: decodeRecord(value, topic) });
+      } catch (error) {
+        // Copied: the value may be a view of LMDB's memory map, valid only during this read.
+        const raw = Uint8Array.prototype.slice.call(value);
+        messages.push({
+          topic,
+          partition: 0,
+          offset: key,
+          record: null,
+          raw,
+          error: (error as Error).message,
+        });
+      }
     }
     return messages;
   }
@@ -452,7 +503,7 @@ class EmbeddedConsumer implements EmbeddedLogConsumer {
     for (const topic of topics) this.#position.set(topic, log.committedPosition(group, topic));
   }
 
-  async poll(options: { max?: number; waitMs?: number } = {}): Promise<LogMessage[]> {
+  async poll(options: { max?: number; waitMs?: number } = {}): Promise<PolledMessage[]> {
     const max = options.max ?? 500;
     const deadline = Date.now() + (options.waitMs ?? 0);
     for (;;) {
@@ -465,8 +516,8 @@ class EmbeddedConsumer implements EmbeddedLogConsumer {
     }
   }
 
-  #readAvailable(max: number): LogMessage[] {
-    const batch: LogMessage[] = [];
+  #readAvailable(max: number): PolledMessage[] {
+    const batch: PolledMessage[] = [];
     for (let i = 0; i < this.#topics.length && batch.length < max; i++) {
       const topic = this.#topics[(this.#next + i) % this.#topics.length] as RecordType;
       const from = this.#position.get(topic) ?? 0;
@@ -490,4 +541,13 @@ class EmbeddedConsumer implements EmbeddedLogConsumer {
   }
 
   async close(): Promise<void> {}
+}
+
+/** When a stored record was received, or null when its bytes do not decode. */
+function receivedAt(value: Uint8Array, topic: RecordType): number | null {
+  try {
+    return decodeRecord(value, topic).received_at;
+  } catch {
+    return null;
+  }
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { open } from 'lmdb';
 import { afterEach, expect, it } from 'vitest';
+import { decodedOnly } from '../conformance.ts';
 import { openEmbeddedLog } from './embedded-log.ts';
 import { encodeRecord } from './record-encoding.ts';
 
@@ -94,7 +95,7 @@ it('appendEncoded stores the bytes the log stores for the record, and reads back
     .reverse();
   await encoded.appendEncoded(copies.map((record, i) => ({ type: record.type, bytes: bytes[i] as Buffer })));
   const consumer = encoded.consumer({ group: 'g' });
-  const read = await consumer.poll({ max: 100 });
+  const read = decodedOnly(await consumer.poll({ max: 100 }));
   expect(read.map((message) => message.record).sort((a, b) => a.id.localeCompare(b.id))).toEqual(
     [...all].sort((a, b) => a.id.localeCompare(b.id)),
   );

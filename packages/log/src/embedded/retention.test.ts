@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RecordType } from '@tally/contract';
 import { afterEach, describe, expect, it } from 'vitest';
-import { testRecord } from '../conformance.ts';
+import { decodedOnly, testRecord } from '../conformance.ts';
 import type { LogMessage } from '../index.ts';
 import { type EmbeddedRecordLog, openEmbeddedLog } from './embedded-log.ts';
 
@@ -39,7 +39,7 @@ async function consume(log: EmbeddedRecordLog, group: string, topics: RecordType
   const consumer = log.consumer({ group, topics });
   const seen: LogMessage[] = [];
   while (seen.length < max) {
-    const batch = await consumer.poll({ max: max - seen.length, waitMs: 0 });
+    const batch = decodedOnly(await consumer.poll({ max: max - seen.length, waitMs: 0 }));
     if (batch.length === 0) break;
     seen.push(...batch);
   }
@@ -52,7 +52,7 @@ async function retained(log: EmbeddedRecordLog, topics: RecordType[]) {
   const consumer = log.consumer({ group: `fresh-${Math.random()}`, topics });
   const ids: string[] = [];
   for (;;) {
-    const batch = await consumer.poll({ max: 1000, waitMs: 0 });
+    const batch = decodedOnly(await consumer.poll({ max: 1000, waitMs: 0 }));
     if (batch.length === 0) return ids;
     ids.push(...batch.map((m) => m.record.id));
   }

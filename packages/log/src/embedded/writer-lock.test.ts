@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { testRecord } from '../conformance.ts';
+import { decodedOnly, testRecord } from '../conformance.ts';
 import { type EmbeddedRecordLog, openEmbeddedLog } from './embedded-log.ts';
 import { EmbeddedLogLockedError } from './writer-lock.ts';
 
@@ -27,7 +27,9 @@ function open(path: string, writer = false) {
   return log;
 }
 async function readAll(log: EmbeddedRecordLog) {
-  return (await log.consumer({ group: `read-${Math.random()}` }).poll({ max: 1000 })).map((m) => m.record.id);
+  return decodedOnly(await log.consumer({ group: `read-${Math.random()}` }).poll({ max: 1000 })).map(
+    (m) => m.record.id,
+  );
 }
 
 it('refuses a second writer on the same directory, naming the holder', () => {
@@ -59,7 +61,7 @@ it('hands over on close: the next writer continues the offsets on disk, includin
 
   const b = testRecord('event');
   await second.append([b]); // takes the lock now
-  const messages = await second.consumer({ group: 'g', topics: ['event'] }).poll({ max: 10 });
+  const messages = decodedOnly(await second.consumer({ group: 'g', topics: ['event'] }).poll({ max: 10 }));
   expect(messages.map((m) => [m.offset, m.record.id])).toEqual([
     [0, a.id],
     [1, b.id],

@@ -62,7 +62,7 @@ export function acquireWriterLock(dir: string): () => void {
   // Written to a file of our own, then hard-linked into place: the link appears whole or not at all, and
   // fails if a lock exists, so two starting writers cannot both win.
   const mine = `${file}.${process.pid}`;
-  writeFileSync(mine, JSON.stringify(me));
+  writeFileSync(mine, JSON.stringify(me), { mode: 0o600 });
   try {
     for (let attempt = 0; ; attempt++) {
       try {

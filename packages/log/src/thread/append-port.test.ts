@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import type { IngestRecord } from '@tally/contract';
 import { afterEach, expect, it } from 'vitest';
+import { decodedOnly } from '../conformance.ts';
 import { openEmbeddedLog } from '../embedded/embedded-log.ts';
 import { LogUnavailableError, type RecordLog } from '../record-log.ts';
 import { appendThroughPort, serveAppends } from './append-port.ts';
@@ -53,7 +54,7 @@ it('appends through the port: durable when resolved, one message per turn', asyn
   await Promise.all(Array.from({ length: 20 }, (_, i) => remote.append([record(i)])));
   expect(batches).toBe(1);
   const consumer = log.consumer({ group: 'g' });
-  expect((await consumer.poll({ max: 100 })).map((m) => m.record.id)).toEqual(
+  expect(decodedOnly(await consumer.poll({ max: 100 })).map((m) => m.record.id)).toEqual(
     Array.from({ length: 20 }, (_, i) => record(i).id),
   );
   expect(await remote.health()).toEqual({ ok: true });

@@ -3,8 +3,9 @@
 // the event loop. chDB runs one statement at a time per session, so operations are queued here; and one
 // process only may open a data directory, so a second process gets WarehouseLockedError (the running
 // process serves queries over HTTP instead: see http-interface.ts).
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { makePrivateDir } from '@tally/state-files';
 import { Session } from 'chdb';
 import { clickhouseCodeOf, engineError, WarehouseError, WarehouseLockedError } from '../errors.ts';
 import {
@@ -39,7 +40,7 @@ export async function openChdbWarehouse(options: ChdbWarehouseOptions): Promise<
 
 /** Opens a chDB session, turning "another process holds this directory" into WarehouseLockedError. */
 export function openSession(dataDir: string): Session {
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   // Asked first: the engine, refused the lock, prints its own error line to stderr before it throws.
   const holder = lockHolder(dataDir);
   if (holder !== null) throw new WarehouseLockedError(dataDir, { pid: holder });

@@ -942,6 +942,24 @@ export const Health = Type.Object(
         },
       ),
     ),
+    lost_records: nullable(
+      Type.Object(
+        {
+          parts: Type.Array(
+            Type.Object({
+              table: Type.String(),
+              part: Type.String(),
+              reason: Type.String({ description: "The engine's reason: broken-on-start, broken, …" }),
+            }),
+          ),
+          action: Type.String({ description: 'What the operator does to land the records again.' }),
+        },
+        {
+          description:
+            'Parts of the warehouse the engine found damaged and detached (system.detached_parts), whose records are missing from every figure until they are landed again from the record log (`tally warehouse reland`, with Tally stopped). Of the whole warehouse, every project. Null when none is missing (or when it cannot be told: see unavailable).',
+        },
+      ),
+    ),
     unavailable: Type.Array(Type.String(), { description: 'What this deployment cannot tell, and why.' }),
   },
   { $id: 'Health' },

@@ -4,9 +4,10 @@
 // oldest record it has not landed (of the whole log: the log does not index by project), and the
 // project's dead letters by type and reason (error codes only: a letter's error text may quote the
 // record). From the state store: the requests the gateway refused for the project, per hour and status
-// (a 401 has no project and is never among them). What cannot be told is listed in `unavailable`, never
-// shown as zero.
-import { ingestionHealth } from '@tally/warehouse';
+// (a 401 has no project and is never among them). From the engine: parts of the warehouse it detached as
+// damaged, whose records are missing until re-landed (lost_records; damaged-parts.ts). What cannot be told
+// is listed in `unavailable`, never shown as zero.
+import { ingestionHealth, RELAND_COMMAND, warehouseDamage } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { route } from './route.ts';
@@ -29,11 +30,16 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       unavailable.push(`${what}: the record log did not answer`);
       return null;
     };
-    const [figures, backlog, letters, refusals] = await Promise.all([
+    const [figures, backlog, letters, refusals, damage] = await Promise.all([
       ingestionHealth(deps.warehouse, { project, stallMinutes: q.stall_minutes, now }),
       log?.backlog ? log.backlog().catch(unreachable('consumer lag')) : null,
       log ? log.deadLetters.list().catch(unreachable('dead letters')) : null,
       deps.refusals ? deps.refusals.read(project, now - (REFUSAL_HOURS - 1) * HOUR_MS) : null,
+      warehouseDamage(deps.warehouse).catch((error: unknown) => {
+        request.log.warn({ err: error }, 'health: damaged parts could not be read from the warehouse');
+        unavailable.push('lost records: the warehouse did not list its detached parts');
+        return null;
+      }),
     ]);
     if (!log?.backlog) unavailable.push('consumer lag: the dashboard runs without the record log');
     if (!log) unavailable.push('dead letters: the dashboard runs without the record log');
@@ -101,6 +107,13 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       oldest_not_landed: groups ? oldest : null,
       dead_letters: deadLetters,
       refused,
+      lost_records:
+        damage && !damage.ok
+          ? {
+              parts: damage.parts,
+              action: `stop Tally, run \`${RELAND_COMMAND}\`, start Tally: the records are landed again from the record log`,
+            }
+          : null,
       unavailable,
     };
   });

@@ -2,10 +2,13 @@
 // which credentials: TALLY_DATA_DIR/warehouse-http.json, readable by its owner only (it holds the
 // passwords). The passwords themselves are made once and kept in TALLY_DATA_DIR/warehouse-users.json
 // (owner only), so that a BI tool configured with them keeps working after a restart; delete that file to
-// get new ones at the next start.
+// get new ones at the next start. A file that is not what Tally wrote (garbled JSON, no passwords in it) is
+// refused with an error naming it, never replaced: replacing it would lock out every tool configured
+// with the stored passwords, without a word.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DamagedStateFileError, readStateJsonSync } from '@tally/state-files';
 
 /** Where a running process publishes the HTTP interface of the data directory it holds. */
 export const endpointFile = (tallyDataDir: string) => join(tallyDataDir, 'warehouse-http.json');
@@ -29,13 +32,20 @@ export interface PublishedEndpoint {
 /** The writer's and the analyst's credentials of this data directory, made on first use. */
 export function warehouseCredentials(tallyDataDir: string): { writer: Credentials; analyst: Credentials } {
   const file = credentialsFile(tallyDataDir);
-  try {
-    const stored = JSON.parse(readFileSync(file, 'utf8')) as { writer?: Credentials; analyst?: Credentials };
-    if (stored.writer?.password && stored.analyst?.password) {
-      return { writer: stored.writer, analyst: stored.analyst };
+  const stored = readStateJsonSync<{ writer?: Partial<Credentials>; analyst?: Partial<Credentials> }>(
+    file,
+    DAMAGED_CREDENTIALS,
+  );
+  if (stored !== null) {
+    const { writer, analyst } = stored ?? {};
+    if (!isCredentials(writer) || !isCredentials(analyst)) {
+      throw new DamagedStateFileError(
+        file,
+        'no writer and analyst user with a password in it',
+        DAMAGED_CREDENTIALS,
+      );
     }
-  } catch {
-    // none yet (or unreadable): new ones below
+    return { writer, analyst };
   }
   const made = {
     writer: { user: 'tally', password: randomBytes(24).toString('base64url') },
@@ -43,6 +53,14 @@ export function warehouseCredentials(tallyDataDir: string): { writer: Credential
   };
   writeAtomically(file, JSON.stringify(made));
   return made;
+}
+
+const DAMAGED_CREDENTIALS =
+  'delete it to have new warehouse passwords made at the next start (`npx tally warehouse credentials` shows ' +
+  'them; tools configured with the old ones need the new ones)';
+
+function isCredentials(value: Partial<Credentials> | undefined): value is Credentials {
+  return typeof value?.user === 'string' && typeof value.password === 'string' && value.password !== '';
 }
 
 function writeAtomically(file: string, content: string): void {

@@ -458,5 +458,9 @@ export interface Health {
     by_status: { status: number; count: number }[];
     total: number;
   } | null;
+  lost_records: {
+    parts: { table: string; part: string; reason: string }[];
+    action: string;
+  } | null;
   unavailable: string[];
 }

@@ -2,7 +2,8 @@
 // shown as stalled, at the top, so stale revenue figures are never mistaken for current ones), when the last
 // one landed, and records per minute over the last hour; then the record log's consumer lag with the age of
 // the oldest record not landed, dead letters, the requests the gateway refused for the project per hour by
-// status, and what this deployment cannot tell. Refreshed every 30 seconds.
+// status, and what this deployment cannot tell. Above all, records the warehouse lost (parts the engine
+// detached as damaged) and what to do about them. Refreshed every 30 seconds.
 import { useLocation } from 'preact-iso';
 import type { Health } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
@@ -110,6 +111,17 @@ export function HealthView({ api, project }: ViewProps) {
   const stalled = h.types.filter((t) => t.status === 'stalled');
   return (
     <>
+      {h.lost_records && (
+        <div class="error" role="alert" id="health-lost-records">
+          <p>
+            The warehouse lost records: the engine found {h.lost_records.parts.length} damaged part
+            {h.lost_records.parts.length === 1 ? '' : 's'} and set{' '}
+            {h.lost_records.parts.length === 1 ? 'it' : 'them'} aside (
+            {h.lost_records.parts.map((p) => `${p.table} ${p.part}`).join(', ')}). Every figure is missing
+            their records until they are landed again: {h.lost_records.action}.
+          </p>
+        </div>
+      )}
       {stalled.length > 0 ? (
         <div class="error" role="alert" id="health-alert">
           <p>

@@ -1,0 +1,56 @@
+// checkLmdbFile on real LMDB files written by lmdb-js: a whole file passes (and so does none at all), and a
+// file cut short, garbled, or empty is refused with an error that names it and says what to do.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import { afterEach, expect, it } from 'vitest';
+import { DamagedStateFileError } from './damaged-state-file.ts';
+import { checkLmdbFile } from './lmdb-file.ts';
+import { damageFile } from './testing.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function lmdbFile(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-lmdb-check-'));
+  dirs.push(dir);
+  const file = join(dir, 'store.mdb');
+  const root = open({ path: file, compression: false });
+  for (let i = 0; i < 2000; i++) root.put(`key-${i}`, { value: 'x'.repeat(200), i });
+  await root.flushed;
+  await root.close();
+  return file;
+}
+
+it('passes a whole LMDB file, and a file that does not exist yet', async () => {
+  const file = await lmdbFile();
+  expect(() => checkLmdbFile(file, 'restore it')).not.toThrow();
+  expect(() => checkLmdbFile(join(file, '..', 'absent.mdb'), 'restore it')).not.toThrow();
+});
+
+it.each([
+  ['truncated', /cut short/],
+  ['garbled', /not an LMDB meta page/],
+] as const)('refuses a %s file, naming it', async (how, problem) => {
+  const file = await lmdbFile();
+  damageFile(file, how);
+  let error: unknown;
+  try {
+    checkLmdbFile(file, 'restore it from a backup');
+  } catch (e) {
+    error = e;
+  }
+  expect(error).toBeInstanceOf(DamagedStateFileError);
+  expect((error as Error).message).toMatch(problem);
+  expect((error as Error).message.startsWith(`${file} is damaged (`)).toBe(true);
+  expect((error as Error).message).toContain('restore it from a backup');
+});
+
+it('refuses an empty file (LMDB would take it for a new one and start empty)', async () => {
+  const file = await lmdbFile();
+  writeFileSync(file, '');
+  expect(() => checkLmdbFile(file, 'restore it')).toThrow(`${file} is damaged (the file is empty)`);
+});
