@@ -35,9 +35,17 @@ export function makePrivateFiles(...files: string[]): void {
 
 /**
  * Takes group and other permissions off `root` and everything under it that this process's user owns
- * (files and directories; symbolic links are left alone). Nothing happens when `root` does not exist.
+ * (files and directories; symbolic links are left alone). Nothing happens when `root` does not exist, and
+ * nothing is walked when `root` is private already: a Tally that made it private made everything under it
+ * private too (umask 077), so only the first start after an older Tally walks a large warehouse.
  */
 export function makePrivateTree(root: string): void {
+  try {
+    if ((lstatSync(root).mode & 0o077) === 0) return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
   const uid = process.getuid?.();
   const visit = (path: string) => {
     let stat: ReturnType<typeof lstatSync>;
