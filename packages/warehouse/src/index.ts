@@ -24,8 +24,10 @@ export {
   openClickHouseWarehouse,
 } from './clickhouse/clickhouse-warehouse.ts';
 export * from './errors.ts';
+export * from './insert-blocks.ts';
 export * from './migrations.ts';
 export * from './open.ts';
+export * from './parameter-lists.ts';
 export * from './record-ids.ts';
 export * from './reports/channels.ts';
 export * from './reports/daily-revenue.ts';
