@@ -12,6 +12,7 @@ import type { IngestRecord, RecordType } from '@tally/contract';
 import { asBinary, type Database, open, type RootDatabase } from 'lmdb';
 import {
   ALL_TOPICS,
+  type BacklogOptions,
   byFailedAt,
   type DeadLetter,
   type DeadLetterStore,
@@ -279,10 +280,12 @@ class EmbeddedLog implements EmbeddedRecordLog {
     return positions;
   }
 
-  async backlog(): Promise<GroupBacklog[]> {
+  async backlog(options: BacklogOptions = {}): Promise<GroupBacklog[]> {
+    const withOldest = options.oldest ?? true;
     return this.groups().map(({ group, topic, position, lag }) => {
       // The position may be below the first record kept (a group that had read nothing when retention ran).
-      const [oldest] = lag > 0 ? this.#topic(topic).getRange({ start: position, limit: 1 }) : [];
+      const [oldest] =
+        lag > 0 && withOldest ? this.#topic(topic).getRange({ start: position, limit: 1 }) : [];
       return { group, topic, lag, oldest_at: oldest ? oldest.value.received_at : null };
     });
   }
