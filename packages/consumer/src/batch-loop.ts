@@ -6,8 +6,9 @@
 //
 // No record can stop the loop. A record that cannot be prepared is set aside at once. A batch the
 // warehouse refuses because of its values is split in halves, and the halves landed, until the rows at
-// fault are single records, which are set aside; the others land. An outage is retried with the same
-// batch, with backoff, for as long as it lasts, and a failure of the warehouse itself (see failures.ts)
+// fault are single records, which are set aside; the others land. A batch the warehouse refuses for its
+// size alone is landed in halves too, setting nothing aside. An outage is retried with the same batch,
+// with backoff, for as long as it lasts, and a failure of the warehouse itself (see failures.ts)
 // likewise: neither sets anything aside. Stopping leaves the batch in hand uncommitted.
 import { backoffDelay } from '@tally/core/backoff';
 import {
@@ -139,6 +140,16 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
       } catch (error) {
         const kind = failureKind(error);
         metrics?.failures.inc({ group, kind });
+        if (kind === 'too-large' && items.length > 1) {
+          logger?.warn(
+            { group, records: items.length, ...describeForLog(error) },
+            `${group} batch too large for the warehouse; landing it in halves`,
+          );
+          const middle = Math.ceil(items.length / 2);
+          await landOrSplit(items.slice(0, middle), setAside);
+          await landOrSplit(items.slice(middle), setAside);
+          return;
+        }
         if (kind === 'records') {
           const [only] = items;
           if (items.length === 1 && only) {
