@@ -117,6 +117,7 @@ export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBa
     },
     logger: options.logger,
     metrics: options.metrics,
+    progress: options.progress?.group(group),
     onLanded: (messages, setAside) =>
       options.logger?.info({ records: messages.length, set_aside: setAside.length }, 'revenue batch landed'),
   });
