@@ -14,7 +14,7 @@
 import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
-import { ConsumerMetrics } from '@tally/consumer';
+import { ConsumerMetrics, ConsumerProgress } from '@tally/consumer';
 import { type RunningDashboard, startDashboard } from '@tally/dashboard';
 import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from '@tally/gateway';
 import { openRecordLog, type RecordLog } from '@tally/log';
@@ -65,6 +65,8 @@ export async function startTally(
   let dashboard: RunningDashboard | null = null;
   let dashboardWarehouse: Warehouse | null = null;
   const metrics = new ConsumerMetrics();
+  // Whether the consumers make progress: the admin server's readiness, the metrics, the health view.
+  let progress: ConsumerProgress | null = null;
   // The consumers' record log. One gateway thread opens its own instance of it, as the writer; several
   // append to this one, which is then the writer.
   const { loops, note } = gatewayLoops(config);
@@ -80,6 +82,13 @@ export async function startTally(
       },
     );
     const consumersLog = log;
+    progress = new ConsumerProgress({
+      stallMs: config.CONSUMER_STALL_MS,
+      log: consumersLog,
+      logger: logger.child({ component: 'consumers' }),
+    });
+    metrics.watch(progress);
+    const consumerProgress = progress;
     const migrations = await migrate(warehouse);
     if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'warehouse migrated');
     if (!config.CLICKHOUSE_URL) {
@@ -104,7 +113,8 @@ export async function startTally(
     );
     const threads = gateway;
     admin = buildAdmin({
-      health: () => allHealthy([() => threads.health(), () => consumersLog.health()]),
+      health: () =>
+        allHealthy([() => threads.health(), () => consumersLog.health(), () => consumerProgress.health()]),
       metrics: async () => mergedMetrics([metrics.registry], await threads.metrics()),
       logger,
     });
@@ -119,6 +129,7 @@ export async function startTally(
         // As the consumers' lines name their consumer (a second `service` key would repeat the base's).
         logger: logger.child({ component: 'dashboard' }),
         log: consumersLog,
+        consumers: consumerProgress,
       },
     );
   } catch (error) {
@@ -136,6 +147,7 @@ export async function startTally(
     throw error;
   }
   const consumersLog = log;
+  const consumerProgress = progress as ConsumerProgress;
 
   const batch = { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS };
   const analytics = startAnalyticsConsumer({
@@ -144,6 +156,7 @@ export async function startTally(
     batch,
     logger: logger.child({ consumer: 'analytics' }),
     metrics,
+    progress: consumerProgress,
   });
   const revenue = startRevenueConsumer({
     log: consumersLog,
@@ -151,7 +164,9 @@ export async function startTally(
     batch,
     logger: logger.child({ consumer: 'revenue' }),
     metrics,
+    progress: consumerProgress,
   });
+  consumerProgress.start();
   const failed = Promise.race([analytics.done, revenue.done, gateway.failed]).then(
     () => new Promise<never>(() => {}),
   );
@@ -174,6 +189,7 @@ export async function startTally(
         await ownWarehouse.close();
         await running.close(); // no new records; in-flight appends finish
         await Promise.all([analytics.stop(), revenue.stop()]); // the batches in hand land and commit
+        await consumerProgress.stop();
         await adminServer.close();
         await consumersLog.close();
         if (http) {
