@@ -293,6 +293,21 @@ export function describeWarehouseConformance(name: string, open: OpenWarehouse):
       }
     });
 
+    it("tells a query over its own memory limit (too large) from the server's memory running out (an overload)", async () => {
+      const w = await fresh(false);
+      const query = await w
+        .query('SELECT groupArray(number) AS a FROM numbers(10000000) SETTINGS max_memory_usage = 10000000')
+        .catch((e: unknown) => e);
+      expect(query).toBeInstanceOf(WarehouseError);
+      expect(query).toMatchObject({ code: 241, tooLarge: true, retryable: false });
+      const total = new WarehouseError('ClickHouse error 241', {
+        code: 241,
+        detail:
+          'Code: 241. DB::Exception: (total) memory limit exceeded: would use 30.01 GiB, maximum: 30.00 GiB',
+      });
+      expect(total).toMatchObject({ tooLarge: false, retryable: true });
+    });
+
     it('looks up the record ids of a batch of 5,000 of one project, whatever carries the parameters', async () => {
       const w = await fresh();
       const ids = Array.from({ length: 5000 }, () => randomUUID());

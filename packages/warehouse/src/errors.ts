@@ -34,8 +34,9 @@ const RETRYABLE_CODES = new Set([
 const SIZE_REFUSALS: ReadonlyArray<{ code: number; message: RegExp }> = [
   // max_partitions_per_insert_block: one INSERT block whose rows fall in more partitions than the limit.
   { code: 252, message: /too many partitions for single insert block/i },
-  // max_memory_usage of one query (not the server's total or the user's, which others' queries fill).
-  { code: 241, message: /memory limit \(for query\) exceeded/i },
+  // max_memory_usage of one query (not the server's total or the user's, which others' queries fill):
+  // "Query memory limit exceeded" since ClickHouse 24, "Memory limit (for query) exceeded" before.
+  { code: 241, message: /query memory limit exceeded|memory limit \(for query\) exceeded/i },
 ];
 
 /** ClickHouse error codes that mean "these values cannot be stored": the rows are at fault, not the warehouse. */
