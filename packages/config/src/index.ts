@@ -235,6 +235,12 @@ export const ConfigSchema = Type.Object({
     description:
       'Longest a record waits in a consumer batch before the batch is inserted (a full batch is inserted at once).',
   }),
+  CONSUMER_STALL_MS: Type.Integer({
+    default: 120_000,
+    minimum: 1,
+    description:
+      'How long records may wait for a consumer group while it commits no batch before the consumer reports not ready (`/readyz` 503, saying why) and the health view shows the group stalled.',
+  }),
   WAREHOUSE_HTTP_HOST: Type.String({
     default: '127.0.0.1',
     description:

@@ -15,7 +15,7 @@ import {
   type PolledMessage,
 } from '@tally/log';
 import { decodedOnly } from '@tally/log/conformance';
-import { WarehouseError, WarehouseUnavailableError } from '@tally/warehouse';
+import { engineError, WarehouseError, WarehouseUnavailableError } from '@tally/warehouse';
 import { afterEach, expect, it, vi } from 'vitest';
 import { consumeInBatches, type Lander, type Prepared } from './batch-loop.ts';
 import { RecordError } from './failures.ts';
@@ -238,6 +238,46 @@ it('splits a batch the warehouse refuses for its values until the rows at fault 
   expect(await metrics.registry.getSingleMetricAsString('tally_dead_letters_total')).toContain(
     'tally_dead_letters_total{group="g",type="pageview",code="warehouse-27"} 3',
   );
+  expect(await log.consumer({ group: 'g' }).poll({ max: 10 })).toEqual([]);
+});
+
+it('never sets aside a record the warehouse refuses for its size alone: halves, then retries one record as its failure', async () => {
+  const log = tempLog();
+  const records = Array.from({ length: 4 }, () => testRecord('pageview'));
+  await log.append(records);
+  // The engine's own words: each statement of more than one record spans too many partitions.
+  const tooLarge = () =>
+    engineError(
+      'Code: 252. DB::Exception: Too many partitions for single INSERT block (more than 1). The limit is ' +
+        "controlled by 'max_partitions_per_insert_block' setting. (TOO_MANY_PARTS)",
+      252,
+    );
+  const attempts: number[] = [];
+  const errors: object[] = [];
+  const lander = recordingLander(async (items) => {
+    attempts.push(items.length);
+    if (items.length > 1 || attempts.filter((n) => n === 1).length <= 2) throw tooLarge();
+    lander.landed.push(items.map((i) => i.row));
+  });
+  const metrics = new ConsumerMetrics();
+  const loop = consumeInBatches({
+    ...options,
+    consumer: log.consumer({ group: 'g' }),
+    deadLetters: log.deadLetters,
+    lander,
+    metrics,
+    logger: { info() {}, warn() {}, error: (object) => errors.push(object) },
+  });
+  await vi.waitFor(() => expect(lander.landed.flat()).toHaveLength(4), { timeout: 10_000 });
+  await loop.stop();
+  expect(attempts.slice(0, 3)).toEqual([4, 2, 1]);
+  // The first single record refused was retried (twice) as the warehouse's failure, then landed.
+  expect(errors).toEqual([
+    expect.objectContaining({ kind: 'too-large', code: 252, records: 1 }),
+    expect.objectContaining({ kind: 'too-large', code: 252, records: 1 }),
+  ]);
+  expect(JSON.stringify(errors)).not.toContain('partitions');
+  expect(await log.deadLetters.list()).toEqual([]);
   expect(await log.consumer({ group: 'g' }).poll({ max: 10 })).toEqual([]);
 });
 

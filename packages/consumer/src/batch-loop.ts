@@ -6,9 +6,12 @@
 //
 // No record can stop the loop. A record that cannot be prepared is set aside at once. A batch the
 // warehouse refuses because of its values is split in halves, and the halves landed, until the rows at
-// fault are single records, which are set aside; the others land. An outage is retried with the same
-// batch, with backoff, for as long as it lasts, and a failure of the warehouse itself (see failures.ts)
-// likewise: neither sets anything aside. Stopping leaves the batch in hand uncommitted.
+// fault are single records, which are set aside; the others land. A batch the warehouse refuses for its
+// size alone is landed in halves too, setting nothing aside. An outage is retried with the same batch,
+// with backoff, for as long as it lasts, and a failure of the warehouse itself (see failures.ts)
+// likewise: neither sets anything aside. Stopping leaves the batch in hand uncommitted. The loop tells
+// `progress` (progress.ts) what it holds, each failure and each commit, from which the process's
+// readiness says whether the group is stalled.
 import { backoffDelay } from '@tally/core/backoff';
 import {
   type DeadLetter,
@@ -21,6 +24,7 @@ import {
 import { describeForDeadLetter, describeForLog, failureKind } from './failures.ts';
 import type { ConsumerLogger } from './logger.ts';
 import type { ConsumerMetrics } from './metrics.ts';
+import type { GroupProgress } from './progress.ts';
 
 export interface BatchOptions {
   /** Largest batch, in records. */
@@ -54,6 +58,8 @@ export interface BatchLoopOptions<Row> extends BatchOptions {
   lander: Lander<Row>;
   logger?: ConsumerLogger | undefined;
   metrics?: ConsumerMetrics | undefined;
+  /** Told what the loop holds, each failure and each commit (the process's readiness reads it). */
+  progress?: GroupProgress | undefined;
   /** How long to wait for records when there are none, before checking for stop again. */
   idleWaitMs?: number;
   /** Longest wait between two attempts of a failing batch. */
@@ -73,7 +79,7 @@ export interface RunningBatchLoop {
 class Stopped extends Error {}
 
 export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBatchLoop {
-  const { consumer, lander, group, logger, metrics } = options;
+  const { consumer, lander, group, logger, metrics, progress } = options;
   let stopping = false;
   let wakeUp: (() => void) | null = null;
   const idleWaitMs = options.idleWaitMs ?? Math.min(options.maxWaitMs, 500);
@@ -139,6 +145,17 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
       } catch (error) {
         const kind = failureKind(error);
         metrics?.failures.inc({ group, kind });
+        progress?.failed(describeForLog(error));
+        if (kind === 'too-large' && items.length > 1) {
+          logger?.warn(
+            { group, records: items.length, ...describeForLog(error) },
+            `${group} batch too large for the warehouse; landing it in halves`,
+          );
+          const middle = Math.ceil(items.length / 2);
+          await landOrSplit(items.slice(0, middle), setAside);
+          await landOrSplit(items.slice(middle), setAside);
+          return;
+        }
         if (kind === 'records') {
           const [only] = items;
           if (items.length === 1 && only) {
@@ -168,6 +185,7 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
         break;
       } catch (error) {
         if (stopping) throw new Stopped();
+        progress?.failed(describeForLog(error));
         logger?.warn({ group, attempt, ...describeForLog(error) }, 'dead-letter store unavailable; retrying');
         await pause(attempt);
       }
@@ -206,6 +224,7 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
     if (prepared.length > 0) await landOrSplit(prepared, setAside);
     await setAsideDurably(setAside);
     await consumer.commit(batch);
+    progress?.committed();
     const asideIds = new Set(setAside.map((l) => l.id));
     for (const { message } of prepared) {
       if (!asideIds.has(deadLetterId(group, message))) metrics?.landed.inc({ group, type: message.topic });
@@ -217,7 +236,9 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
     try {
       while (!stopping) {
         const batch = await gather();
-        if (batch.length > 0) await handle(batch);
+        if (batch.length === 0) continue;
+        progress?.holding(batch.length);
+        await handle(batch);
       }
     } catch (error) {
       if (!(error instanceof Stopped)) throw error;

@@ -1,12 +1,13 @@
 // A consumer as its own process (docker-compose runs one per container), through the service runner:
-// open the warehouse (migrating it) and the record log, serve the admin port (readiness, metrics), consume
-// until SIGTERM/SIGINT. No record stops it (see batch-loop.ts); it exits 1 only if the record log itself
-// fails. With the embedded warehouse (no CLICKHOUSE_URL) the process holds the chDB directory, so it cannot
-// run beside `npm start` on the same data directory.
+// open the warehouse (migrating it; when it is away or refuses, at the first batch instead: see
+// warehouse-when-ready.ts) and the record log, serve the admin port (readiness: the log's health and
+// whether the group makes progress, progress.ts; metrics), consume until SIGTERM/SIGINT. No record stops
+// it (see batch-loop.ts); it exits 1 only if the record log itself fails. With the embedded warehouse (no
+// CLICKHOUSE_URL) the process holds the chDB directory, so it cannot run beside `npm start` on the same
+// data directory.
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { allHealthy, buildAdmin, runService } from '@tally/service';
 import {
-  migrate,
   openWarehouse,
   type Warehouse,
   type WarehouseDamage,
@@ -16,6 +17,8 @@ import {
 import type { BatchOptions, RunningBatchLoop } from './batch-loop.ts';
 import type { ConsumerLogger } from './logger.ts';
 import { ConsumerMetrics } from './metrics.ts';
+import { ConsumerProgress } from './progress.ts';
+import { warehouseWhenReady } from './warehouse-when-ready.ts';
 
 /** What a consumer's start function takes (startAnalyticsConsumer, startRevenueConsumer). */
 export interface ConsumerOptions {
@@ -26,6 +29,8 @@ export interface ConsumerOptions {
   metrics?: ConsumerMetrics | undefined;
   /** The consumer group (default: the consumer's own). */
   group?: string;
+  /** Told of the group's batches, so that the process's readiness says when it is stalled. */
+  progress?: ConsumerProgress | undefined;
 }
 
 export function runConsumerProcess(
@@ -35,11 +40,16 @@ export function runConsumerProcess(
   return runService({
     name: service,
     async start(config, logger) {
-      const warehouse = withRetry(await openWarehouse(config));
+      const warehouse = withRetry(
+        await warehouseWhenReady(
+          () => openWarehouse(config),
+          { kind: config.CLICKHOUSE_URL ? 'clickhouse' : 'chdb', database: config.CLICKHOUSE_DATABASE },
+          logger,
+        ),
+      );
       let log: RecordLog | null = null;
       let damage: WarehouseDamage;
       try {
-        await migrate(warehouse);
         // Damaged parts detached at start: records missing until `tally warehouse reland` (not ready, said).
         damage = await warehouseDamage(warehouse).catch((error: unknown) => {
           logger.warn(
@@ -58,17 +68,22 @@ export function runConsumerProcess(
       }
       const consumerLog = log;
       const metrics = new ConsumerMetrics();
+      const progress = new ConsumerProgress({ stallMs: config.CONSUMER_STALL_MS, log: consumerLog, logger });
+      metrics.watch(progress);
       const consumer = start({
         log: consumerLog,
         warehouse,
         batch: { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS },
         logger,
         metrics,
+        progress,
       });
+      progress.start();
       const admin = buildAdmin({
         health: () =>
           allHealthy([
             () => consumerLog.health(),
+            () => progress.health(),
             async () => (damage.ok ? { ok: true } : { ok: false, detail: damage.detail }),
           ]),
         metrics: () => metrics.registry.metrics(),
@@ -76,6 +91,7 @@ export function runConsumerProcess(
       });
       const close = async () => {
         await consumer.stop(); // the batch in hand lands and commits first
+        await progress.stop();
         await admin.close();
         await consumerLog.close();
         await warehouse.close();

@@ -1,9 +1,11 @@
 // What a consumer does when landing fails, decided by the error: an outage (the warehouse unreachable,
 // overloaded, timing out) is retried with the same batch and never sets a record aside; a failure caused by
 // the records (the engine refused their values, a record breaks the contract or cannot be turned into a
-// row) is narrowed down to the records at fault, which are set aside; any other failure of the warehouse
-// (a missing table, a refused statement, a lost permission) is the warehouse's, not the records': it is
-// retried with backoff and logged as an error until someone mends the warehouse, and nothing is set aside.
+// row) is narrowed down to the records at fault, which are set aside; a batch the engine refused for its
+// size (an insert spanning more partitions than it takes) is landed in halves, and none of its records is
+// at fault; any other failure of the warehouse (a missing table, a refused statement, a lost permission, an
+// HTTP 4xx from something in front of it) is the warehouse's, not the records': it is retried with backoff
+// and logged as an error until someone mends the warehouse, and nothing is set aside.
 import { WarehouseError } from '@tally/warehouse';
 
 /** A record the consumer cannot land because of the record itself; its message may quote the record. */
@@ -17,11 +19,16 @@ export class RecordError extends Error {
   }
 }
 
-export type FailureKind = 'outage' | 'records' | 'warehouse';
+/**
+ * outage: retried as it is. records: narrowed down to the records at fault, set aside. too-large: landed in
+ * halves (a single record refused so is the warehouse's failure). warehouse: retried with backoff.
+ */
+export type FailureKind = 'outage' | 'records' | 'too-large' | 'warehouse';
 
 export function failureKind(error: unknown): FailureKind {
   if (error instanceof WarehouseError) {
     if (error.retryable) return 'outage';
+    if (error.tooLarge) return 'too-large';
     return error.refusedData ? 'records' : 'warehouse';
   }
   if ((error as { retryable?: unknown })?.retryable === true) return 'outage';
@@ -52,6 +59,7 @@ export function describeForLog(error: unknown): Record<string, string | number |
   if (error instanceof WarehouseError) {
     described.message = error.message;
     if (error.code !== undefined) described.code = error.code;
+    if (error.httpStatus !== undefined) described.http_status = error.httpStatus;
   } else if (error instanceof RecordError) {
     described.code = error.code;
   }

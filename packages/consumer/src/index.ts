@@ -6,5 +6,7 @@ export * from './failures.ts';
 export * from './first-copies.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
+export * from './progress.ts';
 export * from './start-backfill.ts';
 export * from './string-map.ts';
+export * from './warehouse-when-ready.ts';

@@ -165,6 +165,11 @@ export function describeRecordLogConformance(name: string, open: () => Promise<L
       // Kafka tells the message's timestamp to the second; the embedded log the record's received_at.
       expect(behind?.oldest_at).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
       expect(behind?.oldest_at).toBeLessThanOrEqual(after);
+      // The lag alone, as consumers poll it for their readiness.
+      const lagOnly = (await log.backlog({ oldest: false })).find(
+        (b) => b.group === 'behind' && b.topic === 'event',
+      );
+      expect(lagOnly).toEqual({ group: 'behind', topic: 'event', lag: 3, oldest_at: null });
       await consumer.commit(await pollUntil(consumer, rest.length));
       await consumer.close();
       const caughtUp = (await log.backlog()).find((b) => b.group === 'behind' && b.topic === 'event');

@@ -56,14 +56,20 @@ export interface GroupBacklog {
   oldest_at: number | null;
 }
 
+export interface BacklogOptions {
+  /** Whether to find when each group's oldest uncommitted record came (default true). */
+  oldest?: boolean;
+}
+
 export interface RecordLog {
   /** Appends records; resolves only once every one of them is durable, rejects if any is not. */
   append(records: readonly IngestRecord[]): Promise<void>;
   /**
    * Every consumer group's backlog per topic it has committed in. The backends have it; a log that only
-   * appends for another (a gateway thread's port, a test's fake) has not.
+   * appends for another (a gateway thread's port, a test's fake) has not. With `oldest: false` the lag
+   * alone (`oldest_at` null): what a consumer polls for its readiness, without Kafka's search by time.
    */
-  backlog?(): Promise<GroupBacklog[]>;
+  backlog?(options?: BacklogOptions): Promise<GroupBacklog[]>;
   /** A consumer in `group` over `topics` (default: all four record types), resuming at the group's commit. */
   consumer(options: { group: string; topics?: readonly RecordType[] }): LogConsumer;
   /** The records consumers have set aside as undeliverable. */

@@ -10,7 +10,9 @@ import { formatMicros, MAX_MONEY, moneyText, toMicros } from '@tally/contract';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WarehouseError } from './errors.ts';
+import { PARTITION_KEYS } from './insert-blocks.ts';
 import { MIGRATIONS_DIR, MigrationChangedError, migrate, readMigrations } from './migrations.ts';
+import { storedRecordIds } from './record-ids.ts';
 import { loadExchangeRates, parseExchangeRatesCsv, readExchangeRates } from './reports/exchange-rates.ts';
 import { monthlyRevenue, mrrReport, readMrrInputs } from './reports/monthly-revenue.ts';
 import { mrrMovements } from './reports/mrr-movements.ts';
@@ -204,6 +206,117 @@ export function describeWarehouseConformance(name: string, open: OpenWarehouse):
           "(SELECT count() FROM custom_events WHERE project_id = 'dup') AS events",
       );
       expect(counts).toEqual({ pageviews: 1, events: 1 });
+    });
+
+    it('lands rows of 150 months in one insert: no INSERT block spans more partitions than the engine takes', async () => {
+      const w = await fresh();
+      // A backfill of a long history, or one client's timestamps years apart: one row per month.
+      const months = Array.from({ length: 150 }, (_, i) => Date.UTC(2010, i, 15, 12));
+      await w.insert(
+        'events',
+        months.map((timestamp) => eventRow({ project_id: 'history', timestamp, received_at: timestamp })),
+      );
+      await w.insert(
+        'visits',
+        months.map((start, i) => ({
+          project_id: 'history',
+          visitor_id: `v${i}`,
+          start,
+          end: start + 60_000,
+          version: 1,
+          is_deleted: 0,
+        })),
+      );
+      const [counts] = await w.query(
+        `SELECT (SELECT count() FROM events FINAL WHERE project_id = 'history') AS events,
+                (SELECT uniqExact(_partition_id) FROM events WHERE project_id = 'history') AS event_months,
+                (SELECT count() FROM visits FINAL WHERE project_id = 'history') AS visits`,
+      );
+      expect(counts).toEqual({ events: 150, event_months: 150, visits: 150 });
+    });
+
+    it("knows every partitioned table's partition key and computes a row's partition as the engine does", async () => {
+      const w = await fresh();
+      const tables = await w.query<{ name: string; partition_key: string }>(
+        `SELECT name, partition_key FROM system.tables
+         WHERE database = currentDatabase() AND partition_key != '' ORDER BY name`,
+      );
+      expect(
+        Object.fromEntries(tables.map((t) => [t.name, t.partition_key])),
+        'a partitioned table needs its key in PARTITION_KEYS (insert-blocks.ts)',
+      ).toEqual(Object.fromEntries(Object.entries(PARTITION_KEYS).map(([t, k]) => [t, k.expression])));
+      // The first and last millisecond of a month, in UTC.
+      const edges = [
+        Date.UTC(2025, 11, 31, 23, 59, 59, 999),
+        Date.UTC(2026, 0, 1),
+        Date.UTC(2026, 1, 28, 23),
+      ];
+      const rows = edges.map((timestamp) => eventRow({ project_id: 'edges', timestamp }));
+      await w.insert('events', rows);
+      const stored = await w.query<{ id: string; partition: string }>(
+        "SELECT id, _partition_id AS partition FROM events WHERE project_id = 'edges'",
+      );
+      for (const row of rows) {
+        const engine = stored.find((r) => r.id === row.id)?.partition;
+        expect(engine).toBe(String(PARTITION_KEYS.events?.of(row)));
+      }
+    });
+
+    it("tells the two TOO_MANY_PARTS (252) refusals apart by the engine's message", async () => {
+      const w = await fresh();
+      // One INSERT block in 150 partitions (an INSERT … SELECT is one block): this statement never passes.
+      const partitions = await w
+        .command(
+          `INSERT INTO events (project_id, type, id, timestamp, received_at)
+           SELECT 'p', 'pageview', toString(number), toDateTime64('2010-01-15 00:00:00', 3, 'UTC') + toIntervalMonth(number),
+                  now64(3, 'UTC')
+           FROM numbers(150)`,
+        )
+        .catch((e: unknown) => e);
+      expect(partitions).toBeInstanceOf(WarehouseError);
+      expect(partitions).toMatchObject({ code: 252, tooLarge: true, retryable: false, refusedData: false });
+      expect((partitions as WarehouseError).detail).toMatch(/too many partitions for single insert block/i);
+      // Parts piling up faster than merges (here: a table that takes one part per partition at most): an
+      // overload, which passes once merges catch up.
+      await w.command(
+        'CREATE TABLE few_parts (x UInt8) ENGINE = MergeTree ORDER BY x SETTINGS parts_to_throw_insert = 1',
+      );
+      await w.command('INSERT INTO few_parts VALUES (1)');
+      const parts = await w.command('INSERT INTO few_parts VALUES (2)').catch((e: unknown) => e);
+      expect(parts).toBeInstanceOf(WarehouseError);
+      expect(parts).toMatchObject({ code: 252, tooLarge: false, retryable: true });
+      expect((parts as WarehouseError).detail).toMatch(/too many parts/i);
+      // Neither message reaches a log line.
+      for (const error of [partitions, parts] as WarehouseError[]) {
+        expect(error.message).toMatch(/^ClickHouse error 252\b/);
+        expect(error.message).not.toMatch(/partition|parts \(/i);
+      }
+    });
+
+    it("tells a query over its own memory limit (too large) from the server's memory running out (an overload)", async () => {
+      const w = await fresh(false);
+      const query = await w
+        .query('SELECT groupArray(number) AS a FROM numbers(10000000) SETTINGS max_memory_usage = 10000000')
+        .catch((e: unknown) => e);
+      expect(query).toBeInstanceOf(WarehouseError);
+      expect(query).toMatchObject({ code: 241, tooLarge: true, retryable: false });
+      const total = new WarehouseError('ClickHouse error 241', {
+        code: 241,
+        detail:
+          'Code: 241. DB::Exception: (total) memory limit exceeded: would use 30.01 GiB, maximum: 30.00 GiB',
+      });
+      expect(total).toMatchObject({ tooLarge: false, retryable: true });
+    });
+
+    it('looks up the record ids of a batch of 5,000 of one project, whatever carries the parameters', async () => {
+      const w = await fresh();
+      const ids = Array.from({ length: 5000 }, () => randomUUID());
+      const stored = ids.filter((_, i) => i % 3 === 0);
+      await w.insert(
+        'record_ids',
+        stored.map((id) => ({ project_id: 'many', id, type: 'pageview', received_at: DAY })),
+      );
+      expect([...(await storedRecordIds(w, 'many', ids))].sort()).toEqual([...stored].sort());
     });
 
     it('attributes earlier anonymous events to the customer a later identify names', async () => {

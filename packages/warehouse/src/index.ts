@@ -28,8 +28,10 @@ export {
 } from './clickhouse/clickhouse-warehouse.ts';
 export * from './damaged-parts.ts';
 export * from './errors.ts';
+export * from './insert-blocks.ts';
 export * from './migrations.ts';
 export * from './open.ts';
+export * from './parameter-lists.ts';
 export * from './record-ids.ts';
 export * from './reports/channels.ts';
 export * from './reports/daily-revenue.ts';

@@ -1,9 +1,13 @@
 // Record ids already stored per project (the record_ids table, schemas/clickhouse/006_record_ids.sql):
 // what the consumers look up so that a project keeps the first copy of every record id.
+import { parameterLists } from './parameter-lists.ts';
 import type { Row, Warehouse } from './warehouse.ts';
 
-/** Ids looked up per query, so that the IN list stays bounded. */
-const IDS_PER_QUERY = 1000;
+/**
+ * Ids looked up per query at most; the size of the list's parameter bounds it first (1,680 UUIDs:
+ * parameter-lists.ts), so a batch of any size is a few lookups that any ClickHouse accepts.
+ */
+const IDS_PER_QUERY = 10_000;
 
 /** The ids among `ids` (UUIDs, lower case) that `project` has stored already. */
 export async function storedRecordIds(
@@ -12,11 +16,11 @@ export async function storedRecordIds(
   ids: readonly string[],
 ): Promise<Set<string>> {
   const stored = new Set<string>();
-  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+  for (const list of parameterLists(ids, IDS_PER_QUERY)) {
     const rows = await warehouse.query<{ id: string }>(
       `SELECT DISTINCT toString(id) AS id FROM record_ids
        WHERE project_id = {project:String} AND id IN {ids:Array(String)}`,
-      { project, ids: ids.slice(i, i + IDS_PER_QUERY) },
+      { project, ids: list },
     );
     for (const row of rows) stored.add(row.id);
   }
@@ -33,11 +37,11 @@ export async function storedArrivals(
   ids: readonly string[],
 ): Promise<Map<string, number>> {
   const arrivals = new Map<string, number>();
-  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+  for (const list of parameterLists(ids, IDS_PER_QUERY)) {
     const rows = await warehouse.query<{ id: string; received: number }>(
       `SELECT toString(id) AS id, toUnixTimestamp64Milli(min(received_at)) AS received FROM record_ids
        WHERE project_id = {project:String} AND id IN {ids:Array(String)} GROUP BY id`,
-      { project, ids: ids.slice(i, i + IDS_PER_QUERY) },
+      { project, ids: list },
     );
     for (const row of rows) arrivals.set(row.id, row.received);
   }

@@ -157,6 +157,7 @@ export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): Runni
     },
     logger: options.logger,
     metrics: options.metrics,
+    progress: options.progress?.group(group),
     onLanded: (messages, setAside) =>
       options.logger?.info(
         { records: messages.length, set_aside: setAside.length },

@@ -31,6 +31,21 @@ export interface HealthLog {
   backlog?: () => Promise<Array<{ group: string; topic: string; lag: number; oldest_at: number | null }>>;
 }
 
+/**
+ * The consumers' own account of their progress, when they run in this process (npm start: its
+ * ConsumerProgress): per group, what waits, when it last committed a batch, and whether it is stalled and
+ * why. Structural, like HealthLog.
+ */
+export interface ConsumerStates {
+  states(): Array<{
+    group: string;
+    lag: number;
+    last_progress_at: number;
+    stalled_since: number | null;
+    reason: string | null;
+  }>;
+}
+
 export interface DashboardDeps {
   config: TallyConfig;
   warehouse: Warehouse;
@@ -50,6 +65,8 @@ export interface DashboardDeps {
   webRoot?: string;
   /** The record log, for the health view (absent: lag and dead letters are reported unavailable). */
   log?: HealthLog;
+  /** The consumers of this process (npm start); without them, a stall is told from the log alone. */
+  consumers?: ConsumerStates;
   /** The gateway's refusal counts per project (absent: reported unavailable). */
   refusals?: Pick<RefusalCounts, 'read'>;
 }

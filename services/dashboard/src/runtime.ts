@@ -29,7 +29,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
 import { buildDashboard } from './dashboard.ts';
-import type { HealthLog } from './deps.ts';
+import type { ConsumerStates, HealthLog } from './deps.ts';
 import { ownHealthLog } from './health-log.ts';
 import { type RevenueWarmer, startRevenueWarmer } from './revenue-warmer.ts';
 
@@ -49,6 +49,8 @@ export interface StartDashboardOptions {
   logger?: Logger;
   /** The record log of the process (npm start), for the health view; without it the dashboard opens its own. */
   log?: HealthLog;
+  /** The consumers of the process (npm start), whose stalls the health view shows as they tell them. */
+  consumers?: ConsumerStates;
 }
 
 /** The warehouse of a dashboard process of its own: the server, else the running Tally's endpoint, else chDB. */
@@ -116,6 +118,7 @@ export async function startDashboard(
         attemptLimit: { max: ATTEMPTS_PER_WINDOW, timeWindow: ATTEMPT_WINDOW_MS },
         signInFailures: new SignInFailures(store),
         log: options.log ?? (ownLog as HealthLog),
+        ...(options.consumers && { consumers: options.consumers }),
         refusals: new RefusalCounts(store),
       },
       { logger, redis },

@@ -17,6 +17,7 @@ import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { buildDashboard } from './dashboard.ts';
+import type { DashboardDeps } from './deps.ts';
 
 export interface TestDashboard {
   dir: string;
@@ -32,7 +33,12 @@ export interface TestDashboard {
   close(): Promise<void>;
 }
 
-export async function startTestDashboard(name: string, project: string): Promise<TestDashboard> {
+export async function startTestDashboard(
+  name: string,
+  project: string,
+  /** Parts a test gives the dashboard besides these (the record log, the consumers). */
+  extra: Pick<DashboardDeps, 'log' | 'consumers'> = {},
+): Promise<TestDashboard> {
   const dir = mkdtempSync(join(tmpdir(), `tally-${name}-`));
   const warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });
   await migrate(warehouse);
@@ -56,6 +62,7 @@ export async function startTestDashboard(name: string, project: string): Promise
     attemptLimit: { max: 5, timeWindow: 60_000 },
     signInFailures: new SignInFailures(store),
     webRoot: join(dir, 'no-web'),
+    ...extra,
   });
   await app.ready();
   return {

@@ -14,7 +14,7 @@
 import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
-import { ConsumerMetrics } from '@tally/consumer';
+import { ConsumerMetrics, ConsumerProgress } from '@tally/consumer';
 import { type RunningDashboard, startDashboard } from '@tally/dashboard';
 import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from '@tally/gateway';
 import { openRecordLog, type RecordLog } from '@tally/log';
@@ -69,6 +69,8 @@ export async function startTally(
   let dashboard: RunningDashboard | null = null;
   let dashboardWarehouse: Warehouse | null = null;
   const metrics = new ConsumerMetrics();
+  // Whether the consumers make progress: the admin server's readiness, the metrics, the health view.
+  let progress: ConsumerProgress | null = null;
   // The consumers' record log. One gateway thread opens its own instance of it, as the writer; several
   // append to this one, which is then the writer.
   const { loops, note } = gatewayLoops(config);
@@ -84,6 +86,13 @@ export async function startTally(
       },
     );
     const consumersLog = log;
+    progress = new ConsumerProgress({
+      stallMs: config.CONSUMER_STALL_MS,
+      log: consumersLog,
+      logger: logger.child({ component: 'consumers' }),
+    });
+    metrics.watch(progress);
+    const consumerProgress = progress;
     const migrations = await migrate(warehouse);
     if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'warehouse migrated');
     // Parts the engine found damaged and detached as it opened the warehouse: their records are missing
@@ -119,7 +128,13 @@ export async function startTally(
     );
     const threads = gateway;
     admin = buildAdmin({
-      health: () => allHealthy([() => threads.health(), () => consumersLog.health(), warehouseHealth]),
+      health: () =>
+        allHealthy([
+          () => threads.health(),
+          () => consumersLog.health(),
+          () => consumerProgress.health(),
+          warehouseHealth,
+        ]),
       metrics: async () => mergedMetrics([metrics.registry], await threads.metrics()),
       logger,
     });
@@ -134,6 +149,7 @@ export async function startTally(
         // As the consumers' lines name their consumer (a second `service` key would repeat the base's).
         logger: logger.child({ component: 'dashboard' }),
         log: consumersLog,
+        consumers: consumerProgress,
       },
     );
   } catch (error) {
@@ -151,6 +167,7 @@ export async function startTally(
     throw error;
   }
   const consumersLog = log;
+  const consumerProgress = progress as ConsumerProgress;
 
   const batch = { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS };
   const analytics = startAnalyticsConsumer({
@@ -159,6 +176,7 @@ export async function startTally(
     batch,
     logger: logger.child({ consumer: 'analytics' }),
     metrics,
+    progress: consumerProgress,
   });
   const revenue = startRevenueConsumer({
     log: consumersLog,
@@ -166,7 +184,9 @@ export async function startTally(
     batch,
     logger: logger.child({ consumer: 'revenue' }),
     metrics,
+    progress: consumerProgress,
   });
+  consumerProgress.start();
   const failed = Promise.race([analytics.done, revenue.done, gateway.failed]).then(
     () => new Promise<never>(() => {}),
   );
@@ -189,6 +209,7 @@ export async function startTally(
         await ownWarehouse.close();
         await running.close(); // no new records; in-flight appends finish
         await Promise.all([analytics.stop(), revenue.stop()]); // the batches in hand land and commit
+        await consumerProgress.stop();
         await adminServer.close();
         await consumersLog.close();
         if (http) {

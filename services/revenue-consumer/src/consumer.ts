@@ -19,6 +19,7 @@ import {
 import { type IngestRecordOf, validateRecord } from '@tally/contract';
 import {
   backfillMrrMovements,
+  parameterLists,
   type Row,
   recordIdRow,
   refreshMrrMovements,
@@ -30,18 +31,25 @@ export const REVENUE_GROUP = 'revenue';
 
 export type RevenueConsumerOptions = ConsumerOptions;
 
+/** Transaction ids looked up per query at most; their size bounds the list first (parameter-lists.ts). */
+const TRANSACTIONS_PER_QUERY = 10_000;
+
 /** Transaction ids of `project` among `ids` that the warehouse already holds. */
 async function storedTransactions(
   warehouse: Warehouse,
   project: string,
   ids: string[],
 ): Promise<Set<string>> {
-  const rows = await warehouse.query<{ transaction_id: string }>(
-    `SELECT DISTINCT transaction_id FROM revenue
-     WHERE project_id = {project:String} AND transaction_id IN {ids:Array(String)}`,
-    { project, ids },
-  );
-  return new Set(rows.map((row) => row.transaction_id));
+  const stored = new Set<string>();
+  for (const list of parameterLists(ids, TRANSACTIONS_PER_QUERY)) {
+    const rows = await warehouse.query<{ transaction_id: string }>(
+      `SELECT DISTINCT transaction_id FROM revenue
+       WHERE project_id = {project:String} AND transaction_id IN {ids:Array(String)}`,
+      { project, ids: list },
+    );
+    for (const row of rows) stored.add(row.transaction_id);
+  }
+  return stored;
 }
 
 export function revenueLander(warehouse: Warehouse): Lander<Row> {
@@ -109,6 +117,7 @@ export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBa
     },
     logger: options.logger,
     metrics: options.metrics,
+    progress: options.progress?.group(group),
     onLanded: (messages, setAside) =>
       options.logger?.info({ records: messages.length, set_aside: setAside.length }, 'revenue batch landed'),
   });

@@ -15,6 +15,7 @@ import { checkLmdbFile, makePrivateDir, makePrivateFiles } from '@tally/state-fi
 import { type Database, open, type RootDatabase } from 'lmdb';
 import {
   ALL_TOPICS,
+  type BacklogOptions,
   byFailedAt,
   type DeadLetter,
   type DeadLetterStore,
@@ -302,10 +303,12 @@ class EmbeddedLog implements EmbeddedRecordLog {
     return positions;
   }
 
-  async backlog(): Promise<GroupBacklog[]> {
+  async backlog(options: BacklogOptions = {}): Promise<GroupBacklog[]> {
+    const withOldest = options.oldest ?? true;
     return this.groups().map(({ group, topic, position, lag }) => {
       // The position may be below the first record kept (a group that had read nothing when retention ran).
-      const [oldest] = lag > 0 ? this.#topic(topic).getRange({ start: position, limit: 1 }) : [];
+      const [oldest] =
+        lag > 0 && withOldest ? this.#topic(topic).getRange({ start: position, limit: 1 }) : [];
       return { group, topic, lag, oldest_at: oldest ? receivedAt(oldest.value, topic) : null };
     });
   }

@@ -24,6 +24,8 @@ export async function kafkaBacklog(
   admin: Admin,
   topicPrefix: string,
   now: () => number = Date.now,
+  /** Whether to search for the oldest record's time (false: the lag alone, a few requests). */
+  withOldest = true,
 ): Promise<GroupBacklog[]> {
   const topics = ALL_TOPICS.map((type) => ({ type, name: topicName(topicPrefix, type) }));
   const ends = new Map<string, Map<number, { low: number; high: number }>>();
@@ -63,7 +65,8 @@ export async function kafkaBacklog(
             lagging.push({ partition: p.partition, committed: position });
           }
         }
-        const oldest = lagging.length > 0 ? await oldestTimestamp(admin, topic, lagging, now()) : null;
+        const oldest =
+          lagging.length > 0 && withOldest ? await oldestTimestamp(admin, topic, lagging, now()) : null;
         rows.push({ group: groupId.slice(topicPrefix.length), topic: type, lag, oldest_at: oldest });
       }
     }),

@@ -8,6 +8,7 @@ import kafkajs, { type Admin, type Producer } from 'kafkajs';
 import SnappyCodec from 'kafkajs-snappy';
 import {
   ALL_TOPICS,
+  type BacklogOptions,
   type DeadLetterStore,
   type GroupBacklog,
   type LogConsumer,
@@ -197,7 +198,7 @@ class KafkaLog implements RecordLog {
     return consumer;
   }
 
-  async backlog(): Promise<GroupBacklog[]> {
+  async backlog(options: BacklogOptions = {}): Promise<GroupBacklog[]> {
     if (this.#closed) throw new LogUnavailableError('record log is closed');
     this.#admin ??= (async () => {
       const admin = this.#kafka.admin();
@@ -206,7 +207,7 @@ class KafkaLog implements RecordLog {
     })();
     const admin = this.#admin;
     try {
-      return await kafkaBacklog(await admin, this.#options.topicPrefix);
+      return await kafkaBacklog(await admin, this.#options.topicPrefix, Date.now, options.oldest ?? true);
     } catch (error) {
       // A failed connection is tried again next time.
       if (this.#admin === admin) this.#admin = null;

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { makePrivateDir } from '@tally/state-files';
 import { Session } from 'chdb';
 import { clickhouseCodeOf, engineError, WarehouseError, WarehouseLockedError } from '../errors.ts';
+import { insertBlocks } from '../insert-blocks.ts';
 import {
   checkDatabaseName,
   OUTPUT_SETTINGS,
@@ -139,16 +140,18 @@ class ChdbWarehouse implements Warehouse {
     });
   }
 
-  insert(table: string, rows: readonly Row[]): Promise<void> {
-    if (rows.length === 0) return Promise.resolve();
-    const payload = Buffer.from(`${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
-    return this.#run(async () => {
-      await this.#session.insert({
-        table: `${this.database}.${table}`,
-        format: 'JSONEachRow',
-        values: payload,
+  async insert(table: string, rows: readonly Row[]): Promise<void> {
+    // A block per statement, at most PARTITIONS_PER_INSERT partitions each (insert-blocks.ts).
+    for (const block of insertBlocks(table, rows)) {
+      const payload = Buffer.from(`${block.map((row) => JSON.stringify(row)).join('\n')}\n`);
+      await this.#run(async () => {
+        await this.#session.insert({
+          table: `${this.database}.${table}`,
+          format: 'JSONEachRow',
+          values: payload,
+        });
       });
-    });
+    }
   }
 
   async ping(): Promise<void> {

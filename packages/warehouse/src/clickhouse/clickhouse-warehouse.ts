@@ -1,8 +1,20 @@
 // The warehouse on a ClickHouse server, through the official client (@clickhouse/client, HTTP).
 // CLICKHOUSE_URL may carry credentials (http://user:password@host:8123). The database is created when
 // missing, through a client without a database (ClickHouse refuses requests naming an unknown one).
+// Query parameters longer than the client's threshold (4 KiB) go in the body as multipart/form-data
+// fields instead of the URL, which servers and proxies bound (16 KiB for Tally's own HTTP interface, as
+// for Node's; 1 MiB for ClickHouse; less for many proxies); a list that could pass ClickHouse's bound on
+// one field (128 KiB) is cut by its callers (parameter-lists.ts).
+// The client turns an HTTP error answer that is not ClickHouse's into a bare Error without its status,
+// indistinguishable from a reset connection, so the status of each request's answer is read from Node's
+// `http.client.response.finish` diagnostics channel, by the request's query id: a 4xx that is not the
+// engine's is the warehouse's failure (httpAnswerError), not an outage.
+import { randomUUID } from 'node:crypto';
+import { subscribe } from 'node:diagnostics_channel';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import { engineError, WarehouseError, WarehouseUnavailableError } from '../errors.ts';
+import { engineError, httpAnswerError, WarehouseError, WarehouseUnavailableError } from '../errors.ts';
+import { insertBlocks } from '../insert-blocks.ts';
 import {
   checkDatabaseName,
   OUTPUT_SETTINGS,
@@ -26,33 +38,59 @@ export async function openClickHouseWarehouse(options: ClickHouseWarehouseOption
     request_timeout: options.requestTimeoutMs ?? 30_000,
     clickhouse_settings: { ...OUTPUT_SETTINGS },
     application: 'tally',
+    use_multipart_params_auto: true,
     // Failures reach the caller as WarehouseErrors; the client's own logging would print them twice.
     log: { level: ClickHouseLogLevel.OFF },
   };
   const bootstrap = createClient(common);
   try {
-    await call(() => bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` }));
+    await call((query_id) =>
+      bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}`, query_id }),
+    );
   } finally {
     await bootstrap.close();
   }
   return new ClickHouseWarehouse(createClient({ ...common, database }), database);
 }
 
-/** Network failures are retryable; server errors carry their code (retryable per code). */
-function toWarehouseError(error: unknown): WarehouseError {
+/** The answers' statuses of the requests in flight, by query id (only while their call runs). */
+const answers = new Map<string, { status: number; engine: boolean } | null>();
+subscribe('http.client.response.finish', (message) => {
+  if (answers.size === 0) return;
+  const { request, response } = message as { request: ClientRequest; response: IncomingMessage };
+  const id = new URL(request.path, 'http://h').searchParams.get('query_id');
+  if (id === null || !answers.has(id)) return;
+  const status = response.statusCode ?? 0;
+  answers.set(id, { status, engine: response.headers['x-clickhouse-exception-code'] !== undefined });
+});
+
+/**
+ * Network failures are retryable; server errors carry their code (retryable per code); an HTTP error
+ * answer that is not the engine's is told by its status (httpAnswerError).
+ */
+function toWarehouseError(
+  error: unknown,
+  answer?: { status: number; engine: boolean } | null | undefined,
+): WarehouseError {
   if (error instanceof WarehouseError) return error;
   if (error instanceof ClickHouseError) {
     return engineError(error.message, Number(error.code));
   }
   const message = String((error as Error)?.message ?? error);
+  if (answer && !answer.engine && answer.status >= 400) return httpAnswerError(answer.status, message);
   return new WarehouseUnavailableError(`ClickHouse unreachable: ${message}`, { cause: error });
 }
 
-async function call<T>(operation: () => Promise<T>): Promise<T> {
+/** Runs one request of the client under its own query id, so that its answer's status can be told. */
+async function call<T>(operation: (queryId: string) => Promise<T>): Promise<T> {
+  const queryId = randomUUID();
+  answers.set(queryId, null);
   try {
-    return await operation();
+    return await operation(queryId);
   } catch (error) {
-    throw toWarehouseError(error);
+    throw toWarehouseError(error, answers.get(queryId));
+  } finally {
+    answers.delete(queryId);
   }
 }
 
@@ -67,18 +105,23 @@ class ClickHouseWarehouse implements Warehouse {
   }
 
   query<T = Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<T[]> {
-    return call(async () => {
+    return call(async (query_id) => {
       // The server runs queries side by side: this one starts as it is sent.
       options?.onStart?.();
-      const result = await this.#client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+      const result = await this.#client.query({
+        query: sql,
+        query_params: params,
+        format: 'JSONEachRow',
+        query_id,
+      });
       return result.json<T>();
     });
   }
 
   queryText(sql: string): Promise<string> {
-    return call(async () => {
+    return call(async (query_id) => {
       // exec sends the statement as it is (its FORMAT clause included) and streams the raw answer.
-      const { stream } = await this.#client.exec({ query: sql });
+      const { stream } = await this.#client.exec({ query: sql, query_id });
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
       return Buffer.concat(chunks).toString('utf8');
@@ -86,16 +129,18 @@ class ClickHouseWarehouse implements Warehouse {
   }
 
   command(sql: string, params?: QueryParams): Promise<void> {
-    return call(async () => {
-      await this.#client.command({ query: sql, query_params: params });
+    return call(async (query_id) => {
+      await this.#client.command({ query: sql, query_params: params, query_id });
     });
   }
 
-  insert(table: string, rows: readonly Row[]): Promise<void> {
-    if (rows.length === 0) return Promise.resolve();
-    return call(async () => {
-      await this.#client.insert({ table, values: rows as Row[], format: 'JSONEachRow' });
-    });
+  async insert(table: string, rows: readonly Row[]): Promise<void> {
+    // A block per statement, at most PARTITIONS_PER_INSERT partitions each (insert-blocks.ts).
+    for (const block of insertBlocks(table, rows)) {
+      await call(async (query_id) => {
+        await this.#client.insert({ table, values: block, format: 'JSONEachRow', query_id });
+      });
+    }
   }
 
   async ping(): Promise<void> {

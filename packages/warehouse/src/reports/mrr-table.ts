@@ -4,11 +4,12 @@
 // over every record would. Rows are written with a new version; movements that no longer exist (a late
 // record re-classified them) are written as deleted. Idempotent: running it again writes the same state.
 import { formatMicros } from '@tally/contract';
+import { parameterLists } from '../parameter-lists.ts';
 import type { Row, Warehouse } from '../warehouse.ts';
 import { readMrrInputs } from './monthly-revenue.ts';
 import { mrrMovements } from './mrr-movements.ts';
 
-/** Customers recomputed per query, so that the IN list and the history read stay bounded. */
+/** Customers recomputed per query at most, so that the IN list (its size too: parameter-lists.ts) and the history read stay bounded. */
 const CUSTOMERS_PER_QUERY = 500;
 
 let lastVersion = 0;
@@ -25,8 +26,7 @@ export async function refreshMrrMovements(
   customers: readonly string[],
 ): Promise<number> {
   let total = 0;
-  for (let i = 0; i < customers.length; i += CUSTOMERS_PER_QUERY) {
-    const chunk = customers.slice(i, i + CUSTOMERS_PER_QUERY);
+  for (const chunk of parameterLists(customers, CUSTOMERS_PER_QUERY)) {
     const inputs = await readMrrInputs(warehouse, { project, customers: chunk });
     const { movements } = mrrMovements(inputs);
     const existing = await warehouse.query<{ customer_id: string; transaction_id: string }>(

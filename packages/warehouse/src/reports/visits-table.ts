@@ -8,6 +8,7 @@
 // from events: a refresh costs a look-up of the batch's visitors in visits, whatever the traffic of the
 // day. Idempotent: the same records folded again give the same visits (a record id counts once), so a
 // redelivered batch replaces, never adds.
+import { parameterLists } from '../parameter-lists.ts';
 import type { Row, Warehouse } from '../warehouse.ts';
 import {
   compareRecords,
@@ -18,7 +19,7 @@ import {
   visitsOf,
 } from './visits.ts';
 
-/** Visitors refreshed per query, so that IN lists stay bounded. */
+/** Visitors refreshed per query at most, so that IN lists stay bounded (and their size: parameter-lists.ts). */
 const VISITORS_PER_QUERY = 500;
 
 let lastVersion = 0;
@@ -67,10 +68,8 @@ export async function refreshVisits(
     if (list) list.push(record);
     else byVisitor.set(record.visitor_id, [record]);
   }
-  const visitors = [...byVisitor.keys()];
   let written = 0;
-  for (let i = 0; i < visitors.length; i += VISITORS_PER_QUERY) {
-    const chunk = visitors.slice(i, i + VISITORS_PER_QUERY);
+  for (const chunk of parameterLists([...byVisitor.keys()], VISITORS_PER_QUERY)) {
     written += await refreshChunk(
       warehouse,
       project,

@@ -895,6 +895,33 @@ export const Health = Type.Object(
         { description: 'Of the whole record log (every project): the log is shared. Null when unavailable.' },
       ),
     ),
+    consumers: nullable(
+      Type.Array(
+        Type.Object({
+          group: Type.String(),
+          lag: Type.Integer({ description: 'Records waiting for the group (every project).' }),
+          status: Type.Union([Type.Literal('ok'), Type.Literal('stalled')]),
+          stalled_since: nullable(
+            Type.String({ description: 'Since when records have waited with no batch committed.' }),
+          ),
+          stalled_seconds: nullable(Type.Integer()),
+          reason: nullable(
+            Type.String({
+              description:
+                "Why it is stalled: the consumers' own words (the failure's kind, class and codes, never a record's values), or what the log shows.",
+            }),
+          ),
+          source: Type.Union([Type.Literal('consumers'), Type.Literal('log')], {
+            description:
+              'consumers: the consumers run in this process (npm start) and tell their progress (stalled: records waiting and no batch committed for CONSUMER_STALL_MS). log: a dashboard of its own sees the log only (stalled: the oldest record not landed has waited longer than CONSUMER_STALL_MS, whether the group is stuck or catching up).',
+          }),
+        }),
+        {
+          description:
+            "Each consumer group's progress. Null when the dashboard has neither the consumers nor the log.",
+        },
+      ),
+    ),
     oldest_not_landed: nullable(
       Type.Object(
         {

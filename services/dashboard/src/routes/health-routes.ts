@@ -7,6 +7,10 @@
 // (a 401 has no project and is never among them). From the engine: parts of the warehouse it detached as
 // damaged, whose records are missing until re-landed (lost_records; damaged-parts.ts). What cannot be told
 // is listed in `unavailable`, never shown as zero.
+// Each consumer group's progress (`consumers`): under npm start from the consumers themselves (stalled:
+// records waiting and no batch committed for CONSUMER_STALL_MS, and why: the readiness's own words); a
+// dashboard of its own sees the log only, where a group whose oldest record not landed has waited longer
+// than CONSUMER_STALL_MS is shown stalled too (whether it is stuck or slowly catching up, its /readyz says).
 import { ingestionHealth, RELAND_COMMAND, warehouseDamage } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
@@ -61,6 +65,8 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       }
     }
 
+    const consumers = consumerProgress(deps, groups, now);
+
     let deadLetters = null;
     if (letters) {
       const ours = letters.filter((l) => l.record?.project_id === project);
@@ -104,6 +110,7 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     return {
       ...figures,
       consumer_groups: groups,
+      consumers,
       oldest_not_landed: groups ? oldest : null,
       dead_letters: deadLetters,
       refused,
@@ -115,6 +122,54 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
             }
           : null,
       unavailable,
+    };
+  });
+}
+
+interface GroupLag {
+  group: string;
+  lag: number;
+  oldest_at: string | null;
+  oldest_age_seconds: number | null;
+}
+
+/** Each consumer group's progress: the consumers' own account when they run here, else the log's. */
+function consumerProgress(deps: DashboardDeps, groups: readonly GroupLag[] | null, now: number) {
+  const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000));
+  if (deps.consumers) {
+    return deps.consumers.states().map((s) => ({
+      group: s.group,
+      lag: s.lag,
+      status: s.stalled_since === null ? ('ok' as const) : ('stalled' as const),
+      stalled_since: s.stalled_since === null ? null : new Date(s.stalled_since).toISOString(),
+      stalled_seconds: s.stalled_since === null ? null : seconds(now - s.stalled_since),
+      reason: s.reason,
+      source: 'consumers' as const,
+    }));
+  }
+  if (!groups) return null;
+  const stallMs = deps.config.CONSUMER_STALL_MS;
+  const byGroup = new Map<string, { lag: number; oldest: number | null }>();
+  for (const g of groups) {
+    const entry = byGroup.get(g.group) ?? { lag: 0, oldest: null };
+    entry.lag += g.lag;
+    const at = g.oldest_at === null ? null : Date.parse(g.oldest_at);
+    if (at !== null && (entry.oldest === null || at < entry.oldest)) entry.oldest = at;
+    byGroup.set(g.group, entry);
+  }
+  return [...byGroup].map(([group, { lag, oldest }]) => {
+    const stalled = lag > 0 && oldest !== null && now - oldest >= stallMs;
+    return {
+      group,
+      lag,
+      status: stalled ? ('stalled' as const) : ('ok' as const),
+      stalled_since: stalled && oldest !== null ? new Date(oldest).toISOString() : null,
+      stalled_seconds: stalled && oldest !== null ? seconds(now - oldest) : null,
+      reason: stalled
+        ? `${lag} records waiting, the oldest for more than ${seconds(stallMs)} s (CONSUMER_STALL_MS); ` +
+          "the consumer's /readyz says why"
+        : null,
+      source: 'log' as const,
     };
   });
 }

@@ -446,6 +446,17 @@ export interface Health {
         oldest_age_seconds: number | null;
       }[]
     | null;
+  consumers:
+    | {
+        group: string;
+        lag: number;
+        status: 'ok' | 'stalled';
+        stalled_since: string | null;
+        stalled_seconds: number | null;
+        reason: string | null;
+        source: 'consumers' | 'log';
+      }[]
+    | null;
   oldest_not_landed: { group: string; topic: string; at: string; age_seconds: number } | null;
   dead_letters: {
     count: number;

@@ -2,8 +2,10 @@
 // shown as stalled, at the top, so stale revenue figures are never mistaken for current ones), when the last
 // one landed, and records per minute over the last hour; then the record log's consumer lag with the age of
 // the oldest record not landed, dead letters, the requests the gateway refused for the project per hour by
-// status, and what this deployment cannot tell. Above all, records the warehouse lost (parts the engine
-// detached as damaged) and what to do about them. Refreshed every 30 seconds.
+// status, and what this deployment cannot tell. A consumer group that is stalled (records waiting and no
+// batch committed for CONSUMER_STALL_MS) comes first of all, in red, with how long and why: nothing of any
+// project lands behind it. Then records the warehouse lost (parts the engine detached as damaged) and what
+// to do about them. Refreshed every 30 seconds.
 import { useLocation } from 'preact-iso';
 import type { Health } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
@@ -109,8 +111,19 @@ export function HealthView({ api, project }: ViewProps) {
   if (!health.data) return <Loading />;
   const h = health.data;
   const stalled = h.types.filter((t) => t.status === 'stalled');
+  const stalledGroups = (h.consumers ?? []).filter((c) => c.status === 'stalled');
   return (
     <>
+      {stalledGroups.length > 0 && (
+        <div class="error" role="alert" id="consumers-alert">
+          {stalledGroups.map((c) => (
+            <p key={c.group} data-group={c.group}>
+              Consumer group <strong>{c.group}</strong> stalled for {formatDuration(c.stalled_seconds)}:{' '}
+              {c.reason}. Nothing behind its {formatCount(c.lag)} waiting records lands, in any project.
+            </p>
+          ))}
+        </div>
+      )}
       {h.lost_records && (
         <div class="error" role="alert" id="health-lost-records">
           <p>
@@ -232,6 +245,34 @@ export function HealthView({ api, project }: ViewProps) {
                   ? `Oldest record not landed: ${formatDuration(h.oldest_not_landed.age_seconds)} old (${h.oldest_not_landed.topic}, group ${h.oldest_not_landed.group}).`
                   : 'Every record in the log has landed.'}
               </p>
+              {h.consumers && h.consumers.length > 0 && (
+                <table class="plain" id="consumer-progress">
+                  <thead>
+                    <tr>
+                      <th scope="col">Group</th>
+                      <th scope="col">Status</th>
+                      <th scope="col" class="num">
+                        Waiting
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {h.consumers.map((c) => (
+                      <tr key={c.group} data-group={c.group} class={`health-${c.status}`}>
+                        <td>{c.group}</td>
+                        <td>
+                          <span class={`status status-${c.status}`}>
+                            {c.status === 'stalled'
+                              ? `Stalled ${formatDuration(c.stalled_seconds)}`
+                              : 'Landing'}
+                          </span>
+                        </td>
+                        <td class="num">{formatCount(c.lag)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
               <table class="plain" id="consumer-lag">
                 <thead>
                   <tr>
