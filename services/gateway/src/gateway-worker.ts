@@ -22,6 +22,7 @@ try {
     admin: false,
     worker: data.worker,
     reusePort: data.reusePort,
+    loops: data.loops,
     ...(data.shared && { shared: data.shared }),
     ...(data.appendPort && { log: appendThroughPort(data.appendPort), ownsLog: true }),
   });
