@@ -2,6 +2,7 @@
 // that tests can build one with their own. POST /api/ingest runs its checks in the order of the spec:
 // rate limit (onRequest) → body decoding and parsing → token → revenue needs a secret token → validation
 // → durable append → 202. Every error, from any layer, is answered by replyWithError through errors.ts.
+import { isUtf8 } from 'node:buffer';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { TallyConfig } from '@tally/config';
@@ -140,15 +141,16 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   app.addHook('preValidation', (_request, reply, done) => done(admission.admit(reply.raw)));
 
   // navigator.sendBeacon sends the JSON envelope as text/plain: parse it exactly like application/json.
+  // Read as bytes, so that bytes which are not UTF-8 are refused rather than decoded to U+FFFD.
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(
     ['application/json', 'text/plain'],
-    { parseAs: 'string' },
+    { parseAs: 'buffer' },
     (request, body, done) => {
       // No route takes it (the answer is 404 or 405, whatever the body holds): not worth parsing.
       if (request.is404) return done(null, undefined);
       try {
-        done(null, parseJsonBody(body as string));
+        done(null, parseJsonBody(body as Buffer));
       } catch (error) {
         done(error as Error, undefined);
       }
@@ -257,12 +259,16 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 }
 
 /**
- * Parses a JSON body, refusing `__proto__` and `constructor.prototype` keys (prototype poisoning) with a
- * message that says so, rather than Fastify's generic one. A syntax error is told by its position only:
- * V8's own message quotes the input, which must not come back in a response.
+ * Parses a JSON body, refusing bytes that are not UTF-8 (RFC 8259, 8.1: JSON text is UTF-8; decoded, they
+ * would become U+FFFD, while an escaped lone surrogate, `"\ud800"`, is refused by the contract) and
+ * `__proto__` and `constructor.prototype` keys (prototype poisoning) with a message that says so, rather
+ * than Fastify's generic one. A syntax error is told by its position only: V8's own message quotes the
+ * input, which must not come back in a response.
  */
-export function parseJsonBody(text: string): unknown {
-  if (text.length === 0) throw new BadRequestError('body is empty');
+export function parseJsonBody(body: Buffer): unknown {
+  if (body.length === 0) throw new BadRequestError('body is empty');
+  if (!isUtf8(body)) throw new BadRequestError('body is not valid UTF-8');
+  const text = body.toString('utf8');
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {
