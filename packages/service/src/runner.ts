@@ -2,10 +2,12 @@
 // service, tells that it is ready (a human line on stdout, and a JSON file at TALLY_READY_FILE for tests,
 // benchmarks and supervisors), shuts down cleanly on SIGTERM/SIGINT (a second signal ends it at once), and
 // stops with exit code 1 when the service fails on its own. A failure to start is one line on stderr that
-// says what to do, not a stack trace.
+// says what to do, not a stack trace. A failed LMDB commit (a full disk) does not end it
+// (lmdb-commit-failures.ts).
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadConfig, type TallyConfig } from '@tally/config';
 import { type Logger, pino } from 'pino';
+import { tolerateLmdbCommitFailures } from './lmdb-commit-failures.ts';
 
 export interface RunningService {
   /** What the process serves, for the readiness file: `{ url, adminUrl, … }`. */
@@ -84,6 +86,8 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
     return fail(`invalid configuration: ${(error as Error).message}`);
   }
   const logger = pino({ level: config.LOG_LEVEL, base: { service: definition.name } });
+  // A full disk fails LMDB's commits: the writers are told, and the process goes on (see the module).
+  tolerateLmdbCommitFailures((error) => logger.debug({ err: error }, 'an LMDB commit failed'));
   let service: RunningService;
   try {
     service = await definition.start(config, logger);
