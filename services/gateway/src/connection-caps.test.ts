@@ -8,12 +8,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openEmbeddedLog } from '@tally/log';
+import { openEmbeddedLog, type RecordLog } from '@tally/log';
 import { FileTokenStore } from '@tally/tokens';
 import { afterEach, expect, it } from 'vitest';
 import { maxConnectionsPerLoop } from './connection-budget.ts';
 import { sharedByThreads, startGatewayThread } from './gateway-threads.ts';
-import { converse, localConfig, type SlowBody, slowBody, type TestGateway, testGateway } from './testing.ts';
+import {
+  converse,
+  localConfig,
+  recordsIn,
+  type SlowBody,
+  slowBody,
+  type TestGateway,
+  testGateway,
+} from './testing.ts';
 
 let gw: TestGateway | undefined;
 const slow: SlowBody[] = [];
@@ -115,6 +123,17 @@ it('counts requests through a trusted proxy against the client it names, answeri
   expect(answer).toMatch(/\{"error":"Service temporarily unavailable, retry later"\}$/);
   expect(await counted('shed', 'per_ip')).toBe(1);
   expect(await counted('connectionsRefused', 'per_ip')).toBe(0);
+  // The client IP the cap counted is the one the record gets its country from (one trust function).
+  const body = JSON.stringify({ type: 'pageview', data: { session_id: 's1' } });
+  const proxied = await converse(
+    port,
+    'POST /api/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+      `X-API-Token: ${token}\r\nX-Forwarded-For: 81.2.69.142\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    { expected: 1 },
+  );
+  expect(proxied.responses[0]?.status).toBe(202);
+  const [record] = await recordsIn(gw?.log as RecordLog, 1);
+  expect(record?.country).toBe('GB');
 });
 
 it('holds one cap per client for event loops that share the table', async () => {

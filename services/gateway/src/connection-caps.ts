@@ -25,6 +25,15 @@ export function trustProxyFunction(proxies: string[] | false): TrustProxy | null
   return proxies === false ? null : proxyAddr.compile(proxies);
 }
 
+/** The client IP computed for a proxied request, kept on it for clientIpOf (X-Forwarded-For parsed once). */
+const CLIENT_IP = Symbol('tally.clientIp');
+type CountedRequest = IncomingMessage & { [CLIENT_IP]?: string };
+
+/** The client IP the cap counted a proxied request against, if it was one. */
+export function countedClientIp(req: IncomingMessage): string | undefined {
+  return (req as CountedRequest)[CLIENT_IP];
+}
+
 /** The answer to a proxied request beyond its client's cap, built once. */
 const OVER_CAP_ANSWER = (() => {
   const { statusCode, headers, body } = errorResponse(new ClientOverCapError());
@@ -74,7 +83,9 @@ export class ConnectionCaps {
     return (req, res) => {
       const trust = this.#options.trust;
       if (trust === null || !this.#proxied.has(req.socket)) return handle(req, res);
-      const slot = this.#options.connections.acquire(proxyAddr(req, trust), this.#options.perIp);
+      const ip = proxyAddr(req, trust);
+      (req as CountedRequest)[CLIENT_IP] = ip;
+      const slot = this.#options.connections.acquire(ip, this.#options.perIp);
       if (slot === OVER_CAP) {
         this.#options.onRequestShed?.();
         res.writeHead(OVER_CAP_ANSWER.statusCode, OVER_CAP_ANSWER.headers).end(OVER_CAP_ANSWER.body);
