@@ -91,6 +91,18 @@ export const ConfigSchema = Type.Object({
     description:
       'Longest a client may take to send a whole request, headers and body; then 408 and the connection is closed. It also bounds `HEADERS_TIMEOUT_MS`.',
   }),
+  BODY_TIMEOUT_MS: Type.Integer({
+    default: 5000,
+    minimum: 1,
+    description:
+      'A request body must arrive within this, plus its length (`Content-Length`, or `BODY_LIMIT` when chunked) at `BODY_MIN_BYTES_PER_SECOND`, counted from the end of its headers; then 408 and the connection is closed. By default 5.25 s for a 1 KiB body and 21 s for one of 64 KiB, so a client that trickles its body cannot hold a connection for `REQUEST_TIMEOUT_MS`.',
+  }),
+  BODY_MIN_BYTES_PER_SECOND: Type.Integer({
+    default: 4096,
+    minimum: 1,
+    description:
+      'The slowest body transfer the gateway waits for (see `BODY_TIMEOUT_MS`): 4 KiB/s by default, below a 2G mobile link.',
+  }),
   CONNECTION_TIMEOUT_MS: Type.Integer({
     default: 30_000,
     minimum: 1,
@@ -140,6 +152,18 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     description:
       'Requests one gateway event loop keeps waiting for the record log to make their record durable; while that many wait, a new request gets 503 and `Retry-After` at once. Below `GATEWAY_MAX_IN_FLIGHT` it sheds load earlier when the log is slow (appends share one commit, so many waiting is not by itself a long wait).',
+  }),
+  GATEWAY_MAX_CONNECTIONS_PER_IP: Type.Integer({
+    default: 128,
+    minimum: 1,
+    description:
+      "Connections one client IP may hold open at once on the public port, counted across the process's event loops; a connection beyond it is closed as soon as it is accepted, before anything is read (`tally_gateway_connections_refused_total{reason=\"per_ip\"}`). A trusted proxy's connections (`TRUST_PROXY`) are not capped: there each request counts against its client's address (from `X-Forwarded-For`) while it is in progress, and one beyond the cap is answered 503 with `Retry-After` and `Connection: close`.",
+  }),
+  GATEWAY_MAX_CONNECTIONS: Type.Integer({
+    default: 0,
+    minimum: 0,
+    description:
+      "Connections the public port keeps open at once, for the whole process (split evenly among its event loops); beyond it a new connection is closed at once. `0` (the default): three quarters of the process's file-descriptor limit (the soft `RLIMIT_NOFILE`, from `/proc/self/limits` on Linux), the rest kept for the record log, the warehouse, the state store and the sockets to Kafka, Redis and the admin and dashboard ports; no cap where the limit cannot be read or is unlimited.",
   }),
   FUTURE_TIMESTAMP_TOLERANCE_MS: Type.Integer({
     default: 3_600_000,

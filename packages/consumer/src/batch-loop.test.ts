@@ -11,6 +11,7 @@ import {
   type EmbeddedRecordLog,
   type LogConsumer,
   type LogMessage,
+  LogUnavailableError,
   openEmbeddedLog,
   type PolledMessage,
 } from '@tally/log';
@@ -342,4 +343,32 @@ it('commits only once the dead letters are durable, retrying while the store is 
   await loop.stop();
   expect(failures).toBe(-1);
   expect(await log.consumer({ group: 'g' }).poll({ max: 10 })).toEqual([]);
+});
+
+it('retries a commit the log refuses for now (a full disk), then commits; another failure ends the loop', async () => {
+  const log = tempLog();
+  await log.append([testRecord('pageview')]);
+  const inner = log.consumer({ group: 'g' });
+  let refusals = 2;
+  const consumer: LogConsumer = {
+    poll: (o) => inner.poll(o),
+    commit: async (positions) => {
+      if (refusals-- > 0) throw new LogUnavailableError("no space left on the record log's disk");
+      await inner.commit(positions);
+    },
+    close: () => inner.close(),
+  };
+  const lander = recordingLander();
+  const loop = consumeInBatches({ ...options, consumer, deadLetters: log.deadLetters, lander });
+  await vi.waitFor(async () => expect(await log.consumer({ group: 'g' }).poll({ max: 10 })).toEqual([]), {
+    timeout: 10_000,
+  });
+  await loop.stop();
+  expect(refusals).toBe(-1);
+  expect(lander.landed).toHaveLength(1); // landed once, committed on the third attempt
+
+  await log.append([testRecord('pageview')]);
+  const broken: LogConsumer = { ...consumer, commit: () => Promise.reject(new Error('not retryable')) };
+  const ended = consumeInBatches({ ...options, consumer: broken, deadLetters: log.deadLetters, lander });
+  await expect(ended.done).rejects.toThrow('not retryable');
 });

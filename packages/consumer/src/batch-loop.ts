@@ -9,9 +9,9 @@
 // fault are single records, which are set aside; the others land. A batch the warehouse refuses for its
 // size alone is landed in halves too, setting nothing aside. An outage is retried with the same batch,
 // with backoff, for as long as it lasts, and a failure of the warehouse itself (see failures.ts)
-// likewise: neither sets anything aside. Stopping leaves the batch in hand uncommitted. The loop tells
-// `progress` (progress.ts) what it holds, each failure and each commit, from which the process's
-// readiness says whether the group is stalled.
+// likewise: neither sets anything aside; so is a commit the log refuses for now (a full disk). Stopping
+// leaves the batch in hand uncommitted. The loop tells `progress` (progress.ts) what it holds, each
+// failure and each commit, from which the process's readiness says whether the group is stalled.
 import { backoffDelay } from '@tally/core/backoff';
 import {
   type DeadLetter,
@@ -207,6 +207,24 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
     }
   }
 
+  /**
+   * Commits the batch, retrying while the log says it may succeed later (a full disk: the embedded log's
+   * commit fails until there is room); any other failure of the log ends the loop, as before.
+   */
+  async function commitDurably(batch: readonly PolledMessage[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await consumer.commit(batch);
+        return;
+      } catch (error) {
+        if ((error as { retryable?: unknown })?.retryable !== true) throw error;
+        if (stopping) throw new Stopped();
+        logger?.warn({ group, attempt, ...describeForLog(error) }, 'commit failed; retrying');
+        await pause(attempt);
+      }
+    }
+  }
+
   async function handle(batch: readonly PolledMessage[]): Promise<void> {
     const setAside: DeadLetter[] = [];
     const prepared: Prepared<Row>[] = [];
@@ -223,7 +241,7 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
     }
     if (prepared.length > 0) await landOrSplit(prepared, setAside);
     await setAsideDurably(setAside);
-    await consumer.commit(batch);
+    await commitDurably(batch);
     progress?.committed();
     const asideIds = new Set(setAside.map((l) => l.id));
     for (const { message } of prepared) {

@@ -211,6 +211,38 @@ describe('bounds: every accepted value can be stored as sent', () => {
     expect(messageOf(pageview({ title: 'emoji 😀 is a pair' }))).toBeNull();
   });
 
+  it('refuses numbers that are not finite, anywhere in the payload, naming the field', () => {
+    // `1e309` parses to Infinity, which JSON cannot carry: it would be stored as null.
+    const parsed = JSON.parse(
+      '{"type":"event","data":{"session_id":"s","event_name":"e","event_data":{"big":1e309}}}',
+    );
+    expect(messageOf(parsed)).toBe(
+      'data.event_data.big must be a finite number (a JSON number beyond ±1.8e308 cannot be stored)',
+    );
+    expect(messageOf(revenue({ metadata: { seats: [1, -Infinity] } }))).toBe(
+      'data.metadata.seats[1] must be a finite number (a JSON number beyond ±1.8e308 cannot be stored)',
+    );
+    expect(messageOf(pageview({ extra: Number.NaN }))).toBe(
+      'data.extra must be a finite number (a JSON number beyond ±1.8e308 cannot be stored)',
+    );
+    expect(validatePayload('revenue', { ...revenue().data, metadata: { n: Infinity } })).toEqual({
+      ok: false,
+      message: 'metadata.n must be a finite number (a JSON number beyond ±1.8e308 cannot be stored)',
+    });
+    expect(messageOf(pageview({ extra: { small: 1e-320, large: 1.7976931348623157e308 } }))).toBeNull();
+  });
+
+  it('takes JSON numbers as IEEE-754 doubles: an integer beyond 2^53 is kept as the double it parses to', () => {
+    // RFC 8259, 6: integers in ±(2^53 − 1) are exact; beyond, a JSON reader keeps the nearest double
+    // (README: send such ids as strings). Not refused: `1e20` is a double stored exactly.
+    const parsed = JSON.parse(
+      '{"type":"event","data":{"session_id":"s","event_name":"e","event_data":{"id":9007199254740993,"max":9007199254740991,"e20":1e20}}}',
+    );
+    const result = validateIngest(parsed);
+    expect(result.ok).toBe(true);
+    expect(parsed.data.event_data).toEqual({ id: 2 ** 53, max: Number.MAX_SAFE_INTEGER, e20: 1e20 });
+  });
+
   it('takes record ids as UUIDs in their usual form only', () => {
     expect(messageOf({ ...pageview({}), id: '0190B2A4-3C5D-7E6F-8A9B-0C1D2E3F4A5B' })).toBeNull();
     expect(messageOf({ ...pageview({}), id: 'urn:uuid:0190b2a4-3c5d-7e6f-8a9b-0c1d2e3f4a5b' })).toBe(
@@ -244,6 +276,11 @@ describe('validateRecord', () => {
       message: 'client_timestamp must be whole milliseconds from 2000 to before 2100',
     });
     expect(validateRecord(record({ id: 'x' }))).toEqual({ ok: false, message: 'id must be a UUID' });
+    // The same rule as the gateway's: a consumer sets such a record aside rather than store null.
+    expect(validateRecord(record({ data: { session_id: 's', extra: { n: Infinity } } }))).toEqual({
+      ok: false,
+      message: 'data.extra.n must be a finite number (a JSON number beyond ±1.8e308 cannot be stored)',
+    });
     expect(validateRecord(record({ data: { session_id: 's', title: 'a\ud800' } }))).toMatchObject({
       ok: false,
     });

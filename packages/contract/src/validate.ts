@@ -64,8 +64,8 @@ export function validateIngest(body: unknown): ValidationResult<IngestEnvelope> 
   if (body.data === undefined || body.data === null) return fail('data is required');
   const validate = envelopeValidators[type];
   if (!validate(body)) return fail(describeError(validate.errors, ''));
-  const textError = malformedText(body.data, 'data');
-  if (textError) return fail(textError);
+  const valueError = malformedValue(body.data, 'data');
+  if (valueError) return fail(valueError);
   const currencyError = normaliseCurrency(type, body.data as Record<string, unknown>, 'data.');
   if (currencyError) return fail(currencyError);
   return { ok: true, value: body as IngestEnvelope };
@@ -82,8 +82,8 @@ export function validatePayload<T extends RecordType>(
 ): ValidationResult<PayloadByType[T]> {
   const validate = payloadValidators[type];
   if (!validate(data)) return fail(describeError(validate.errors, pathPrefix));
-  const textError = malformedText(data, pathPrefix.replace(/\.$/, ''));
-  if (textError) return fail(textError);
+  const valueError = malformedValue(data, pathPrefix.replace(/\.$/, ''));
+  if (valueError) return fail(valueError);
   const currencyError = normaliseCurrency(type, data as Record<string, unknown>, pathPrefix);
   if (currencyError) return fail(currencyError);
   return { ok: true, value: data as PayloadByType[T] };
@@ -137,24 +137,34 @@ function normaliseCurrency(type: RecordType, data: Record<string, unknown>, pref
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /**
- * The first string or key under `value` that is not well-formed Unicode (a lone UTF-16 surrogate, which
- * JSON's \\u escapes can carry but no UTF-8 text can hold), as a message naming its path; null if none.
- * Iterative: the nesting depth is the caller's to bound.
+ * The first value under `value` that the contract refuses wherever it is, as a message naming its path;
+ * null if none. A string or key that is not well-formed Unicode (a lone UTF-16 surrogate, which JSON's \\u
+ * escapes can carry but no UTF-8 text can hold). A number that is not finite: JSON has no Infinity, but
+ * `1e309` parses to it and would be stored as null; NaN and Infinity reach validatePayload from code (the
+ * revenue SDK). Integers beyond 2^53 are not refused: JSON numbers are IEEE-754 doubles (RFC 8259, 6),
+ * stored as such (README, "Validation rules"). Iterative: the nesting depth is the caller's to bound.
  */
-function malformedText(value: unknown, path: string): string | null {
+function malformedValue(value: unknown, path: string): string | null {
   const stack: Array<[unknown, string]> = [[value, path]];
   while (stack.length > 0) {
     const [current, at] = stack.pop() as [unknown, string];
     if (typeof current === 'string') {
       if (LONE_SURROGATE.test(current))
         return `${at || 'body'} must be valid Unicode text (it has a lone surrogate)`;
+    } else if (typeof current === 'number') {
+      if (!Number.isFinite(current))
+        return `${at || 'body'} must be a finite number (a JSON number beyond ±1.8e308 cannot be stored)`;
     } else if (typeof current === 'object' && current !== null) {
       const array = Array.isArray(current);
       for (const [key, child] of Object.entries(current)) {
         const childPath = array ? `${at}[${key}]` : at ? `${at}.${key}` : key;
         if (!array && LONE_SURROGATE.test(key))
           return `${at || 'body'} has a key that is not valid Unicode text`;
-        if (typeof child === 'string' || (typeof child === 'object' && child !== null)) {
+        if (
+          typeof child === 'string' ||
+          typeof child === 'number' ||
+          (typeof child === 'object' && child !== null)
+        ) {
           stack.push([child, childPath]);
         }
       }

@@ -1,3 +1,5 @@
-// @tally/service: what every Tally process shares: the admin server and the runner of its main.ts.
+// @tally/service: what every Tally process shares: the admin server, the runner of its main.ts, and the
+// handling of lmdb-js's failed commits (lmdb-commit-failures.ts).
 export * from './admin.ts';
+export * from './lmdb-commit-failures.ts';
 export * from './runner.ts';

@@ -2,7 +2,8 @@
 // service, tells that it is ready (a human line on stdout, and a JSON file at TALLY_READY_FILE for tests,
 // benchmarks and supervisors), shuts down cleanly on SIGTERM/SIGINT (a second signal ends it at once), and
 // stops with exit code 1 when the service fails on its own. A failure to start is one line on stderr that
-// says what to do, not a stack trace.
+// says what to do, not a stack trace. A failed LMDB commit (a full disk) does not end it
+// (lmdb-commit-failures.ts).
 // Before anything is opened, the process's files are made private: new ones 0600 in 0700 directories (its
 // umask), and what an older Tally left group- or world-readable in TALLY_DATA_DIR is made so too.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { resolve } from 'node:path';
 import { loadConfig, type TallyConfig } from '@tally/config';
 import { keepNewFilesPrivate, makePrivateTree } from '@tally/state-files';
 import { type Logger, pino } from 'pino';
+import { tolerateLmdbCommitFailures } from './lmdb-commit-failures.ts';
 
 export interface RunningService {
   /** What the process serves, for the readiness file: `{ url, adminUrl, … }`. */
@@ -88,6 +90,8 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
     return fail(`invalid configuration: ${(error as Error).message}`);
   }
   const logger = pino({ level: config.LOG_LEVEL, base: { service: definition.name } });
+  // A full disk fails LMDB's commits: the writers are told, and the process goes on (see the module).
+  tolerateLmdbCommitFailures((error) => logger.debug({ err: error }, 'an LMDB commit failed'));
   let service: RunningService;
   try {
     keepNewFilesPrivate();

@@ -2,11 +2,12 @@
 // by requests waiting for a held record log, the next request is answered at once with 503, Retry-After
 // and the error body, counted in tally_gateway_shed_total; the admitted ones get their 202 once the log
 // confirms, and their records are in it; the shed one is not, and the connection it came on still works.
+// A request whose body is still arriving holds no slot: it is admitted once its body has been read.
 import { join } from 'node:path';
 import { openEmbeddedLog, type RecordLog } from '@tally/log';
 import { afterEach, expect, it } from 'vitest';
 import { OVERLOADED_RETRY_AFTER_S } from './errors.ts';
-import { converse, recordsIn, type TestGateway, testGateway } from './testing.ts';
+import { converse, recordsIn, type SlowBody, slowBody, type TestGateway, testGateway } from './testing.ts';
 
 /** An embedded log whose appends wait for release(); `waiting` counts the appends held so far. */
 function gatedLog(dataDir: string) {
@@ -46,7 +47,9 @@ const ids = ['0190f5e4-5f6a-7000-8000-000000000001', '0190f5e4-5f6a-7000-8000-00
 const shedId = '0190f5e4-5f6a-7000-8000-0000000000ff';
 
 let gw: TestGateway | undefined;
+const slow: SlowBody[] = [];
 afterEach(async () => {
+  for (const client of slow.splice(0)) client.stop();
   await gw?.close();
   gw = undefined;
 });
@@ -112,3 +115,20 @@ for (const [limit, env] of [
     expect(admittedTotal).toBe(3);
   });
 }
+
+it('admits a request once its body has been read: bodies still arriving hold no slot', async () => {
+  gw = await testGateway({ GATEWAY_MAX_IN_FLIGHT: '2', BODY_TIMEOUT_MS: '60000' });
+  await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = gw.app.server.address() as { port: number };
+  // Three requests whose headers are in and whose bodies trickle (each has its 100 Continue: taken on).
+  for (let i = 0; i < 3; i++) {
+    slow.push(slowBody({ port, token: gw.publicToken, length: 1000, everyMs: 200, deadlineMs: 30_000 }));
+  }
+  await Promise.all(slow.map((client) => client.heard));
+  const answers = await Promise.all(
+    ids.map((id) => converse(port, request(gw?.publicToken ?? '', id), { expected: 1 })),
+  );
+  expect(answers.map((answer) => answer.responses[0]?.status)).toEqual([202, 202]);
+  for (const client of slow) expect(client.received()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+  expect(await shedCount(gw.metrics, 'in_flight')).toBe(0);
+});

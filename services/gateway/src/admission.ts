@@ -1,10 +1,16 @@
 // Admission control of one gateway event loop: a bound on the requests it handles at once and on those
-// waiting for the record log, beyond which a request is answered 503 with Retry-After at once, before
-// Fastify sees it and before its body is read. Without it, a request beyond what the loop can serve waits
-// in the loop behind all the others and every answer is late (p99 near a second at twice the load); with
-// it, accepted requests keep a short wait and the overload shows in tally_gateway_shed_total.
-// Two plain integers, no timer: the in-flight count is taken when Node hands over the request and given
-// back when its response closes (finished or aborted); the pending count wraps the record log's append.
+// waiting for the record log, beyond which a request is answered 503 with Retry-After. Without it, a
+// request beyond what the loop can serve waits in the loop behind all the others and every answer is late
+// (p99 near a second at twice the load); with it, accepted requests keep a short wait and the overload
+// shows in tally_gateway_shed_total.
+// A request counts in flight only once its body has been read (admit, from Fastify's preValidation hook),
+// until its response closes: a body still arriving costs the loop no work, only its connection, which the
+// connection caps and the body-read timeout bound (connection-caps.ts, body-deadlines.ts). Counted from
+// its headers instead, 260 connections trickling their bodies held every slot for REQUEST_TIMEOUT_MS and
+// locked honest clients out. The bounds are checked twice: when Node hands a request over (guard), so
+// that a request met by a full loop is answered at once, before Fastify sees it and before its body is
+// read; and when its body has been read (admit), which is where it takes its slot. Two plain integers, no
+// timer; the pending count wraps the record log's append.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RecordLog } from '@tally/log';
 import { errorResponse, OverloadedError } from './errors.ts';
@@ -47,30 +53,49 @@ export class Admission {
     return this.#pendingAppends;
   }
 
-  /** A request listener that admits a request and hands it to `handle`, or sheds it. */
+  /** Which bound is reached, if any. */
+  #fullReason(): 'in_flight' | 'pending_appends' | null {
+    if (this.#inFlight >= this.#limits.maxInFlight) return 'in_flight';
+    if (this.#pendingAppends >= this.#limits.maxPendingAppends) return 'pending_appends';
+    return null;
+  }
+
+  /**
+   * A request listener that sheds a request at once while a bound is reached, and otherwise hands it to
+   * `handle`, which reads its body (it is admitted then: admit).
+   */
   guard(handle: RequestListener): RequestListener {
-    const leave = () => {
-      this.#inFlight--;
-    };
     return (req, res) => {
-      const reason =
-        this.#inFlight >= this.#limits.maxInFlight
-          ? 'in_flight'
-          : this.#pendingAppends >= this.#limits.maxPendingAppends
-            ? 'pending_appends'
-            : null;
+      const reason = this.#fullReason();
       if (reason !== null) {
         this.#metrics?.shed.inc({ reason });
         // Node reads and discards the unread body, so the connection stays usable for the client's retry.
         res.writeHead(SHED.statusCode, SHED.headers).end(SHED.body);
         return;
       }
-      this.#inFlight++;
-      this.#admitted++;
-      res.once('close', leave);
       handle(req, res);
     };
   }
+
+  /**
+   * Admits a request whose body has been read: it counts in flight until its response closes. Answers the
+   * error to reply with when a bound is reached (then it is not counted).
+   */
+  admit(res: ServerResponse): OverloadedError | undefined {
+    const reason = this.#fullReason();
+    if (reason !== null) {
+      this.#metrics?.shed.inc({ reason });
+      return new OverloadedError();
+    }
+    this.#inFlight++;
+    this.#admitted++;
+    res.once('close', this.#leave);
+    return undefined;
+  }
+
+  readonly #leave = () => {
+    this.#inFlight--;
+  };
 
   /** The log, its appends counted while they wait (the in-flight requests' share waiting for durability). */
   countingAppends(log: RecordLog): RecordLog {

@@ -163,6 +163,14 @@ export class OverloadedError extends ServiceUnavailableError {
 /** Seconds a client is asked to wait after a 503 of admission control. */
 export const OVERLOADED_RETRY_AFTER_S = 1;
 
+/**
+ * 503 to a request through a trusted proxy whose client already has GATEWAY_MAX_CONNECTIONS_PER_IP requests
+ * in progress (connection-caps.ts). The connection is closed after it: the request's body is not read.
+ */
+export class ClientOverCapError extends OverloadedError {
+  override readonly closesConnection = true;
+}
+
 export class NotFoundError extends IngestError {
   readonly statusCode = 404;
   constructor() {

@@ -12,6 +12,7 @@ import { type RecordLog, serveAppends } from '@tally/log';
 import type { Health, MetricsJson } from '@tally/service';
 import { loadCountryDatabase } from './country.ts';
 import { RATE_LIMIT_KEYS } from './gateway.ts';
+import { createIpConnectionTable } from './ip-connections.ts';
 import type { GatewayShared } from './runtime.ts';
 import { createSharedRateLimitTable } from './shared-rate-limits.ts';
 
@@ -88,6 +89,8 @@ export interface GatewayWorkerData {
   worker: string;
   /** Listen with reusePort, beside the other threads on the same port. */
   reusePort: boolean;
+  /** How many threads serve the port (they split GATEWAY_MAX_CONNECTIONS). */
+  loops: number;
   /** Where to append, when the parent holds the record log; else the thread opens its own. */
   appendPort: MessagePort | null;
   /** Memory shared with the other threads (a SharedArrayBuffer is shared, not copied, by workerData). */
@@ -97,6 +100,8 @@ export interface GatewayWorkerData {
 export interface GatewayThreadOptions {
   worker?: string;
   reusePort?: boolean;
+  /** How many threads serve the port (default 1). */
+  loops?: number;
   /** The record log the parent holds, to which the thread appends through a MessagePort. */
   appendLog?: RecordLog | undefined;
   /** Rate-limit counters and the country database, shared with the other threads (sharedByThreads). */
@@ -105,11 +110,14 @@ export interface GatewayThreadOptions {
 
 /**
  * What the gateway threads of a process share: the rate-limit counters without Redis (so that a client
- * gets its limit, not one per event loop) and the country database (one copy of its 8 MB, not one each).
+ * gets its limit, not one per event loop), the connections per client IP (so that a client gets its
+ * GATEWAY_MAX_CONNECTIONS_PER_IP for the process) and the country database (one copy of its 8 MB, not one
+ * each).
  */
 export function sharedByThreads(config: TallyConfig): GatewayShared {
   return {
     rateLimits: config.REDIS_URL ? null : createSharedRateLimitTable(RATE_LIMIT_KEYS),
+    ipConnections: createIpConnectionTable(),
     countryDatabase: loadCountryDatabase(),
   };
 }
@@ -129,6 +137,7 @@ export async function startGatewayThread(
       config,
       worker: options.worker ?? '0',
       reusePort: options.reusePort ?? false,
+      loops: options.loops ?? 1,
       appendPort,
       shared: options.shared ?? null,
     },
@@ -299,6 +308,7 @@ export async function startGatewayWorkers(
     const first = await startGatewayThread(config, {
       worker: '0',
       reusePort,
+      loops: count,
       appendLog: options.appendLog,
       shared,
     });
@@ -308,7 +318,7 @@ export async function startGatewayWorkers(
       Array.from({ length: count - 1 }, (_, i) =>
         startGatewayThread(
           { ...config, PORT: port },
-          { worker: String(i + 1), reusePort, appendLog: options.appendLog, shared },
+          { worker: String(i + 1), reusePort, loops: count, appendLog: options.appendLog, shared },
         ),
       ),
     );

@@ -8,11 +8,14 @@
 // { type: 'metrics' | 'health', id } questions ({ type: 'answer', id, value }).
 import { parentPort, workerData } from 'node:worker_threads';
 import { appendThroughPort } from '@tally/log';
+import { tolerateLmdbCommitFailures } from '@tally/service';
 import type { GatewayWorkerData } from './gateway-threads.ts';
 import { startGateway } from './runtime.ts';
 
 const port = parentPort;
 if (!port) throw new Error('gateway-worker.ts runs only as a worker thread');
+// The thread may hold the embedded log's writer: a full disk fails its commits, not the thread.
+tolerateLmdbCommitFailures();
 
 type Question = { type: 'metrics' | 'health'; id: number };
 
@@ -22,6 +25,7 @@ try {
     admin: false,
     worker: data.worker,
     reusePort: data.reusePort,
+    loops: data.loops,
     ...(data.shared && { shared: data.shared }),
     ...(data.appendPort && { log: appendThroughPort(data.appendPort), ownsLog: true }),
   });

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { IngestRecord } from '@tally/contract';
 import type { LogMessage, RecordLog } from '@tally/log';
 import { decodedOnly } from '@tally/log/conformance';
@@ -261,6 +262,68 @@ describe('POST /api/ingest', () => {
     });
     expect(empty.statusCode).toBe(400);
     expect(empty.json()).toHaveProperty('message');
+  });
+
+  it('refuses bytes that are not UTF-8 with 400, in JSON, text/plain or gzip bodies, never echoing them', async () => {
+    const body = (bytes: number[]) =>
+      Buffer.concat([
+        Buffer.from('{"type":"event","data":{"session_id":"s'),
+        Buffer.from(bytes),
+        Buffer.from('","event_name":"e"}}'),
+      ]);
+    const invalid = [[0xff], [0xc3], [0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]];
+    for (const bytes of invalid) {
+      for (const [contentType, encoding, payload] of [
+        ['application/json', undefined, body(bytes)],
+        ['text/plain;charset=UTF-8', undefined, body(bytes)],
+        ['application/json', 'gzip', gzipSync(body(bytes))],
+      ] as const) {
+        const res = await gw.app.inject({
+          method: 'POST',
+          url: '/api/ingest',
+          headers: {
+            'content-type': contentType,
+            'x-api-token': gw.publicToken,
+            ...(encoding && { 'content-encoding': encoding }),
+          },
+          payload,
+        });
+        expect(res.statusCode, `${bytes} ${contentType} ${encoding}`).toBe(400);
+        expect(res.body).toBe('{"message":"body is not valid UTF-8"}');
+      }
+    }
+    // The same text, well-formed (é), is stored as sent.
+    const valid = await post(body([0xc3, 0xa9]).toString('utf8'), { 'x-api-token': gw.publicToken });
+    expect(valid.statusCode).toBe(202);
+    const [record] = await logged(gw.log, 1);
+    expect(record?.data.session_id).toBe('sé');
+  });
+
+  it('refuses a number that is not finite with 400 naming its field, and keeps integers beyond 2^53 as doubles', async () => {
+    const tooLarge = await post(
+      '{"type":"event","data":{"session_id":"s","event_name":"e","event_data":{"count":1e309}}}',
+      { 'x-api-token': gw.publicToken },
+    );
+    expect(tooLarge.statusCode).toBe(400);
+    expect(tooLarge.json()).toEqual({
+      message:
+        'data.event_data.count must be a finite number (a JSON number beyond ±1.8e308 cannot be stored)',
+    });
+    const metadata = await post(
+      `{"type":"revenue","data":{"visitor_fingerprint":"v","session_id":"s","customer_id":"c","amount":1,"transaction_id":"t","metadata":{"n":-1e400}}}`,
+      { 'x-api-token': gw.secretToken },
+    );
+    expect(metadata.json()).toEqual({
+      message: 'data.metadata.n must be a finite number (a JSON number beyond ±1.8e308 cannot be stored)',
+    });
+    // JSON numbers are IEEE-754 doubles (README): 2^53 + 1 is read, and stored, as 2^53.
+    const big = await post(
+      '{"type":"event","data":{"session_id":"s","event_name":"e","event_data":{"id":9007199254740993}}}',
+      { 'x-api-token': gw.publicToken },
+    );
+    expect(big.statusCode).toBe(202);
+    const [record] = await logged(gw.log, 1);
+    expect((record?.data as { event_data: unknown }).event_data).toEqual({ id: 9007199254740992 });
   });
 
   it('answers 415 for other content types', async () => {

@@ -2,6 +2,7 @@
 // that tests can build one with their own. POST /api/ingest runs its checks in the order of the spec:
 // rate limit (onRequest) → body decoding and parsing → token → revenue needs a secret token → validation
 // → durable append → 202. Every error, from any layer, is answered by replyWithError through errors.ts.
+import { isUtf8 } from 'node:buffer';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { TallyConfig } from '@tally/config';
@@ -18,6 +19,7 @@ import Fastify, {
 import type { Redis } from 'ioredis';
 import secureJson from 'secure-json-parse';
 import { Admission } from './admission.ts';
+import { ConnectionCaps, trustProxyFunction } from './connection-caps.ts';
 import { decodeContentEncoding } from './content-encoding.ts';
 import { type CountryLookup, sharedCountryLookup } from './country.ts';
 import {
@@ -32,6 +34,7 @@ import {
 } from './errors.ts';
 import { protocolError, publicHttpServer } from './http-server.ts';
 import { clientIpOf, ingestRoute } from './ingest-route.ts';
+import { createIpConnectionTable, IpConnections, type IpConnectionTable } from './ip-connections.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { refuseDisallowedPreflight } from './origin-policy.ts';
 import { countRefusals, type RefusalCounter } from './refusals.ts';
@@ -59,6 +62,13 @@ export interface GatewayDeps {
    * (GATEWAY_WORKERS; shared-rate-limits.ts); by default a table of this gateway's own.
    */
   rateLimits?: SharedRateLimitTable;
+  /**
+   * The connections each client IP holds, shared by the process's event loops (GATEWAY_WORKERS;
+   * ip-connections.ts); by default a table of this gateway's own.
+   */
+  ipConnections?: IpConnectionTable;
+  /** How many event loops of the process serve the port (default 1): they split GATEWAY_MAX_CONNECTIONS. */
+  loops?: number;
   /** Prefix of every Redis key (default `tally:`). */
   redisPrefix?: string;
   metrics?: GatewayMetrics;
@@ -94,20 +104,29 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     deps.metrics,
     deps.worker,
   );
+  // One trust function for Fastify's request.ip and the connection caps: both see the same client IP.
+  const trust = trustProxyFunction(trustedProxies(config));
+  const caps = new ConnectionCaps({
+    perIp: config.GATEWAY_MAX_CONNECTIONS_PER_IP,
+    connections: new IpConnections(deps.ipConnections ?? createIpConnectionTable()),
+    trust,
+    onConnectionRefused: () => deps.metrics?.connectionsRefused.inc({ reason: 'per_ip' }),
+    onRequestShed: () => deps.metrics?.shed.inc({ reason: 'per_ip' }),
+  });
   /** Set when close() begins: see the hooks below. */
   let draining = false;
   const app = Fastify({
     loggerInstance: deps.logger,
-    trustProxy: trustedProxies(config),
+    trustProxy: trust ?? false,
     bodyLimit: config.BODY_LIMIT,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     logController: new LogController({ disableRequestLogging: true }),
     // Our own 503 while draining (below): Fastify's has neither our body nor Retry-After.
     return503OnClosing: false,
-    // Node's HTTP server under it: timeouts, one request at a time per connection, Node's own answers
-    // made like ours.
-    ...publicHttpServer(config, admission),
+    // Node's HTTP server under it: timeouts, connection caps, admission control, one request at a time per
+    // connection, Node's own answers made like ours.
+    ...publicHttpServer(config, { admission, caps, loops: deps.loops, metrics: deps.metrics }),
     // Errors Fastify answers before any route or hook (a URL it cannot decode): through the same mapping.
     frameworkErrors: (error, request, reply) => replyWithError(error, request, reply),
   });
@@ -117,17 +136,21 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   app.decorateRequest('recordType', 'unknown');
   app.decorateRequest('clientIp', '');
   app.decorateRequest('projectId', '');
+  // A request takes its place in flight once its body has been read (admission.ts): a body still arriving
+  // holds no slot. Beyond the bounds: 503 + Retry-After, as at its headers.
+  app.addHook('preValidation', (_request, reply, done) => done(admission.admit(reply.raw)));
 
   // navigator.sendBeacon sends the JSON envelope as text/plain: parse it exactly like application/json.
+  // Read as bytes, so that bytes which are not UTF-8 are refused rather than decoded to U+FFFD.
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(
     ['application/json', 'text/plain'],
-    { parseAs: 'string' },
+    { parseAs: 'buffer' },
     (request, body, done) => {
       // No route takes it (the answer is 404 or 405, whatever the body holds): not worth parsing.
       if (request.is404) return done(null, undefined);
       try {
-        done(null, parseJsonBody(body as string));
+        done(null, parseJsonBody(body as Buffer));
       } catch (error) {
         done(error as Error, undefined);
       }
@@ -236,12 +259,16 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 }
 
 /**
- * Parses a JSON body, refusing `__proto__` and `constructor.prototype` keys (prototype poisoning) with a
- * message that says so, rather than Fastify's generic one. A syntax error is told by its position only:
- * V8's own message quotes the input, which must not come back in a response.
+ * Parses a JSON body, refusing bytes that are not UTF-8 (RFC 8259, 8.1: JSON text is UTF-8; decoded, they
+ * would become U+FFFD, while an escaped lone surrogate, `"\ud800"`, is refused by the contract) and
+ * `__proto__` and `constructor.prototype` keys (prototype poisoning) with a message that says so, rather
+ * than Fastify's generic one. A syntax error is told by its position only: V8's own message quotes the
+ * input, which must not come back in a response.
  */
-export function parseJsonBody(text: string): unknown {
-  if (text.length === 0) throw new BadRequestError('body is empty');
+export function parseJsonBody(body: Buffer): unknown {
+  if (body.length === 0) throw new BadRequestError('body is empty');
+  if (!isUtf8(body)) throw new BadRequestError('body is not valid UTF-8');
+  const text = body.toString('utf8');
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {

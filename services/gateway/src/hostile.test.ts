@@ -1,7 +1,9 @@
 // Property-based tests of POST /api/ingest on hostile input, through Fastify's inject(): any JSON value as a
 // body, any envelope, any `data`, raw bytes that are not UTF-8, any content type, any token. Whatever
 // comes in, the answer is 202 {success: true} or a 4xx with a `{message}` or `{error}` body: never a 5xx,
-// an exception or a hang. fast-check picks a random seed per run and prints it with any counterexample.
+// an exception or a hang; bytes that are not UTF-8 are a 400 that says so. fast-check picks a random seed
+// per run and prints it with any counterexample.
+import { isUtf8 } from 'node:buffer';
 import { PAYLOAD_SCHEMAS, RECORD_TYPES, REVENUE_EVENT_TYPES, type RecordType } from '@tally/contract';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -164,6 +166,11 @@ describe('POST /api/ingest on hostile input', () => {
             payload,
           });
           expectWellFormed(res);
+          // Bytes that are not UTF-8 are refused as such, never decoded to U+FFFD and stored.
+          if (payload.length > 0 && !isUtf8(payload)) {
+            expect(res.statusCode).toBe(400);
+            expect(res.json()).toEqual({ message: 'body is not valid UTF-8' });
+          }
         },
       ),
       RUNS,

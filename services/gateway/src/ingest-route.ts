@@ -11,6 +11,7 @@ import {
 import type { RecordLog } from '@tally/log';
 import type { OriginPolicy, TokenVerifier } from '@tally/tokens';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { countedClientIp } from './connection-caps.ts';
 import type { CountryLookup } from './country.ts';
 import { BadRequestError, InvalidTokenError, MissingTokenError, SecretTokenRequiredError } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -110,9 +111,10 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
 /**
  * The client's address (request.ip), computed once per request: with TRUST_PROXY set, Fastify walks and
  * parses X-Forwarded-For again on every read of request.ip, and the rate limit and the visitor id both need it.
+ * A request through a trusted proxy has it already, from the connection caps (the same trust function).
  */
 export function clientIpOf(request: FastifyRequest): string {
-  if (!request.clientIp) request.clientIp = request.ip;
+  if (!request.clientIp) request.clientIp = countedClientIp(request.raw) ?? request.ip;
   return request.clientIp;
 }
 

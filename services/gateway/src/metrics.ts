@@ -1,7 +1,7 @@
 // Prometheus metrics of the gateway, served on the admin port: requests by status and record type, how
-// long the record log takes to make an append durable, and admission control (requests shed, requests
+// long the record log takes to make an append durable, admission control (requests shed, requests
 // admitted per event loop: with several workers their metrics are merged, and the worker label tells them
-// apart).
+// apart), and the connections closed at accept by the connection caps.
 import { Counter, Histogram, Registry } from 'prom-client';
 
 export class GatewayMetrics {
@@ -20,7 +20,13 @@ export class GatewayMetrics {
   });
   readonly shed = new Counter({
     name: 'tally_gateway_shed_total',
-    help: 'Requests answered 503 at once by admission control, by the limit they met (in_flight, pending_appends).',
+    help: 'Requests answered 503 by admission control, by the limit they met (in_flight, pending_appends; per_ip: a client behind a trusted proxy with GATEWAY_MAX_CONNECTIONS_PER_IP requests in progress).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly connectionsRefused = new Counter({
+    name: 'tally_gateway_connections_refused_total',
+    help: 'Connections to the public port closed as soon as they were accepted, by the cap they met (per_ip: GATEWAY_MAX_CONNECTIONS_PER_IP; max_connections: GATEWAY_MAX_CONNECTIONS or the file-descriptor budget).',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -27,6 +27,7 @@ it('a gateway thread without Kafka or Redis configured loads neither client', as
     config,
     worker: '0',
     reusePort: false,
+    loops: 1,
     appendPort: null,
     shared: null,
   };

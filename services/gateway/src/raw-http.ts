@@ -1,7 +1,8 @@
 // Test support: HTTP/1.1 over a raw TCP connection, for tests about bytes on the wire (pipelining,
-// malformed requests, what Node's HTTP server answers itself) that an HTTP client would not send or would
-// hide. Exported through @tally/gateway/testing.
-import { connect } from 'node:net';
+// malformed requests, what Node's HTTP server answers itself, a body trickled a byte at a time from a
+// loopback address of the test's choice) that an HTTP client would not send or would hide. Exported
+// through @tally/gateway/testing.
+import { connect, type Socket } from 'node:net';
 
 export interface WireResponse {
   status: number;
@@ -100,4 +101,98 @@ export function converse(
     socket.on('close', () => finish(true));
     socket.write(bytes);
   });
+}
+
+export interface SlowBody {
+  /** Everything the gateway sent, as latin1 text. */
+  received(): string;
+  /** Whether the gateway ended the connection (rather than the client at its deadline). */
+  readonly closedByServer: boolean;
+  /** Whether the connection is closed, by either side. */
+  readonly closed: boolean;
+  /** Settles when the connection is closed. */
+  readonly done: Promise<void>;
+  /**
+   * Settles once the gateway has answered something (a 100 Continue: it has parsed the headers and handed
+   * the request on, in the same turn) or closed the connection.
+   */
+  readonly heard: Promise<void>;
+  /** Closes the connection from the client's side. */
+  stop(): void;
+}
+
+/**
+ * Connects from `localAddress` and sends the headers of a POST with `Content-Length: length` and
+ * `Expect: 100-continue`; from the gateway's 100 Continue on, sends a space every `everyMs`, never the
+ * whole body, until the gateway closes the connection or `deadlineMs` passes (then the client closes it).
+ */
+export function slowBody(options: {
+  port: number;
+  /** The loopback address to connect from (the client IP the gateway sees); 127.0.0.1 by default. */
+  localAddress?: string;
+  token: string;
+  length: number;
+  everyMs: number;
+  deadlineMs: number;
+  headers?: Record<string, string>;
+}): SlowBody {
+  const socket: Socket = connect({
+    host: '127.0.0.1',
+    port: options.port,
+    localAddress: options.localAddress,
+  });
+  let text = '';
+  let timer: NodeJS.Timeout | undefined;
+  let closedByServer = false;
+  let closed = false;
+  let heard: () => void = () => {};
+  const heardPromise = new Promise<void>((resolve) => {
+    heard = resolve;
+  });
+  const deadline = setTimeout(() => socket.destroy(), options.deadlineMs);
+  const done = new Promise<void>((resolve) => {
+    socket.on('close', () => {
+      closed = true;
+      clearInterval(timer);
+      clearTimeout(deadline);
+      heard();
+      resolve();
+    });
+  });
+  socket.on('data', (chunk: Buffer) => {
+    text += chunk.toString('latin1');
+    heard();
+    if (timer === undefined && text.startsWith('HTTP/1.1 100 ')) {
+      timer = setInterval(() => {
+        if (!socket.destroyed) socket.write(' ');
+      }, options.everyMs);
+    }
+  });
+  socket.on('end', () => {
+    closedByServer = true;
+  });
+  socket.on('error', () => {
+    closedByServer = true; // reset by the gateway
+  });
+  const extra = Object.entries(options.headers ?? {})
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.once('connect', () =>
+    socket.write(
+      'POST /api/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        `X-API-Token: ${options.token}\r\nContent-Length: ${options.length}\r\nExpect: 100-continue\r\n${extra}\r\n`,
+    ),
+  );
+  return {
+    received: () => text,
+    get closedByServer() {
+      return closedByServer;
+    },
+    get closed() {
+      return closed;
+    },
+    done,
+    heard: heardPromise,
+    stop: () => socket.destroy(),
+  };
 }

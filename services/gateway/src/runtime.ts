@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { openCountryLookup } from './country.ts';
 import { buildGateway } from './gateway.ts';
+import type { IpConnectionTable } from './ip-connections.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { RefusalCounter } from './refusals.ts';
 import type { SharedRateLimitTable } from './shared-rate-limits.ts';
@@ -44,6 +45,8 @@ export interface StartGatewayOptions {
   worker?: string;
   /** Listen beside other event loops on the same port (gateway-threads.ts). */
   reusePort?: boolean;
+  /** How many event loops of the process serve the port (default 1): they split GATEWAY_MAX_CONNECTIONS. */
+  loops?: number;
   /** What the process's event loops share (gateway-threads.ts): rate-limit counters, the country database. */
   shared?: GatewayShared;
 }
@@ -52,6 +55,8 @@ export interface StartGatewayOptions {
 export interface GatewayShared {
   /** The in-memory rate-limit counters (null with Redis, which holds them). */
   rateLimits: SharedRateLimitTable | null;
+  /** The connections each client IP holds (GATEWAY_MAX_CONNECTIONS_PER_IP holds for the process). */
+  ipConnections: IpConnectionTable;
   /** The country database's bytes (loadCountryDatabase). */
   countryDatabase: SharedArrayBuffer;
 }
@@ -134,7 +139,9 @@ export async function startGateway(
       logger,
       refusals,
       ...(options.worker !== undefined && { worker: options.worker }),
+      ...(options.loops !== undefined && { loops: options.loops }),
       ...(options.shared?.rateLimits && { rateLimits: options.shared.rateLimits }),
+      ...(options.shared && { ipConnections: options.shared.ipConnections }),
       ...(options.shared && { countries: openCountryLookup(options.shared.countryDatabase) }),
     });
     admin =

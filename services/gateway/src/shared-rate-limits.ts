@@ -3,11 +3,12 @@
 // and hands to each gateway thread. @fastify/rate-limit's own in-memory store is per event loop, so with
 // N loops a client got N times its limit (the kernel spreads its connections over the loops).
 // The table: buckets of SLOTS_PER_BUCKET slots, each slot a key's 64-bit hash, its count and the start of
-// its fixed window; a bucket is changed under its own spin lock (Atomics.compareExchange), held for a few
-// dozen instructions, so the counts are exact across threads. Keys are hashed, never stored: no raw IP is
-// kept (two keys would share a count only if both 32-bit hashes collided, ~1 in 10^9 for 100,000 keys).
+// its fixed window; a bucket is changed under its own lock (shared-buckets.ts), so the counts are exact
+// across threads. Keys are hashed, never stored: no raw IP is kept (two keys would share a count only if
+// both 32-bit hashes collided, ~1 in 10^9 for 100,000 keys).
 // A bucket full of live windows gives up the slot whose window started first (that key starts a new
 // window), as the LRU it replaces (@fastify/rate-limit's, 100,000 keys) forgot its least recent key.
+import { HASH_SEEDS, hashKey, lockBucket, unlockBucket } from './shared-buckets.ts';
 
 /** Slots per bucket: a key is looked for in its bucket only. */
 const SLOTS_PER_BUCKET = 16;
@@ -86,14 +87,14 @@ export class SharedRateLimitStore {
   }
 
   count(key: string, timeWindow: number, increment: boolean): RateLimitState {
-    const high = hash(key, 0x811c9dc5);
-    const low = hash(key, 0x2f5a3b17);
+    const high = hashKey(key, HASH_SEEDS[0]);
+    const low = hashKey(key, HASH_SEEDS[1]);
     const bucket = high & this.#bucketMask;
     const first = bucket * SLOTS_PER_BUCKET;
     const now = this.#now();
     const slots = this.#slots;
     const windows = this.#windows;
-    this.#lock(bucket);
+    lockBucket(this.#locks, bucket);
     try {
       let free = -1;
       let oldest = first;
@@ -122,39 +123,7 @@ export class SharedRateLimitStore {
       windows[slot] = now;
       return { current: 1, ttl: timeWindow };
     } finally {
-      this.#unlock(bucket);
+      unlockBucket(this.#locks, bucket);
     }
   }
-
-  // A futex-style lock (0: free, 1: held, 2: held and waited for): uncontended, one compareExchange to take
-  // it and one exchange to give it back. A holder descheduled on a busy machine is waited for with
-  // Atomics.wait instead of spinning for its whole time slice.
-  #lock(bucket: number): void {
-    const locks = this.#locks;
-    if (Atomics.compareExchange(locks, bucket, 0, 1) === 0) return;
-    for (let spin = 0; spin < 100; spin++) {
-      if (Atomics.load(locks, bucket) === 0 && Atomics.compareExchange(locks, bucket, 0, 1) === 0) return;
-    }
-    while (Atomics.exchange(locks, bucket, 2) !== 0) Atomics.wait(locks, bucket, 2, 10);
-  }
-
-  /** The exchange is atomic: the slot's plain writes made under the lock are visible to its next holder. */
-  #unlock(bucket: number): void {
-    if (Atomics.exchange(this.#locks, bucket, 0) === 2) Atomics.notify(this.#locks, bucket, 1);
-  }
-}
-
-/** FNV-1a over the key's UTF-16 code units with a final mix; two seeds give the key's 64-bit hash. */
-function hash(key: string, seed: number): number {
-  let h = seed;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h | 0;
 }

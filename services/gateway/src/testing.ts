@@ -13,7 +13,14 @@ import type { FastifyInstance } from 'fastify';
 import { buildGateway, type GatewayDeps } from './gateway.ts';
 import { GatewayMetrics } from './metrics.ts';
 
-export { type Conversation, converse, parseResponses, type WireResponse } from './raw-http.ts';
+export {
+  type Conversation,
+  converse,
+  parseResponses,
+  type SlowBody,
+  slowBody,
+  type WireResponse,
+} from './raw-http.ts';
 
 import { FileSaltStore, VisitorIds } from './visitor-id.ts';
 

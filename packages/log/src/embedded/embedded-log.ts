@@ -8,7 +8,13 @@
 // Each record is stored with a checksum (record-encoding.ts), checked when it is read: a record whose bytes
 // were damaged on disk reaches the consumer as an UndecodableMessage with those bytes, which it sets aside
 // as a dead letter, never as data.
+// A full disk fails commits (lmdb-js reports EIO or ENOSPC): the appends of that commit are refused
+// (LogUnavailableError, so the gateway answers 503), the log reports itself out of space (health) and
+// refuses appends at once while its file system stays below LOW_SPACE_BYTES free, and appends again as
+// soon as there is room, without a restart. Offsets taken by a commit that failed are not used again (a
+// gap, which readers step over).
 import { EventEmitter } from 'node:events';
+import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { checkLmdbFile, makePrivateDir, makePrivateFiles } from '@tally/state-files';
@@ -105,8 +111,36 @@ const DAMAGED_LOG =
   'restore it from a backup, or move it away to start with an empty record log: the records it holds that ' +
   'were not landed yet, and its dead letters, are then lost, and the consumers start again at offset 0';
 
+const NO_SPACE = "no space left on the record log's disk";
+
 /** Records deleted per write transaction of a retention pass. */
 const PRUNE_CHUNK = 2000;
+
+/**
+ * Free space on the log's file system below which a failed commit is taken for a full disk, and after one
+ * appends are refused at once (and health says so) until there is more again: enough for a burst of
+ * records at the largest body size and for LMDB's copy-on-write pages, without tying the gateway to an
+ * exact figure the file system does not promise.
+ */
+export const LOW_SPACE_BYTES = 16 * 1024 * 1024;
+/** How long a measure of the free space is trusted, while the log is out of space. */
+const SPACE_CHECK_MS = 250;
+
+/** Error codes of a write refused for lack of space (errno names or numbers, and LMDB's map full). */
+const NO_SPACE_CODES = new Set<unknown>(['ENOSPC', 'EDQUOT', 28, 122, -30792]);
+
+/**
+ * The cause of a failed lmdb-js write: a failed commit is reported as "Commit failed" with the cause in a
+ * second promise, `commitError`, which is handled here (unhandled, it would end the process).
+ */
+async function causeOf(error: unknown): Promise<unknown> {
+  const commitError = (error as { commitError?: Promise<unknown> } | null)?.commitError;
+  if (typeof commitError?.then !== 'function') return error;
+  return commitError.then(
+    () => error,
+    (cause: unknown) => cause,
+  );
+}
 
 export function openEmbeddedLog(options: EmbeddedLogOptions): EmbeddedRecordLog {
   return new EmbeddedLog(options);
@@ -134,6 +168,10 @@ class EmbeddedLog implements EmbeddedRecordLog {
   readonly #onWarning: (message: string, error: unknown) => void;
   #pruning: Promise<number> | null = null;
   #lastError: unknown = null;
+  /** The last write failed for lack of space, and none has succeeded since. */
+  #outOfSpace = false;
+  #spaceCheckedAt = 0;
+  #lowOnSpace = false;
   #closed = false;
 
   constructor(options: EmbeddedLogOptions) {
@@ -176,6 +214,8 @@ class EmbeddedLog implements EmbeddedRecordLog {
 
   async #write<T>(items: readonly T[], entry: (item: T) => [RecordType, Uint8Array]): Promise<void> {
     if (this.#closed) throw new LogUnavailableError('record log is closed');
+    // Out of space: refused at once rather than one failed commit (and lmdb-js's line on stderr) per turn.
+    if (this.#outOfSpace && this.#isLowOnSpace()) throw new LogUnavailableError(NO_SPACE);
     if (!this.#releaseWriterLock) this.#becomeWriter();
     // Offsets are assigned and writes queued in the same synchronous block, so they commit in offset order.
     const writes = items.map((item) => {
@@ -188,11 +228,35 @@ class EmbeddedLog implements EmbeddedRecordLog {
       await Promise.all(writes);
       await this.#root.flushed;
       this.#lastError = null;
+      this.#outOfSpace = false;
     } catch (error) {
-      this.#lastError = error;
-      throw error;
+      throw await this.#failed(error, 'record log append failed');
     }
     this.#appended.emit('append');
+  }
+
+  /** Notes a failed write (for lack of space?) and answers the error to throw: a LogUnavailableError. */
+  async #failed(error: unknown, message: string): Promise<LogUnavailableError> {
+    const cause = await causeOf(error);
+    this.#lastError = cause;
+    const code = (cause as { code?: unknown } | null)?.code;
+    this.#outOfSpace = NO_SPACE_CODES.has(code) || this.#isLowOnSpace(true);
+    return new LogUnavailableError(this.#outOfSpace ? NO_SPACE : message, { cause });
+  }
+
+  /** Whether the log's file system has less than LOW_SPACE_BYTES free (measured at most every 250 ms). */
+  #isLowOnSpace(fresh = false): boolean {
+    const now = Date.now();
+    if (fresh || now - this.#spaceCheckedAt >= SPACE_CHECK_MS) {
+      this.#spaceCheckedAt = now;
+      try {
+        const { bavail, bsize } = statfsSync(this.#path);
+        this.#lowOnSpace = bavail * bsize < LOW_SPACE_BYTES;
+      } catch {
+        this.#lowOnSpace = false; // cannot tell: let the next write find out
+      }
+    }
+    return this.#lowOnSpace;
   }
 
   /** Takes the writer lock, then continues each topic's offsets from what is on disk now. */
@@ -226,8 +290,12 @@ class EmbeddedLog implements EmbeddedRecordLog {
 
   async putDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
     if (this.#closed) throw new LogUnavailableError('record log is closed');
-    await Promise.all(letters.map((letter) => this.#deadLetters.put(letter.id, letter)));
-    await this.#root.flushed;
+    try {
+      await Promise.all(letters.map((letter) => this.#deadLetters.put(letter.id, letter)));
+      await this.#root.flushed;
+    } catch (error) {
+      throw await this.#failed(error, 'dead letters could not be stored');
+    }
   }
 
   readDeadLetters(): DeadLetter[] {
@@ -274,6 +342,9 @@ class EmbeddedLog implements EmbeddedRecordLog {
 
   async health(): Promise<LogHealth> {
     if (this.#closed) return { ok: false, detail: 'closed' };
+    // Out of space: not ready while the disk is still (nearly) full; ready again once there is room, so
+    // that a load balancer sends the appends that will find out.
+    if (this.#outOfSpace) return this.#isLowOnSpace() ? { ok: false, detail: NO_SPACE } : { ok: true };
     if (this.#lastError) return { ok: false, detail: 'last append failed' };
     return { ok: true };
   }
@@ -420,8 +491,13 @@ class EmbeddedLog implements EmbeddedRecordLog {
   }
 
   async commitPosition(group: string, topic: RecordType, next: number): Promise<void> {
-    await this.#positions.put(`${group}\u0000${topic}`, next);
-    await this.#root.flushed;
+    try {
+      await this.#positions.put(`${group}\u0000${topic}`, next);
+      await this.#root.flushed;
+    } catch (error) {
+      // Retryable: the consumer commits again once there is room.
+      throw await this.#failed(error, 'consumer position could not be committed');
+    }
   }
 
   /** Resolves on the next append in this process, or after the poll interval (appends from elsewhere). */

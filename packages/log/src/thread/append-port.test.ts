@@ -66,6 +66,7 @@ it('appends through the port: durable when resolved, one message per turn', asyn
 it('rejects with LogUnavailableError when the log fails, and when the serving side goes away', async () => {
   const failing = {
     append: () => Promise.reject(new Error('disk full')),
+    health: () => Promise.resolve({ ok: false, detail: "no space left on the record log's disk" }),
   } as unknown as RecordLog;
   const { port1, port2 } = new MessageChannel();
   serveAppends(failing, port1);
@@ -73,7 +74,8 @@ it('rejects with LogUnavailableError when the log fails, and when the serving si
   const failed = remote.append([record(1)]);
   await expect(failed).rejects.toBeInstanceOf(LogUnavailableError);
   await expect(failed).rejects.toThrow('Error: disk full');
-  expect(await remote.health()).toEqual({ ok: false, detail: 'last append failed' });
+  // Its health is the held log's own.
+  expect(await remote.health()).toEqual({ ok: false, detail: "no space left on the record log's disk" });
 
   // A log that never answers, then its port closes: the waiting append is rejected, not left hanging.
   const silent = new MessageChannel();
@@ -82,6 +84,7 @@ it('rejects with LogUnavailableError when the log fails, and when the serving si
   await new Promise((resolve) => setImmediate(resolve));
   silent.port1.close();
   await expect(waiting).rejects.toBeInstanceOf(LogUnavailableError);
+  expect(await orphan.health()).toEqual({ ok: false, detail: 'the thread holding the record log is gone' });
   port1.close();
 });
 

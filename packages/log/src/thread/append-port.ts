@@ -8,6 +8,9 @@
 // The records travel encoded (embedded/record-encoding.ts): the worker encodes each record as the embedded
 // log stores it, and a turn's bytes go as one transferred buffer, which the log writes as they are
 // (appendEncoded); the thread that holds the log neither rebuilds the records' objects nor encodes them.
+// A worker's health is the held log's, asked over the same port: a worker that kept its own memory of a
+// failed append would stay unready after the log had recovered (space back on a full disk), and a load
+// balancer that stopped sending it appends would never let it find out.
 import type { MessagePort } from 'node:worker_threads';
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { decodeRecord, type EncodedRecord, encodeRecord } from '../embedded/record-encoding.ts';
@@ -31,11 +34,27 @@ interface AppendAnswer {
   /** Why the log refused the batch (the class and message of its error; no record data). */
   error?: string;
 }
+/** A worker asks for the log's health. */
+interface HealthQuestion {
+  id: number;
+  health: true;
+}
+interface HealthAnswer {
+  id: number;
+  health: LogHealth;
+}
 
 /** Appends the batches that arrive on `port` to `log`, answering each once durable (or failed). */
 export function serveAppends(log: RecordLog, port: MessagePort): void {
   const appendEncoded = encodedAppender(log);
-  port.on('message', (request: AppendRequest) => {
+  port.on('message', (request: AppendRequest | HealthQuestion) => {
+    if ('health' in request) {
+      log
+        .health()
+        .catch((): LogHealth => ({ ok: false, detail: 'health check failed' }))
+        .then((health) => port.postMessage({ id: request.id, health } satisfies HealthAnswer));
+      return;
+    }
     const records: EncodedRecord[] = [];
     let start = 0;
     for (const [i, type] of request.types.entries()) {
@@ -61,6 +80,8 @@ function encodedAppender(log: RecordLog): (records: EncodedRecord[]) => Promise<
     return (records) => encoded.appendEncoded?.(records) as Promise<void>;
   return async (records) => log.append(records.map((record) => decodeRecord(record.bytes)));
 }
+
+const GONE = 'the thread holding the record log is gone';
 
 const notHere = () =>
   Promise.reject(
@@ -89,16 +110,24 @@ class PortAppender implements RecordLog {
   #waiters: Waiting[] = [];
   #scheduled = false;
   readonly #inFlight = new Map<number, Waiting[]>();
+  /** Health questions waiting for their answer. */
+  readonly #asking = new Map<number, (health: LogHealth) => void>();
   #nextId = 0;
-  #lastError: string | null = null;
+  /** The serving side is gone (its port closed). */
+  #gone = false;
   #closed = false;
   #drained: (() => void) | null = null;
 
   constructor(port: MessagePort) {
     this.#port = port;
-    port.on('message', (answer: AppendAnswer) => this.#answered(answer));
+    port.on('message', (answer: AppendAnswer | HealthAnswer) => {
+      if ('health' in answer) {
+        this.#asking.get(answer.id)?.(answer.health);
+        this.#asking.delete(answer.id);
+      } else this.#answered(answer);
+    });
     // The serving side went away (its thread ended): nothing in flight will be confirmed.
-    port.on('close', () => this.#failAll('the thread holding the record log is gone'));
+    port.on('close', () => this.#failAll(GONE));
   }
 
   append(records: readonly IngestRecord[]): Promise<void> {
@@ -154,10 +183,8 @@ class PortAppender implements RecordLog {
     if (!waiters) return;
     this.#inFlight.delete(answer.id);
     if (answer.error === undefined) {
-      this.#lastError = null;
       for (const w of waiters) w.resolve();
     } else {
-      this.#lastError = answer.error;
       const error = new LogUnavailableError(`record log append failed (${answer.error})`);
       for (const w of waiters) w.reject(error);
     }
@@ -168,7 +195,9 @@ class PortAppender implements RecordLog {
     const error = new LogUnavailableError(reason);
     for (const waiters of this.#inFlight.values()) for (const w of waiters) w.reject(error);
     this.#inFlight.clear();
-    this.#lastError = reason;
+    this.#gone = true;
+    for (const answer of this.#asking.values()) answer({ ok: false, detail: GONE });
+    this.#asking.clear();
     this.#drained?.();
   }
 
@@ -184,9 +213,20 @@ class PortAppender implements RecordLog {
     discard: notHere,
   };
 
-  async health(): Promise<LogHealth> {
-    if (this.#closed) return { ok: false, detail: 'closed' };
-    return this.#lastError ? { ok: false, detail: 'last append failed' } : { ok: true };
+  /** The health of the log the other thread holds (its own answer), or why it cannot be had. */
+  health(): Promise<LogHealth> {
+    if (this.#closed) return Promise.resolve({ ok: false, detail: 'closed' });
+    if (this.#gone) return Promise.resolve({ ok: false, detail: GONE });
+    return new Promise((resolve) => {
+      const id = this.#nextId++;
+      this.#asking.set(id, resolve);
+      try {
+        this.#port.postMessage({ id, health: true } satisfies HealthQuestion);
+      } catch {
+        this.#asking.delete(id);
+        resolve({ ok: false, detail: GONE });
+      }
+    });
   }
 
   /** Waits for the appends in flight to be answered, then closes the port. */
