@@ -10,6 +10,7 @@ import { formatMicros, MAX_MONEY, moneyText, toMicros } from '@tally/contract';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WarehouseError } from './errors.ts';
+import { describeMigrationConformance } from './migration-conformance.ts';
 import { MIGRATIONS_DIR, MigrationChangedError, migrate, readMigrations } from './migrations.ts';
 import { loadExchangeRates, parseExchangeRatesCsv, readExchangeRates } from './reports/exchange-rates.ts';
 import { monthlyRevenue, mrrReport, readMrrInputs } from './reports/monthly-revenue.ts';
@@ -104,6 +105,7 @@ const MONEY_COLUMNS = [
 
 export function describeWarehouseConformance(name: string, open: OpenWarehouse): void {
   describe(`warehouse conformance: ${name}`, () => {
+    describeMigrationConformance(open);
     const opened: Warehouse[] = [];
     afterEach(async () => {
       for (const w of opened.splice(0)) await w.close();
