@@ -163,11 +163,17 @@ export async function acquireMigrationLock(
   for (;;) {
     const { now, locks } = await readLocks(warehouse);
     const newest = locks.at(-1);
-    if (!newest || isFree(newest.state, now, { host, holder })) {
-      const epoch = (newest?.epoch ?? 0) + 1;
+    let epoch: number | null = null;
+    let leaseEndsAt = now + leaseMs;
+    if (newest?.state?.holder === holder) {
+      // This migrator's own: a CREATE that succeeded although its answer was lost (and was retried).
+      epoch = newest.epoch;
+      leaseEndsAt = newest.state.expires_at;
+    } else if (!newest || isFree(newest.state, now, { host, holder })) {
+      const next = (newest?.epoch ?? 0) + 1;
       const created = await warehouse
         .command(
-          `CREATE TABLE ${table(epoch)}${onCluster(warehouse)} (holder String) ENGINE = Memory COMMENT ${comment(now + leaseMs)}`,
+          `CREATE TABLE ${table(next)}${onCluster(warehouse)} (holder String) ENGINE = Memory COMMENT ${comment(leaseEndsAt)}`,
         )
         .then(
           () => true,
@@ -178,18 +184,20 @@ export async function acquireMigrationLock(
           },
         );
       if (!created) continue; // another migrator took it first: read again
+      epoch = next;
+    }
+    if (epoch !== null) {
       const after = await readLocks(warehouse);
-      if (after.locks.some((lock) => lock.epoch > epoch)) {
+      if (after.locks.some((lock) => lock.epoch > (epoch as number))) {
         await drop(epoch); // an epoch dropped meanwhile, below the newest: not the lock
         continue;
       }
       for (const lock of after.locks) if (lock.epoch < epoch) await drop(lock.epoch);
-      return heldLock(warehouse, { holder, epoch, table: table(epoch), leaseMs, comment, acquiredAt: now });
+      return heldLock(warehouse, { holder, epoch, table: table(epoch), leaseMs, comment, now, leaseEndsAt });
     }
-    options.onWait?.(newest.state?.holder ?? 'an unknown holder');
-    if (Date.now() - started >= waitMs) {
-      throw new MigrationLockTimeoutError(newest.state?.holder ?? 'an unknown holder', Date.now() - started);
-    }
+    const holding = newest?.state?.holder ?? 'an unknown holder';
+    options.onWait?.(holding);
+    if (Date.now() - started >= waitMs) throw new MigrationLockTimeoutError(holding, Date.now() - started);
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
@@ -202,13 +210,15 @@ function heldLock(
     table: string;
     leaseMs: number;
     comment: (expiresAt: number, released?: boolean) => string;
-    acquiredAt: number;
+    /** The engine's clock when the lock was found held. */
+    now: number;
+    leaseEndsAt: number;
   },
 ): MigrationLock {
-  // The engine's clock at acquiring, moved on by this process's monotonic clock: no query per renewal.
+  // The engine's clock then, moved on by this process's monotonic clock: no query per renewal.
   const base = performance.now();
-  const engineNow = () => held.acquiredAt + (performance.now() - base);
-  let renewedAt = engineNow();
+  const engineNow = () => held.now + (performance.now() - base);
+  let leaseEndsAt = held.leaseEndsAt;
   const setComment = (text: string) =>
     warehouse
       .command(`ALTER TABLE ${held.table}${onCluster(warehouse)} MODIFY COMMENT ${text}`)
@@ -223,9 +233,9 @@ function heldLock(
     epoch: held.epoch,
     async renew() {
       const now = engineNow();
-      if (now - renewedAt < held.leaseMs / 3) return;
+      if (leaseEndsAt - now > (held.leaseMs * 2) / 3) return; // renewed less than a third of a lease ago
       await setComment(held.comment(now + held.leaseMs));
-      renewedAt = now;
+      leaseEndsAt = now + held.leaseMs;
     },
     async release() {
       await setComment(held.comment(0, true));
