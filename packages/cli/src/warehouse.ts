@@ -15,7 +15,13 @@ import {
 
 export async function openWarehouseForCli(config: TallyConfig): Promise<Warehouse> {
   const database = config.CLICKHOUSE_DATABASE;
-  if (config.CLICKHOUSE_URL) return openClickHouseWarehouse({ url: config.CLICKHOUSE_URL, database });
+  if (config.CLICKHOUSE_URL) {
+    return openClickHouseWarehouse({
+      url: config.CLICKHOUSE_URL,
+      database,
+      cluster: config.CLICKHOUSE_CLUSTER,
+    });
+  }
   const dataDir = resolve(config.TALLY_DATA_DIR);
   const endpoint = readPublishedEndpoint(dataDir);
   if (endpoint) {

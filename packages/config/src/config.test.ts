@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, trustedProxies } from './index.ts';
+import { isSettingName, loadConfig, trustedProxies } from './index.ts';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -46,5 +46,62 @@ describe('loadConfig', () => {
       '10.0.0.0/8',
       '127.0.0.1',
     ]);
+  });
+
+  it('takes a ClickHouse cluster name, or none', () => {
+    expect(loadConfig({}).CLICKHOUSE_CLUSTER).toBeUndefined();
+    expect(loadConfig({ CLICKHOUSE_CLUSTER: 'tally_cluster' }).CLICKHOUSE_CLUSTER).toBe('tally_cluster');
+    expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'a cluster; DROP' })).toThrow(/CLICKHOUSE_CLUSTER/);
+  });
+});
+
+describe('secrets from files (<NAME>_FILE)', () => {
+  const secret = (text: string) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tally-secret-')), 'secret');
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('reads a password from its file, without the trailing newline, into its URL', () => {
+    const config = loadConfig({
+      REDIS_URL: 'redis://redis:6379/0',
+      REDIS_PASSWORD_FILE: secret('s3cret/+@:%\n'),
+      CLICKHOUSE_URL: 'http://tally@clickhouse-01:8123',
+      CLICKHOUSE_PASSWORD_FILE: secret('pa ss\n'),
+    });
+    const redis = new URL(config.REDIS_URL ?? '');
+    expect([redis.host, redis.pathname, decodeURIComponent(redis.password)]).toEqual([
+      'redis:6379',
+      '/0',
+      's3cret/+@:%',
+    ]);
+    const clickhouse = new URL(config.CLICKHOUSE_URL ?? '');
+    expect([clickhouse.username, decodeURIComponent(clickhouse.password)]).toEqual(['tally', 'pa ss']);
+  });
+
+  it('reads a whole URL from its file, and a _FILE named in the env file', () => {
+    const envFile = join(mkdtempSync(join(tmpdir(), 'tally-cfg-')), 'tally.env');
+    writeFileSync(envFile, `CLICKHOUSE_URL_FILE=${secret('http://u:p@ch:8123\n')}\n`);
+    expect(loadConfig({ TALLY_ENV_FILE: envFile }).CLICKHOUSE_URL).toBe('http://u:p@ch:8123');
+  });
+
+  it('refuses a secret given twice, or a file it cannot read, naming the setting', () => {
+    expect(() => loadConfig({ REDIS_PASSWORD: 'a', REDIS_PASSWORD_FILE: secret('b') })).toThrow(
+      /REDIS_PASSWORD and REDIS_PASSWORD_FILE/,
+    );
+    expect(() => loadConfig({ REDIS_URL: 'redis://:a@r:6379', REDIS_PASSWORD: 'b' })).toThrow(
+      /REDIS_URL has a password/,
+    );
+    expect(() => loadConfig({ CLICKHOUSE_PASSWORD_FILE: '/nonexistent/secret' })).toThrow(
+      /CLICKHOUSE_PASSWORD_FILE \/nonexistent\/secret cannot be read: ENOENT/,
+    );
+  });
+
+  it('knows the _FILE names of secret settings only', () => {
+    expect(isSettingName('REDIS_URL')).toBe(true);
+    expect(isSettingName('REDIS_PASSWORD_FILE')).toBe(true);
+    expect(isSettingName('CLICKHOUSE_URL_FILE')).toBe(true);
+    expect(isSettingName('PORT_FILE')).toBe(false);
+    expect(isSettingName('REDIS_PASSWORD_FILES')).toBe(false);
   });
 });

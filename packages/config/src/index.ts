@@ -1,9 +1,11 @@
 // Tally's configuration: one typed schema with defaults, read from the environment and optionally from an
 // env file. Every setting is documented here, where it is declared; the README's table is checked against
-// this schema by a test.
-import { existsSync } from 'node:fs';
+// this schema by a test. A setting that holds a secret (SECRET_SETTINGS) may instead be given as
+// `<NAME>_FILE`, a file holding its value (a Docker secret), so that no password sits in the environment.
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { parseEnv } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
 import envSchema from 'env-schema';
 
@@ -52,7 +54,13 @@ export const ConfigSchema = Type.Object({
   REDIS_URL: Type.Optional(
     Type.String({
       description:
-        "Redis URL (`redis://host:port/db`). When set, rate-limit counters, tokens, visitor-id salts and the dashboard's users, sessions and share links are shared through Redis by every replica; otherwise they are kept in memory and in `TALLY_DATA_DIR`.",
+        "Redis URL (`redis://host:port/db`). When set, rate-limit counters, tokens, visitor-id salts and the dashboard's users, sessions and share links are shared through Redis by every replica; otherwise they are kept in memory and in `TALLY_DATA_DIR`. Also `REDIS_URL_FILE`.",
+    }),
+  ),
+  REDIS_PASSWORD: Type.Optional(
+    Type.String({
+      description:
+        'Password of the Redis server of `REDIS_URL` (its `requirepass`), put into the URL; usually given as `REDIS_PASSWORD_FILE`, a file holding it (a Docker secret). Refused when the URL has a password too.',
     }),
   ),
   REDIS_KEY_PREFIX: Type.String({
@@ -240,7 +248,13 @@ export const ConfigSchema = Type.Object({
   CLICKHOUSE_URL: Type.Optional(
     Type.String({
       description:
-        'ClickHouse server HTTP URL, credentials included (`http://user:password@host:8123`). When set, the consumers and the CLI use it; otherwise the embedded chDB warehouse under `TALLY_DATA_DIR/warehouse`.',
+        'ClickHouse server HTTP URL, credentials included (`http://user:password@host:8123`). When set, the consumers and the CLI use it; otherwise the embedded chDB warehouse under `TALLY_DATA_DIR/warehouse`. Also `CLICKHOUSE_URL_FILE`.',
+    }),
+  ),
+  CLICKHOUSE_PASSWORD: Type.Optional(
+    Type.String({
+      description:
+        "Password of `CLICKHOUSE_URL`'s user, put into the URL; usually given as `CLICKHOUSE_PASSWORD_FILE` (a Docker secret). Refused when the URL has a password too.",
     }),
   ),
   CLICKHOUSE_DATABASE: Type.String({
@@ -248,6 +262,13 @@ export const ConfigSchema = Type.Object({
     pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
     description: 'Database of the warehouse (created if missing), on the ClickHouse server or in chDB.',
   }),
+  CLICKHOUSE_CLUSTER: Type.Optional(
+    Type.String({
+      pattern: '^([A-Za-z_][A-Za-z0-9_]*)?$',
+      description:
+        'A cluster of the ClickHouse server\'s `remote_servers` to spread the warehouse over (empty: one server). The migrations then create every table ON CLUSTER as a replicated local table (`events_local`, …) with a `Distributed` table of the same name as on one server over it, and the views ON CLUSTER; inserts wait for every shard. Needs `CLICKHOUSE_URL`. See the README\'s "ClickHouse cluster".',
+    }),
+  ),
   CONSUMER_BATCH_SIZE: Type.Integer({
     default: 1000,
     minimum: 1,
@@ -327,18 +348,59 @@ export const ConfigSchema = Type.Object({
 
 export type TallyConfig = Static<typeof ConfigSchema>;
 
+/** Settings that hold a secret (a password, or a URL with one): each may be given as `<NAME>_FILE` instead. */
+export const SECRET_SETTINGS = [
+  'REDIS_URL',
+  'REDIS_PASSWORD',
+  'CLICKHOUSE_URL',
+  'CLICKHOUSE_PASSWORD',
+] as const;
+
+/** Whether `key` names a setting: one of the schema, or `<NAME>_FILE` of a secret one. */
+export function isSettingName(key: string): boolean {
+  return key in ConfigSchema.properties || SECRET_SETTINGS.some((name) => key === `${name}_FILE`);
+}
+
 /** Reads the configuration from `env` (default: the process environment) and its env file, applying defaults. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): TallyConfig {
   const file = env.TALLY_ENV_FILE ?? '.env';
   const useFile = existsSync(resolve(file));
   if (env.TALLY_ENV_FILE && !useFile) throw new Error(`TALLY_ENV_FILE ${env.TALLY_ENV_FILE} does not exist`);
-  const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  return envSchema<TallyConfig>({
-    schema: ConfigSchema,
-    data,
-    env: false,
-    dotenv: useFile ? { path: resolve(file) } : false,
-  });
+  // The env file, then the environment over it.
+  const data: Record<string, string | undefined> = useFile
+    ? { ...parseEnv(readFileSync(resolve(file), 'utf8')) }
+    : {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') data[key] = value;
+  for (const name of SECRET_SETTINGS) {
+    const path = data[`${name}_FILE`];
+    if (path === undefined) continue;
+    if (data[name] !== undefined) throw new Error(`${name} and ${name}_FILE are both set: set one`);
+    try {
+      // One trailing newline (what `echo` and editors leave) is not part of the secret.
+      data[name] = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      throw new Error(
+        `${name}_FILE ${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}`,
+      );
+    }
+  }
+  const config = envSchema<TallyConfig>({ schema: ConfigSchema, data, env: false, dotenv: false });
+  config.REDIS_URL = withPassword(config.REDIS_URL, config.REDIS_PASSWORD, 'REDIS');
+  config.CLICKHOUSE_URL = withPassword(config.CLICKHOUSE_URL, config.CLICKHOUSE_PASSWORD, 'CLICKHOUSE');
+  return config;
+}
+
+/** `url` with `password` in it (URL-encoded), when both are given. */
+function withPassword(
+  url: string | undefined,
+  password: string | undefined,
+  name: string,
+): string | undefined {
+  if (url === undefined || password === undefined) return url;
+  const parsed = new URL(url);
+  if (parsed.password) throw new Error(`${name}_URL has a password and ${name}_PASSWORD is set: set one`);
+  parsed.password = encodeURIComponent(password);
+  return parsed.toString();
 }
 
 /** Parses TRUST_PROXY into the list Fastify's trustProxy option takes (false when empty). */

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WarehouseError } from './errors.ts';
 import { PARTITION_KEYS } from './insert-blocks.ts';
+import { describeMigrationConformance } from './migration-conformance.ts';
 import { MIGRATIONS_DIR, MigrationChangedError, migrate, readMigrations } from './migrations.ts';
 import { storedRecordIds } from './record-ids.ts';
 import { loadExchangeRates, parseExchangeRatesCsv, readExchangeRates } from './reports/exchange-rates.ts';
@@ -106,6 +107,7 @@ const MONEY_COLUMNS = [
 
 export function describeWarehouseConformance(name: string, open: OpenWarehouse): void {
   describe(`warehouse conformance: ${name}`, () => {
+    describeMigrationConformance(open);
     const opened: Warehouse[] = [];
     afterEach(async () => {
       for (const w of opened.splice(0)) await w.close();

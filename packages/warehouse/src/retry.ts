@@ -31,6 +31,7 @@ export function withRetry(warehouse: Warehouse, options: RetryOptions = {}): War
   return {
     kind: warehouse.kind,
     database: warehouse.database,
+    cluster: warehouse.cluster,
     query: <T>(sql: string, params?: QueryParams) => retrying(() => warehouse.query<T>(sql, params)),
     queryText: (sql) => retrying(() => warehouse.queryText(sql)),
     command: (sql, params) => retrying(() => warehouse.command(sql, params)),

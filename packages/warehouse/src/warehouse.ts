@@ -19,6 +19,11 @@ export interface Warehouse {
   /** The database every statement runs in (CLICKHOUSE_DATABASE). */
   readonly database: string;
   /**
+   * The ClickHouse cluster the tables are spread over (CLICKHOUSE_CLUSTER): the migrations then create
+   * replicated local tables and Distributed tables ON CLUSTER. Undefined for one node (and always for chDB).
+   */
+  readonly cluster?: string | undefined;
+  /**
    * Runs one SELECT (without a FORMAT clause) and returns its rows. `onStart` is called when the engine
    * starts on it (chDB runs one statement at a time, so a query may wait behind others first): whatever
    * landed before that moment is in its answer.
@@ -54,6 +59,14 @@ const DATABASE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function checkDatabaseName(name: string): string {
   if (!DATABASE_NAME.test(name)) {
     throw new WarehouseError(`invalid database name "${name}": use letters, digits and _`);
+  }
+  return name;
+}
+
+/** Cluster names go into DDL (ON CLUSTER, Distributed) too: plain identifiers, as remote_servers names them. */
+export function checkClusterName(name: string): string {
+  if (!DATABASE_NAME.test(name)) {
+    throw new WarehouseError(`invalid cluster name "${name}": use letters, digits and _`);
   }
   return name;
 }

@@ -56,7 +56,13 @@ export interface StartDashboardOptions {
 /** The warehouse of a dashboard process of its own: the server, else the running Tally's endpoint, else chDB. */
 export async function openDashboardWarehouse(config: TallyConfig): Promise<Warehouse> {
   const database = config.CLICKHOUSE_DATABASE;
-  if (config.CLICKHOUSE_URL) return openClickHouseWarehouse({ url: config.CLICKHOUSE_URL, database });
+  if (config.CLICKHOUSE_URL) {
+    return openClickHouseWarehouse({
+      url: config.CLICKHOUSE_URL,
+      database,
+      cluster: config.CLICKHOUSE_CLUSTER,
+    });
+  }
   const dataDir = resolve(config.TALLY_DATA_DIR);
   const endpoint = readPublishedEndpoint(dataDir);
   if (endpoint) return openClickHouseWarehouse({ url: endpointUrl(endpoint), database });

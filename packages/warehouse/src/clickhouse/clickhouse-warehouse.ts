@@ -1,6 +1,9 @@
 // The warehouse on a ClickHouse server, through the official client (@clickhouse/client, HTTP).
 // CLICKHOUSE_URL may carry credentials (http://user:password@host:8123). The database is created when
 // missing, through a client without a database (ClickHouse refuses requests naming an unknown one).
+// On a cluster (CLICKHOUSE_CLUSTER) the database is created ON CLUSTER and every request carries
+// CLUSTER_SETTINGS: inserts through the Distributed tables are durable before they resolve, so before a
+// consumer commits its position in the log.
 // Query parameters longer than the client's threshold (4 KiB) go in the body as multipart/form-data
 // fields instead of the URL, which servers and proxies bound (16 KiB for Tally's own HTTP interface, as
 // for Node's; 1 MiB for ClickHouse; less for many proxies); a list that could pass ClickHouse's bound on
@@ -16,6 +19,7 @@ import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClien
 import { engineError, httpAnswerError, WarehouseError, WarehouseUnavailableError } from '../errors.ts';
 import { insertBlocks } from '../insert-blocks.ts';
 import {
+  checkClusterName,
   checkDatabaseName,
   OUTPUT_SETTINGS,
   type QueryOptions,
@@ -27,16 +31,36 @@ import {
 export interface ClickHouseWarehouseOptions {
   url: string;
   database: string;
+  /** The cluster the tables are spread over (CLICKHOUSE_CLUSTER); undefined or '' for one server. */
+  cluster?: string | undefined;
   /** Per-request timeout; inserts of a full batch must fit in it. */
   requestTimeoutMs?: number;
 }
 
+/**
+ * Settings of every request when the warehouse is a cluster:
+ * - `distributed_foreground_insert` (formerly `insert_distributed_sync`): an INSERT into a Distributed
+ *   table returns once every shard stored its rows, not when they are queued on the receiving node;
+ * - `insert_quorum = 'auto'`: and once a majority of each shard's replicas has them (with two replicas,
+ *   both), so that a consumer reading back what it just inserted (visits, mrr_movements) finds it on
+ *   whichever replica answers;
+ * - `distributed_product_mode = 'global'`: a JOIN or IN whose subquery reads a Distributed table (the
+ *   views' identity stitching) runs that subquery once and sends its result to the shards, instead of
+ *   being refused.
+ */
+export const CLUSTER_SETTINGS = {
+  distributed_foreground_insert: 1,
+  insert_quorum: 'auto',
+  distributed_product_mode: 'global',
+} as const;
+
 export async function openClickHouseWarehouse(options: ClickHouseWarehouseOptions): Promise<Warehouse> {
   const database = checkDatabaseName(options.database);
+  const cluster = options.cluster ? checkClusterName(options.cluster) : undefined;
   const common = {
     url: options.url,
     request_timeout: options.requestTimeoutMs ?? 30_000,
-    clickhouse_settings: { ...OUTPUT_SETTINGS },
+    clickhouse_settings: { ...OUTPUT_SETTINGS, ...(cluster ? CLUSTER_SETTINGS : {}) },
     application: 'tally',
     use_multipart_params_auto: true,
     // Failures reach the caller as WarehouseErrors; the client's own logging would print them twice.
@@ -44,13 +68,14 @@ export async function openClickHouseWarehouse(options: ClickHouseWarehouseOption
   };
   const bootstrap = createClient(common);
   try {
+    const onCluster = cluster ? ` ON CLUSTER ${cluster}` : '';
     await call((query_id) =>
-      bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}`, query_id }),
+      bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}${onCluster}`, query_id }),
     );
   } finally {
     await bootstrap.close();
   }
-  return new ClickHouseWarehouse(createClient({ ...common, database }), database);
+  return new ClickHouseWarehouse(createClient({ ...common, database }), database, cluster);
 }
 
 /** The answers' statuses of the requests in flight, by query id (only while their call runs). */
@@ -97,11 +122,13 @@ async function call<T>(operation: (queryId: string) => Promise<T>): Promise<T> {
 class ClickHouseWarehouse implements Warehouse {
   readonly kind = 'clickhouse';
   readonly database: string;
+  readonly cluster: string | undefined;
   readonly #client: ClickHouseClient;
 
-  constructor(client: ClickHouseClient, database: string) {
+  constructor(client: ClickHouseClient, database: string, cluster: string | undefined) {
     this.#client = client;
     this.database = database;
+    this.cluster = cluster;
   }
 
   query<T = Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<T[]> {

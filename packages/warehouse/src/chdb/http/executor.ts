@@ -95,8 +95,8 @@ const INSPECTION_SETTINGS = [
   'output_format_tsv_crlf_end_of_line = 0',
 ].join(', ');
 
-/** The settings that carry the user's limits: the user may not change them. */
-const limitNames = (user: WarehouseHttpUser) => new Set(limitSettings(user.limits).map(([name]) => name));
+/** The settings that carry the user's limits, with their values: the user may lower them, not raise them. */
+const limitNames = (user: WarehouseHttpUser) => new Map(limitSettings(user.limits));
 
 /** An INSERT with data, as the engine runs it: its data read from the spooled `file`. */
 const insertFrom = (statement: Statement, file: string) =>
@@ -160,7 +160,7 @@ export function guard(plan: QueryPlan): void {
     );
   }
   const subject = { user: plan.user.name, limits: limitNames(plan.user) };
-  for (const [name] of plan.settings) checkSetting(subject, name);
+  for (const [name, value] of plan.settings) checkSetting(subject, name, value);
 }
 
 /**

@@ -154,6 +154,14 @@ describe('what reaches the host is refused, whatever the text looks like', () =>
     expect(response.body).not.toContain(secret);
   });
 
+  it('lets a user lower its own limits, never lift them', async () => {
+    expect(await ok('SELECT 1 SETTINGS max_execution_time = 5')).toBe('1\n');
+    expect(await ok('SELECT 1', writer, { max_execution_time: '30' })).toBe('1\n');
+    for (const value of ['0', '61', '1e9']) {
+      expect((await post(`SELECT 1 SETTINGS max_execution_time = ${value}`)).code, value).toBe('497');
+    }
+  });
+
   it('refuses settings that reach the host or the limits, given in the URL', async () => {
     for (const [name, value] of [
       ['input_format_record_errors_file_path', target('url-setting')],
@@ -336,14 +344,27 @@ describe('parseAstDump and settingsNamed', () => {
 
   it('names every setting of SET, SETTINGS clauses at any depth, table and column settings', () => {
     const named = (text: string) => settingsNamed([...tokens(Buffer.from(text))]);
-    expect(named("SET a = 1, b = 'x', c = -2")).toEqual(['a', 'b', 'c']);
-    expect(named('SELECT * FROM (SELECT 1 SETTINGS x = 1) SETTINGS y = 2 FORMAT JSON')).toEqual(['x', 'y']);
+    expect(named("SET a = 1, b = 'x', c = -2")).toEqual([
+      ['a', '1'],
+      ['b', null],
+      ['c', null],
+    ]);
+    expect(
+      named('SELECT * FROM (SELECT 1 SETTINGS x = 1) SETTINGS y = 2 FORMAT JSON').map(([n]) => n),
+    ).toEqual(['x', 'y']);
     expect(
       named(
         "CREATE TABLE t (s String SETTINGS (m = 1)) ENGINE = MergeTree ORDER BY s SETTINGS d = disk(type = local, path = '/x'), g = 2",
       ),
-    ).toEqual(['m', 'd', 'g']);
-    expect(named("ALTER TABLE t\n    (MODIFY SETTING `disk` = 'x', i = 1)")).toEqual(['disk', 'i']);
+    ).toEqual([
+      ['m', '1'],
+      ['d', null],
+      ['g', '2'],
+    ]);
+    expect(named("ALTER TABLE t\n    (MODIFY SETTING `disk` = 'x', i = 1)").map(([n]) => n)).toEqual([
+      'disk',
+      'i',
+    ]);
   });
 });
 

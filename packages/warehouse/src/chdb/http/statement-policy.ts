@@ -383,8 +383,8 @@ export interface StatementSubject {
   readonly: boolean;
   /** The file an INSERT's data was spooled to: the only FROM INFILE allowed. */
   spoolFile?: string | undefined;
-  /** Settings the server sets for this user (its limits), which it may not change. */
-  limits: ReadonlySet<string>;
+  /** Settings the server sets for this user (its limits, by name), which it may lower but not raise. */
+  limits: ReadonlyMap<string, number>;
 }
 
 const denied = (subject: StatementSubject, what: string) =>
@@ -459,7 +459,7 @@ export function checkStatement(
         throw hostFile();
     }
   });
-  for (const name of settingsNamed(canonicalTokens)) checkSetting(subject, name);
+  for (const [name, value] of settingsNamed(canonicalTokens)) checkSetting(subject, name, value);
 }
 
 const hostFile = () =>
@@ -468,10 +468,24 @@ const hostFile = () =>
     "INTO OUTFILE and FROM INFILE are not allowed over the HTTP interface (they would use the server's files)",
   );
 
-/** Refuses a setting the user may not change: the server's own, and the user's limits. */
-export function checkSetting(subject: { user: string; limits: ReadonlySet<string> }, name: string): void {
+/**
+ * Refuses a setting the user may not change: the server's own, and the user's limits, which it may only
+ * lower (a whole number above 0 and at most the limit, as a ClickHouse server's settings constraints allow).
+ */
+export function checkSetting(
+  subject: { user: string; limits: ReadonlyMap<string, number> },
+  name: string,
+  value: string | null,
+): void {
   const lower = name.toLowerCase();
-  if (SERVER_SETTINGS.has(lower) || SETTING_REACHES_HOST.test(name) || subject.limits.has(lower)) {
+  const limit = subject.limits.get(lower);
+  const lowered =
+    limit !== undefined &&
+    value !== null &&
+    /^\d+$/.test(value) &&
+    Number(value) > 0 &&
+    Number(value) <= limit;
+  if (SERVER_SETTINGS.has(lower) || SETTING_REACHES_HOST.test(name) || (limit !== undefined && !lowered)) {
     throw new HttpInterfaceError(
       'ACCESS_DENIED',
       `${subject.user}: Not enough privileges. The setting ${name.slice(0, 100)} is set by the server and cannot be changed over HTTP.`,
@@ -479,9 +493,12 @@ export function checkSetting(subject: { user: string; limits: ReadonlySet<string
   }
 }
 
-/** The settings a statement's canonical text changes: `SET a = …`, and every `SETTINGS`/`SETTING` clause. */
-export function settingsNamed(list: readonly Token[]): string[] {
-  const names: string[] = [];
+/**
+ * The settings a statement's canonical text changes (`SET a = …`, and every `SETTINGS`/`SETTING` clause),
+ * each with its value when the value is a plain number (null otherwise).
+ */
+export function settingsNamed(list: readonly Token[]): [string, string | null][] {
+  const names: [string, string | null][] = [];
   for (let i = 0; i < list.length; i++) {
     const token = list[i] as Token;
     const word = token.type === 'word' ? token.text.toUpperCase() : '';
@@ -491,10 +508,16 @@ export function settingsNamed(list: readonly Token[]): string[] {
     let j = i + 1;
     if (list[j]?.text === '(') j++; // a column's SETTINGS (…)
     while (j + 1 < list.length && list[j + 1]?.text === '=') {
-      names.push((list[j] as Token).text);
+      const name = (list[j] as Token).text;
       j += 2;
-      if (list[j]?.text === '-' || list[j]?.text === '+') j++;
-      const depth = list[j]?.depth ?? 0;
+      const signed = list[j]?.text === '-' || list[j]?.text === '+';
+      if (signed) j++;
+      const value = list[j];
+      names.push([
+        name,
+        !signed && value?.type === 'number' && list[j + 1]?.text !== '(' ? value.text : null,
+      ]);
+      const depth = value?.depth ?? 0;
       j++;
       if (list[j]?.text === '(' || list[j]?.text === '[') {
         while (j < list.length && !((list[j]?.depth ?? 0) <= depth && /[)\]]/.test(list[j]?.text ?? ''))) j++;
