@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import { openEmbeddedLog } from './embedded/embedded-log.ts';
-import { openKafkaLog } from './kafka/index.ts';
+import { type Compatibility, openKafkaLog } from './kafka/index.ts';
 import type { RecordLog } from './record-log.ts';
 
 export async function openRecordLog(
@@ -26,7 +26,7 @@ export async function openRecordLog(
       compression: config.KAFKA_COMPRESSION,
       lingerMs: config.KAFKA_LINGER_MS,
       retentionMs: config.LOG_RETENTION_HOURS * 3_600_000,
-      compatibility: config.SCHEMA_COMPATIBILITY as 'BACKWARD',
+      compatibility: config.SCHEMA_COMPATIBILITY as Compatibility,
       ...(options.onWarning && { onWarning: options.onWarning }),
     });
   }
