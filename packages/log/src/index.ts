@@ -11,6 +11,7 @@ export {
 export { EmbeddedLogLockedError } from './embedded/writer-lock.ts';
 export {
   avroSchemas,
+  type CircuitChange,
   COMPATIBILITY_LEVELS,
   type Compatibility,
   deadLetterTopic,

@@ -22,6 +22,7 @@ try {
     admin: false,
     worker: data.worker,
     reusePort: data.reusePort,
+    checkLogSettings: data.checkLogSettings,
     ...(data.shared && { shared: data.shared }),
     ...(data.appendPort && { log: appendThroughPort(data.appendPort), ownsLog: true }),
   });

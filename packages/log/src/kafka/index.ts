@@ -9,6 +9,7 @@ import type { RecordLog } from '../record-log.ts';
 import type { KafkaLogOptions } from './kafka-log.ts';
 
 export { avroSchemas, deadLetterAvroSchema, fromAvroValue, toAvroValue } from './avro.ts';
+export type { CircuitChange } from './circuit-breaker.ts';
 export {
   COMPATIBILITY_LEVELS,
   type Compatibility,
