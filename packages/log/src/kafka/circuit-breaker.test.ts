@@ -3,7 +3,7 @@
 // news from before it closed.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LogUnavailableError } from '../record-log.ts';
-import { type CircuitChange, CircuitBreaker } from './circuit-breaker.ts';
+import { CircuitBreaker, type CircuitChange } from './circuit-breaker.ts';
 
 beforeEach(() => {
   vi.useFakeTimers();
