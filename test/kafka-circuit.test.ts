@@ -70,7 +70,7 @@ it('answers 503 at once while Kafka is away, is not ready, logs one line when th
     await eventually(30_000, 'readiness false', async () => (await ready()) === 503);
     traffic = false;
     await Promise.all(clients);
-    const readiness = await (await fetch(`${gateway.adminUrl}/readyz`)).json();
+    const readiness = (await (await fetch(`${gateway.adminUrl}/readyz`)).json()) as { detail: string };
     expect(readiness.detail).toContain('Kafka unreachable');
 
     // Open: each answer at once, 503 with Retry-After.
