@@ -214,10 +214,17 @@ class KafkaLog implements RecordLog {
     this.#producer = producer;
     this.#schemas = schemas;
     this.#options = options;
+    const probe = probeOf(options);
     this.#breaker = new CircuitBreaker({
       openAfterMs: options.openCircuitAfterMs ?? 5_000,
       probeIntervalMs: options.probeIntervalMs ?? 1_000,
-      probe: probeOf(options),
+      // Closed only once the produce requests of the outage have settled too: kafkajs retries a request for
+      // ~25 s, and the producer sends one request at a time (renewingProducer), so a new append would wait
+      // behind one of them, past APPEND_TIMEOUT_MS, and open the circuit again.
+      probe: async () => {
+        if (this.#batcher.inFlight > 0) throw new Error('produce requests of the outage still pending');
+        await probe();
+      },
       onChange: options.onCircuitChange,
     });
     this.#batcher = new LingerBatcher(
