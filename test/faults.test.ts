@@ -29,7 +29,14 @@ interface Outcome {
   endedAt: number;
 }
 
-/** A bounded load of pageviews from `workers` clients until `stop()` is called or `max` requests were sent. */
+/** A client's pause after a refusal before it sends again (the SDKs back off; this is a short one). */
+const BACKOFF_MS = 20;
+
+/**
+ * A bounded load of pageviews from `workers` clients until `stop()` is called or `max` requests were sent.
+ * Like a real client, a worker pauses after a refusal: a gateway whose log is away answers 503 at once
+ * (the Kafka log's circuit), and a client sending again at once would spend the whole budget in the outage.
+ */
 function pageviewLoad(url: string, token: string, workers = 4, max = 20_000) {
   const outcomes: Outcome[] = [];
   let stopped = false;
@@ -54,6 +61,7 @@ function pageviewLoad(url: string, token: string, workers = 4, max = 20_000) {
         status = 0; // connection refused or reset: not acknowledged
       }
       outcomes.push({ id, status, startedAt, endedAt: Date.now() });
+      if (status !== 202) await new Promise((resolve) => setTimeout(resolve, BACKOFF_MS));
     }
   };
   const done = Promise.all(Array.from({ length: workers }, (_, i) => run(i)));

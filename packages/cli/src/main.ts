@@ -59,6 +59,10 @@ Commands:
   dead-letters show <id>                              One of them, with its record
   dead-letters replay <id>... | --all                 Put them back on their topics, to be landed again
   dead-letters discard <id>... | --all                Delete them for good
+  kafka compatibility [--set LEVEL] [--type TYPE] [--json]
+                                                      The schema registry's compatibility level of each
+                                                      subject of the Kafka log (the operator's: Tally sets
+                                                      SCHEMA_COMPATIBILITY only on a subject without one)
   warehouse credentials [--json]                      URL and users (read-only analyst, writer) of the running
                                                       Tally's ClickHouse HTTP interface
   warehouse reland [--json]                           With Tally stopped: land again from the record log the
@@ -104,6 +108,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./log.ts')).runLog(config, rest, parseArgs);
     case 'dead-letters':
       return (await import('./dead-letters.ts')).runDeadLetters(config, rest, parseArgs);
+    case 'kafka':
+      return (await import('./kafka.ts')).runKafka(config, rest, parseArgs);
     case 'warehouse':
       if (rest[0] === 'reland') {
         return (await import('./warehouse-reland.ts')).runReland(config, rest.slice(1), parseArgs);

@@ -189,7 +189,7 @@ export const ConfigSchema = Type.Object({
     default: 168,
     minimum: 1, // on Kafka, retention.ms is not tied to consumers: 0 would delete records before they are read
     description:
-      "How long the record log keeps a record, so that the warehouse can be rebuilt from it. Embedded log: a record is deleted once it is this old *and* every consumer group reading its type has committed past it (a type no group has read yet keeps everything; the log's file does not shrink, its space is reused). Kafka: `retention.ms` of the topics Tally creates.",
+      "How long the record log keeps a record, so that the warehouse can be rebuilt from it. Embedded log: a record is deleted once it is this old *and* every consumer group reading its type has committed past it (a type no group has read yet keeps everything; the log's file does not shrink, its space is reused). Kafka: `retention.ms` of the topics Tally creates, whether consumers have read the records or not: the health view warns when a group's oldest record not landed is older than 80% of its topic's `retention.ms`.",
   }),
   KAFKA_BROKERS: Type.Optional(
     Type.String({
@@ -212,7 +212,14 @@ export const ConfigSchema = Type.Object({
   KAFKA_PARTITIONS: Type.Integer({
     default: 6,
     minimum: 1,
-    description: 'Partitions of each topic, when Tally creates the missing topics at start-up.',
+    description:
+      'Partitions of each topic, when Tally creates the missing topics at start-up. Tally never changes an existing topic: at start it compares its partitions, replication factor, `min.insync.replicas`, `retention.ms` and `retention.bytes` with the settings and warns of each difference (a log line, `tally_kafka_topic_setting_mismatch`, the health view).',
+  }),
+  KAFKA_RETENTION_BYTES: Type.Integer({
+    default: -1,
+    minimum: -1,
+    description:
+      "`retention.bytes` of each record topic Tally creates: the most bytes Kafka keeps *per partition* before it deletes the oldest records, read or not (a topic holds up to `KAFKA_PARTITIONS` times this). `-1` (the default): no bound by size, records are kept for `LOG_RETENTION_HOURS`, which is what lets a consumer stopped for days resume without a gap; size the brokers' disks for it. Set a bound only to protect the disks, above what the retention period holds.",
   }),
   KAFKA_REPLICATION_FACTOR: Type.Integer({
     default: 1,
@@ -242,7 +249,8 @@ export const ConfigSchema = Type.Object({
     ].map((c) => Type.Literal(c)),
     {
       default: 'BACKWARD',
-      description: "Compatibility level set on each topic's `-value` subject in the schema registry.",
+      description:
+        "Compatibility level set on each topic's `-value` subject in the schema registry when the subject has none (the first start); a level the subject has is the operator's and is kept (`npx tally kafka compatibility [--set LEVEL]` shows and changes it). Each registration is checked by the registry against the subject's level.",
     },
   ),
   CLICKHOUSE_URL: Type.Optional(

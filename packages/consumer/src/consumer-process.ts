@@ -6,7 +6,7 @@
 // CLICKHOUSE_URL) the process holds the chDB directory, so it cannot run beside `npm start` on the same
 // data directory.
 import { openRecordLog, type RecordLog } from '@tally/log';
-import { allHealthy, buildAdmin, runService } from '@tally/service';
+import { allHealthy, buildAdmin, runService, watchLogSettings } from '@tally/service';
 import {
   openWarehouse,
   type Warehouse,
@@ -60,7 +60,8 @@ export function runConsumerProcess(
         });
         if (!damage.ok) logger.error({ damaged_parts: damage.parts }, damage.detail);
         log = await openRecordLog(config, {
-          onWarning: (message, error) => logger.warn({ err: error }, message),
+          onWarning: (message, error) =>
+            error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
         });
       } catch (error) {
         await warehouse.close();
@@ -70,6 +71,7 @@ export function runConsumerProcess(
       const metrics = new ConsumerMetrics();
       const progress = new ConsumerProgress({ stallMs: config.CONSUMER_STALL_MS, log: consumerLog, logger });
       metrics.watch(progress);
+      watchLogSettings(metrics.registry, consumerLog);
       const consumer = start({
         log: consumerLog,
         warehouse,

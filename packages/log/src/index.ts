@@ -11,12 +11,20 @@ export {
 export { EmbeddedLogLockedError } from './embedded/writer-lock.ts';
 export {
   avroSchemas,
+  type CircuitChange,
+  COMPATIBILITY_LEVELS,
+  type Compatibility,
   deadLetterTopic,
   fromAvroValue,
+  isCompatibility,
   type KafkaLogOptions,
+  logSubjects,
   openKafkaLog,
+  setSubjectCompatibility,
+  subjectCompatibility,
   toAvroValue,
   topicName,
+  valueSubject,
 } from './kafka/index.ts';
 export { openRecordLog } from './open.ts';
 export * from './record-log.ts';

@@ -3,7 +3,8 @@
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import { openEmbeddedLog } from './embedded/embedded-log.ts';
-import { openKafkaLog } from './kafka/index.ts';
+import type { CircuitChange } from './kafka/circuit-breaker.ts';
+import { type Compatibility, openKafkaLog } from './kafka/index.ts';
 import type { RecordLog } from './record-log.ts';
 
 export async function openRecordLog(
@@ -14,6 +15,13 @@ export async function openRecordLog(
     writer?: boolean;
     /** The caller only reads (a dashboard's health view): the embedded log runs no retention passes. */
     reader?: boolean;
+    /**
+     * Kafka: compare the existing topics' settings with the configuration as the log opens, each difference
+     * told to onWarning (default true; false where another part of the process does it already).
+     */
+    checkSettings?: boolean;
+    /** Kafka: told once when appends start being refused at once (the brokers unreachable), once when they stop. */
+    onCircuitChange?: (change: CircuitChange) => void;
   } = {},
 ): Promise<RecordLog> {
   if (config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL) {
@@ -26,7 +34,12 @@ export async function openRecordLog(
       compression: config.KAFKA_COMPRESSION,
       lingerMs: config.KAFKA_LINGER_MS,
       retentionMs: config.LOG_RETENTION_HOURS * 3_600_000,
-      compatibility: config.SCHEMA_COMPATIBILITY as 'BACKWARD',
+      retentionBytes: config.KAFKA_RETENTION_BYTES,
+      // A produce request without an answer for as long as a request may wait opens the circuit.
+      openCircuitAfterMs: config.APPEND_TIMEOUT_MS,
+      checkTopicSettings: options.checkSettings ?? true,
+      ...(options.onCircuitChange && { onCircuitChange: options.onCircuitChange }),
+      compatibility: config.SCHEMA_COMPATIBILITY as Compatibility,
       ...(options.onWarning && { onWarning: options.onWarning }),
     });
   }

@@ -56,6 +56,38 @@ export interface GroupBacklog {
   oldest_at: number | null;
 }
 
+/**
+ * A setting of the log's storage that differs from what the configuration says (Kafka: a topic created
+ * otherwise, by hand or by an older configuration, or changed since). The log never changes it: it is
+ * reported (a log line, a metric, the health view), and the operator decides which one is right.
+ */
+export interface LogSettingMismatch {
+  topic: string;
+  setting: 'partitions' | 'replication.factor' | 'min.insync.replicas' | 'retention.ms' | 'retention.bytes';
+  /** What the configuration says. */
+  expected: number;
+  /** What the topic has. */
+  actual: number;
+  /** The configuration setting that says it (KAFKA_PARTITIONS, LOG_RETENTION_HOURS, …). */
+  configured_by: string;
+}
+
+/** How long and how much of a record type the log keeps, whether its consumers have read it or not. */
+export interface TopicRetention {
+  topic: RecordType;
+  /** Kafka's retention.ms of the topic; null when unbounded. */
+  retention_ms: number | null;
+  /** Kafka's retention.bytes of the topic, per partition; null when unbounded. */
+  retention_bytes: number | null;
+}
+
+export interface LogSettingsCheck {
+  /** When the log's storage was asked (ms). */
+  checked_at: number;
+  mismatches: LogSettingMismatch[];
+  retention: TopicRetention[];
+}
+
 export interface BacklogOptions {
   /** Whether to find when each group's oldest uncommitted record came (default true). */
   oldest?: boolean;
@@ -70,6 +102,14 @@ export interface RecordLog {
    * alone (`oldest_at` null): what a consumer polls for its readiness, without Kafka's search by time.
    */
   backlog?(options?: BacklogOptions): Promise<GroupBacklog[]>;
+  /**
+   * Compares the settings of the log's storage with the configuration now, and remembers the answer. Kafka
+   * has them (its topics' partitions, replication and retention, which outlive the process that created
+   * them); the embedded log keeps nothing it could not read regardless of its settings, and has not.
+   */
+  checkSettings?(): Promise<LogSettingsCheck>;
+  /** The last answer of checkSettings (the log checks once as it opens), or null: what metrics read. */
+  lastSettingsCheck?(): LogSettingsCheck | null;
   /** A consumer in `group` over `topics` (default: all four record types), resuming at the group's commit. */
   consumer(options: { group: string; topics?: readonly RecordType[] }): LogConsumer;
   /** The records consumers have set aside as undeliverable. */
@@ -165,8 +205,14 @@ export function partitionKey(record: IngestRecord): string {
 /** Raised when the log cannot make records durable in time; the gateway answers 503 with Retry-After. */
 export class LogUnavailableError extends Error {
   readonly retryable = true;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /**
+   * The log has told of this outage itself (its circuit is open: one line when it opened, one when it
+   * closes), so a caller need not log each refusal again.
+   */
+  readonly reported: boolean;
+  constructor(message: string, options?: { cause?: unknown; reported?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'LogUnavailableError';
+    this.reported = options?.reported ?? false;
   }
 }

@@ -3,9 +3,10 @@
 //   clickhouse/  a ClickHouse server through @clickhouse/client (CLICKHOUSE_URL)
 //   chdb/        the embedded engine chDB, in-process, data under TALLY_DATA_DIR/warehouse (the default)
 // Cross-cutting behaviour (retries) wraps a backend: see withRetry. The interface is warehouse.ts; this
-// file only re-exports.
+// file only re-exports. A backend's module (chDB's native library, @clickhouse/client) is loaded only when
+// it is opened (open.ts): of the backends, only their types are re-exported here.
 
-export { type ChdbWarehouseOptions, openChdbWarehouse } from './chdb/chdb-warehouse.ts';
+export type { ChdbWarehouseOptions } from './chdb/chdb-warehouse.ts';
 export {
   analystLimits,
   type ClickHouseHttpInterface,
@@ -16,16 +17,12 @@ export {
   publishEndpoint,
   type QueryLimits,
   readPublishedEndpoint,
-  serveClickHouseHttp,
   unpublishEndpoint,
   type WarehouseHttpUser,
   warehouseCredentials,
   writerLimits,
 } from './chdb/http-interface.ts';
-export {
-  type ClickHouseWarehouseOptions,
-  openClickHouseWarehouse,
-} from './clickhouse/clickhouse-warehouse.ts';
+export type { ClickHouseWarehouseOptions } from './clickhouse/clickhouse-warehouse.ts';
 export * from './damaged-parts.ts';
 export * from './errors.ts';
 export * from './insert-blocks.ts';

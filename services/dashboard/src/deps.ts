@@ -29,6 +29,23 @@ export interface HealthLog {
     >;
   };
   backlog?: () => Promise<Array<{ group: string; topic: string; lag: number; oldest_at: number | null }>>;
+  /** Kafka: its topics' settings against the configuration, and their retention (@tally/log's LogSettingsCheck). */
+  checkSettings?: () => Promise<{
+    checked_at: number;
+    mismatches: Array<{
+      topic: string;
+      setting:
+        | 'partitions'
+        | 'replication.factor'
+        | 'min.insync.replicas'
+        | 'retention.ms'
+        | 'retention.bytes';
+      expected: number;
+      actual: number;
+      configured_by: string;
+    }>;
+    retention: Array<{ topic: string; retention_ms: number | null }>;
+  }>;
 }
 
 /**

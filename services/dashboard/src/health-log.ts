@@ -10,19 +10,22 @@ import { join } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import type { HealthLog } from './deps.ts';
 
-type OpenedLog = Required<HealthLog> & { close(): Promise<void> };
+type OpenedLog = Required<Omit<HealthLog, 'checkSettings'>> &
+  Pick<HealthLog, 'checkSettings'> & { close(): Promise<void> };
 
-export interface OwnHealthLog extends Required<HealthLog> {
+export interface OwnHealthLog extends Required<Omit<HealthLog, 'checkSettings'>> {
+  /** With Kafka configured: its topics' settings against the configuration. */
+  checkSettings?: HealthLog['checkSettings'];
   close(): Promise<void>;
 }
 
 export function ownHealthLog(config: TallyConfig): OwnHealthLog {
   let opening: Promise<OpenedLog> | null = null;
   let closed = false;
+  const kafka = Boolean(config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL);
   const log = (): Promise<OpenedLog> => {
     if (closed) return Promise.reject(new Error('closed'));
     opening ??= (async () => {
-      const kafka = Boolean(config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL);
       if (!kafka && !existsSync(join(config.TALLY_DATA_DIR, 'log', 'records.mdb'))) {
         throw new Error(`no embedded record log in ${config.TALLY_DATA_DIR} and no Kafka configured`);
       }
@@ -38,6 +41,14 @@ export function ownHealthLog(config: TallyConfig): OwnHealthLog {
   return {
     deadLetters: { list: async () => (await log()).deadLetters.list() },
     backlog: async () => (await log()).backlog(),
+    // Only Kafka's topics have settings to compare (the embedded log has none).
+    ...(kafka && {
+      checkSettings: async () => {
+        const opened = await log();
+        if (!opened.checkSettings) throw new Error('the record log has no settings to compare');
+        return opened.checkSettings();
+      },
+    }),
     async close() {
       closed = true;
       await (await opening?.catch(() => null))?.close();

@@ -19,7 +19,7 @@ import { type RunningDashboard, startDashboard } from '@tally/dashboard';
 import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from '@tally/gateway';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
-import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
+import { allHealthy, buildAdmin, mergedMetrics, watchLogSettings } from '@tally/service';
 import {
   analystLimits,
   type ClickHouseHttpInterface,
@@ -81,7 +81,8 @@ export async function startTally(
     log = await openRecordLog(
       { ...config, TALLY_DATA_DIR: dataDir },
       {
-        onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message),
+        onWarning: (message: string, error: unknown) =>
+          error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
         ...(holdsWriter && { writer: true }),
       },
     );
@@ -92,6 +93,7 @@ export async function startTally(
       logger: logger.child({ component: 'consumers' }),
     });
     metrics.watch(progress);
+    watchLogSettings(metrics.registry, consumersLog);
     const consumerProgress = progress;
     const migrations = await migrate(warehouse);
     if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'warehouse migrated');
@@ -124,7 +126,8 @@ export async function startTally(
     }
     gateway = await startGatewayWorkers(
       { ...config, TALLY_DATA_DIR: dataDir },
-      { count: loops, ...(holdsWriter && { appendLog: consumersLog }) },
+      // The consumers' log compared the Kafka topics' settings already: the gateway threads need not.
+      { count: loops, checkLogSettings: false, ...(holdsWriter && { appendLog: consumersLog }) },
     );
     const threads = gateway;
     admin = buildAdmin({

@@ -95,6 +95,8 @@ export interface GatewayWorkerData {
   appendPort: MessagePort | null;
   /** Memory shared with the other threads (a SharedArrayBuffer is shared, not copied, by workerData). */
   shared: GatewayShared | null;
+  /** Whether this thread compares the Kafka topics' settings as its log opens (one thread of a process). */
+  checkLogSettings: boolean;
 }
 
 export interface GatewayThreadOptions {
@@ -106,6 +108,8 @@ export interface GatewayThreadOptions {
   appendLog?: RecordLog | undefined;
   /** Rate-limit counters and the country database, shared with the other threads (sharedByThreads). */
   shared?: GatewayShared | undefined;
+  /** Compare the Kafka topics' settings as the thread's log opens (default true). */
+  checkLogSettings?: boolean;
 }
 
 /**
@@ -140,6 +144,7 @@ export async function startGatewayThread(
       loops: options.loops ?? 1,
       appendPort,
       shared: options.shared ?? null,
+      checkLogSettings: options.checkLogSettings ?? true,
     },
     appendPort ? [appendPort] : [],
   );
@@ -291,7 +296,13 @@ export interface GatewayWorkers {
  */
 export async function startGatewayWorkers(
   config: TallyConfig,
-  options: { appendLog?: RecordLog; count?: number; onWarning?: (message: string) => void } = {},
+  options: {
+    appendLog?: RecordLog;
+    count?: number;
+    onWarning?: (message: string) => void;
+    /** Whether the first thread compares the Kafka topics' settings (false where the caller's own log does). */
+    checkLogSettings?: boolean;
+  } = {},
 ): Promise<GatewayWorkers> {
   let count = options.count ?? gatewayLoops(config).loops;
   if (count > 1 && !reusePortSupported()) {
@@ -311,6 +322,7 @@ export async function startGatewayWorkers(
       loops: count,
       appendLog: options.appendLog,
       shared,
+      checkLogSettings: options.checkLogSettings ?? true,
     });
     threads.push(first);
     const port = Number(new URL(first.url).port);
@@ -318,7 +330,14 @@ export async function startGatewayWorkers(
       Array.from({ length: count - 1 }, (_, i) =>
         startGatewayThread(
           { ...config, PORT: port },
-          { worker: String(i + 1), reusePort, loops: count, appendLog: options.appendLog, shared },
+          {
+            worker: String(i + 1),
+            reusePort,
+            loops: count,
+            appendLog: options.appendLog,
+            shared,
+            checkLogSettings: false,
+          },
         ),
       ),
     );

@@ -26,6 +26,7 @@ try {
     worker: data.worker,
     reusePort: data.reusePort,
     loops: data.loops,
+    checkLogSettings: data.checkLogSettings,
     ...(data.shared && { shared: data.shared }),
     ...(data.appendPort && { log: appendThroughPort(data.appendPort), ownsLog: true }),
   });

@@ -7,7 +7,7 @@ import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { TallyConfig } from '@tally/config';
 import { trustedProxies } from '@tally/config';
-import { type RecordLog, withAppendTimeout } from '@tally/log';
+import { LogUnavailableError, type RecordLog, withAppendTimeout } from '@tally/log';
 import type { OriginPolicy, TokenVerifier } from '@tally/tokens';
 import Fastify, {
   type FastifyBaseLogger,
@@ -242,8 +242,13 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   function replyWithError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
     const mapped = toIngestError(error, config.BODY_LIMIT);
     if (mapped.statusCode >= 500) {
-      // A retryable failure (the record log's outage) is expected to pass; anything else is a defect.
-      if (mapped.retryable) request.log.warn({ err: error }, `answered ${mapped.statusCode}`);
+      // A retryable failure (the record log's outage) is expected to pass: one short line, no stack (it
+      // says nothing of the request); none at all while the log has told of the outage itself (its
+      // circuit is open: one line when it opened, one when it closes). Anything else is a defect.
+      const unavailable = mapped.cause instanceof LogUnavailableError ? mapped.cause : null;
+      if (unavailable?.reported) request.log.debug(`answered ${mapped.statusCode}: ${reasonOf(unavailable)}`);
+      else if (unavailable) request.log.warn(`answered ${mapped.statusCode}: ${reasonOf(unavailable)}`);
+      else if (mapped.retryable) request.log.warn({ err: error }, `answered ${mapped.statusCode}`);
       else request.log.error({ err: error }, 'request failed');
     }
     // Fastify closes the connection after any error while reading or parsing a body, as the client may still
@@ -256,6 +261,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     return reply.code(response.statusCode).headers(response.headers).send(response.body);
   }
   return app;
+}
+
+/** Why the record log was unavailable, in a line: its message and its cause's first line. */
+function reasonOf(error: LogUnavailableError): string {
+  const cause = error.cause instanceof Error ? error.cause.message.split('\n')[0]?.slice(0, 200) : '';
+  return cause ? `${error.message} (${cause})` : error.message;
 }
 
 /**

@@ -30,6 +30,7 @@ it('a gateway thread without Kafka or Redis configured loads neither client', as
     loops: 1,
     appendPort: null,
     shared: null,
+    checkLogSettings: true,
   };
   const worker = new Worker(new URL('./fixtures/loaded-modules-worker.mjs', import.meta.url), {
     workerData,

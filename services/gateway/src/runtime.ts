@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import { openStateStore, RefusalCounts } from '@tally/dashboard-store';
 import { openRecordLog, type RecordLog } from '@tally/log';
-import { buildAdmin } from '@tally/service';
+import { buildAdmin, watchLogSettings } from '@tally/service';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
@@ -49,6 +49,11 @@ export interface StartGatewayOptions {
   loops?: number;
   /** What the process's event loops share (gateway-threads.ts): rate-limit counters, the country database. */
   shared?: GatewayShared;
+  /**
+   * Compare the Kafka topics' settings with the configuration as the log opens, and log each difference
+   * (default true; one event loop of a process does it, not each).
+   */
+  checkLogSettings?: boolean;
 }
 
 /** Memory a process's gateway event loops share instead of holding a copy each. */
@@ -125,9 +130,20 @@ export async function startGateway(
     await tokens.start();
     log ??= await openRecordLog(
       { ...config, TALLY_DATA_DIR: dataDir },
-      { onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message), writer: true },
+      {
+        onWarning: (message: string, error: unknown) =>
+          error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
+        writer: true,
+        checkSettings: options.checkLogSettings ?? true,
+        // One line when Kafka becomes unreachable (appends refused at once), one when it is back.
+        onCircuitChange: ({ state, message }) =>
+          state === 'open'
+            ? logger.warn({ circuit: state }, message)
+            : logger.info({ circuit: state }, message),
+      },
     );
     const appLog = log;
+    watchLogSettings(metrics.registry, appLog);
     app = await buildGateway({
       config,
       log: appLog,

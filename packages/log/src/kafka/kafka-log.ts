@@ -1,9 +1,11 @@
 // The Kafka record log: one topic per record type (`<prefix><type>`), records Avro-encoded in the
 // Confluent wire format through a schema registry, keyed so that related records keep their order (see
 // partitionKey). The producer is idempotent with acks=all and sends appends in small batches (see
-// producer.ts), so a 202 means the brokers in sync have the record. Consumers adapt kafkajs's push model
-// to poll/commit (consumer.ts); records they cannot land go to the dead-letter topic (dead-letters.ts).
-import type { IngestRecord, RecordType } from '@tally/contract';
+// producer.ts), so a 202 means the brokers in sync have the record; while the brokers cannot be reached,
+// appends are refused at once (circuit-breaker.ts). Consumers adapt kafkajs's push model to poll/commit
+// (consumer.ts); records they cannot land go to the dead-letter topic (dead-letters.ts). At open it
+// compares the existing topics' settings with the configuration (topic-settings.ts).
+import { type IngestRecord, RECORD_TYPES, type RecordType } from '@tally/contract';
 import kafkajs, { type Admin, type Producer } from 'kafkajs';
 import SnappyCodec from 'kafkajs-snappy';
 import {
@@ -13,16 +15,19 @@ import {
   type GroupBacklog,
   type LogConsumer,
   type LogHealth,
+  type LogSettingsCheck,
   LogUnavailableError,
   partitionKey,
   type RecordLog,
 } from '../record-log.ts';
 import { toAvroValue } from './avro.ts';
 import { kafkaBacklog } from './backlog.ts';
+import { CircuitBreaker, type CircuitChange } from './circuit-breaker.ts';
 import { KafkaConsumer } from './consumer.ts';
 import { KafkaDeadLetters } from './dead-letters.ts';
 import { LingerBatcher } from './producer.ts';
 import { type Compatibility, type RegisteredSchemas, registerSchemas } from './registry.ts';
+import { checkTopicSettings, mismatchMessage } from './topic-settings.ts';
 import { ensureTopics, topicName } from './topics.ts';
 
 // kafkajs is CommonJS and Node's ESM loader does not see all its named exports (CompressionCodecs).
@@ -50,7 +55,17 @@ export interface KafkaLogOptions {
   lingerMs: number;
   /** retention.ms of the topics this log creates (default: the broker's log.retention). */
   retentionMs?: number;
-  /** Compatibility level set on each topic's `-value` subject. */
+  /** retention.bytes (per partition) of the topics this log creates; -1 unbounded (default: the broker's). */
+  retentionBytes?: number;
+  /** Compare the existing topics' settings with these at open, each difference told to onWarning (default true). */
+  checkTopicSettings?: boolean;
+  /** A produce request without an answer for this long opens the circuit (default 5000: APPEND_TIMEOUT_MS). */
+  openCircuitAfterMs?: number;
+  /** How often the brokers are probed while the circuit is open (default 1000). */
+  probeIntervalMs?: number;
+  /** Told once when the circuit opens (Kafka unreachable) and once when it closes. */
+  onCircuitChange?: (change: CircuitChange) => void;
+  /** Compatibility level set on each topic's `-value` subject that has none yet (compatibility.ts). */
   compatibility: Compatibility;
   clientId?: string;
   /** Appends waiting for the brokers beyond this are refused at once (the gateway answers 503). */
@@ -77,7 +92,48 @@ export async function openKafkaLog(options: KafkaLogOptions): Promise<RecordLog>
     });
   const first = makeProducer();
   await first.connect();
-  return new KafkaLog(kafka, renewingProducer(first, makeProducer), schemas, options);
+  const log = new KafkaLog(kafka, renewingProducer(first, makeProducer), schemas, options);
+  if (options.checkTopicSettings ?? true) {
+    try {
+      const { mismatches } = await log.checkSettings();
+      for (const mismatch of mismatches) options.onWarning?.(mismatchMessage(mismatch), undefined);
+    } catch (error) {
+      // The brokers may refuse DescribeConfigs (ACLs): the log works without the comparison.
+      options.onWarning?.('the Kafka topics’ settings could not be compared with the configuration', error);
+    }
+  }
+  return log;
+}
+
+/**
+ * A client of its own for the circuit breaker's probe: no retries and short timeouts, so that a probe of
+ * brokers that are away fails in a moment instead of retrying for as long as the producer does.
+ */
+function probeOf(options: KafkaLogOptions): () => Promise<void> {
+  const kafka = new Kafka({
+    clientId: `${options.clientId ?? 'tally'}-probe`,
+    brokers: options.brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1_000,
+    requestTimeout: 2_000,
+    retry: { retries: 0 },
+  });
+  const topics = RECORD_TYPES.map((type) => topicName(options.topicPrefix, type));
+  return async () => {
+    // Connected for the probe alone (one a second at most, only while the circuit is open).
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      // Reachable is not enough: a record goes to a partition's leader, which a restarted broker elects.
+      const led = metadata.topics.every(
+        (t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0),
+      );
+      if (!led) throw new Error('partitions without a leader');
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  };
 }
 
 /**
@@ -145,10 +201,12 @@ class KafkaLog implements RecordLog {
   readonly #schemas: RegisteredSchemas;
   readonly #options: KafkaLogOptions;
   readonly #batcher: LingerBatcher;
+  readonly #breaker: CircuitBreaker;
   readonly #consumers = new Set<KafkaConsumer>();
   readonly deadLetters: DeadLetterStore;
-  /** Connected at the first backlog() (the health view's), kept for the next ones. */
+  /** Connected at the first backlog() or settings check, kept for the next ones. */
   #admin: Promise<Admin> | null = null;
+  #lastSettingsCheck: LogSettingsCheck | null = null;
   #closed = false;
 
   constructor(kafka: Kafka, producer: Producer, schemas: RegisteredSchemas, options: KafkaLogOptions) {
@@ -156,13 +214,31 @@ class KafkaLog implements RecordLog {
     this.#producer = producer;
     this.#schemas = schemas;
     this.#options = options;
+    const probe = probeOf(options);
+    this.#breaker = new CircuitBreaker({
+      openAfterMs: options.openCircuitAfterMs ?? 5_000,
+      probeIntervalMs: options.probeIntervalMs ?? 1_000,
+      // Closed only once the produce requests of the outage have settled too: kafkajs retries a request for
+      // ~25 s, and the producer sends one request at a time (renewingProducer), so a new append would wait
+      // behind one of them, past APPEND_TIMEOUT_MS, and open the circuit again.
+      probe: async () => {
+        if (this.#batcher.inFlight > 0) throw new Error('produce requests of the outage still pending');
+        await probe();
+      },
+      onChange: options.onCircuitChange,
+    });
     this.#batcher = new LingerBatcher(
       (topicMessages) =>
-        producer.sendBatch({ acks: -1, compression: CODECS[options.compression], topicMessages }),
+        this.#breaker.watch(() =>
+          producer.sendBatch({ acks: -1, compression: CODECS[options.compression], topicMessages }),
+        ),
       {
         lingerMs: options.lingerMs,
         ...(options.maxPendingRecords !== undefined && { maxPendingRecords: options.maxPendingRecords }),
-        onSendFailed: (error) => options.onWarning?.('Kafka produce failed', error),
+        // The failure that opens the circuit is told by its one line, the others while it is open not at all.
+        onSendFailed: (error) => {
+          if (!this.#breaker.accounts(error)) options.onWarning?.('Kafka produce failed', error);
+        },
       },
     );
     this.deadLetters = new KafkaDeadLetters(kafka, producer, schemas, options.topicPrefix);
@@ -170,6 +246,7 @@ class KafkaLog implements RecordLog {
 
   async append(records: readonly IngestRecord[]): Promise<void> {
     if (this.#closed) throw new LogUnavailableError('record log is closed');
+    this.#breaker.check(); // refused at once while Kafka is unreachable
     await this.#batcher.send(
       records.map((record) => ({
         topic: topicName(this.#options.topicPrefix, record.type),
@@ -198,7 +275,8 @@ class KafkaLog implements RecordLog {
     return consumer;
   }
 
-  async backlog(options: BacklogOptions = {}): Promise<GroupBacklog[]> {
+  /** Runs a request of the admin client (connected at the first, kept); a failed one connects anew next time. */
+  async #withAdmin<T>(what: string, call: (admin: Admin) => Promise<T>): Promise<T> {
     if (this.#closed) throw new LogUnavailableError('record log is closed');
     this.#admin ??= (async () => {
       const admin = this.#kafka.admin();
@@ -207,24 +285,44 @@ class KafkaLog implements RecordLog {
     })();
     const admin = this.#admin;
     try {
-      return await kafkaBacklog(await admin, this.#options.topicPrefix, Date.now, options.oldest ?? true);
+      return await call(await admin);
     } catch (error) {
-      // A failed connection is tried again next time.
       if (this.#admin === admin) this.#admin = null;
-      throw new LogUnavailableError('Kafka did not answer the backlog', { cause: error });
+      void admin.then((a) => a.disconnect()).catch(() => {});
+      throw new LogUnavailableError(`Kafka did not answer ${what}`, { cause: error });
     }
+  }
+
+  backlog(options: BacklogOptions = {}): Promise<GroupBacklog[]> {
+    return this.#withAdmin('the backlog', (admin) =>
+      kafkaBacklog(admin, this.#options.topicPrefix, Date.now, options.oldest ?? true),
+    );
+  }
+
+  async checkSettings(): Promise<LogSettingsCheck> {
+    const check = await this.#withAdmin('the topics’ settings', (admin) =>
+      checkTopicSettings(admin, this.#options),
+    );
+    this.#lastSettingsCheck = check;
+    return check;
+  }
+
+  lastSettingsCheck(): LogSettingsCheck | null {
+    return this.#lastSettingsCheck;
   }
 
   async health(): Promise<LogHealth> {
     if (this.#closed) return { ok: false, detail: 'closed' };
-    if (this.#batcher.lastSendFailed) return { ok: false, detail: 'the last produce request failed' };
-    return { ok: true };
+    // Not ready while the circuit is open; it closes on its own probe, with or without requests coming in
+    // (a load balancer sends none to a gateway that is not ready).
+    return this.#breaker.health() ?? { ok: true };
   }
 
   /** Sends what is gathered, waits for every send in flight, then disconnects. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#breaker.stop();
     await this.#batcher.close();
     await Promise.all([...this.#consumers].map((c) => c.close()));
     await this.#admin?.then((admin) => admin.disconnect()).catch(() => {});

@@ -58,6 +58,11 @@ export class LingerBatcher {
     return this.#lastSendFailed;
   }
 
+  /** Produce requests sent and not answered yet. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
   /** Messages waiting for the brokers now (queued or in flight). */
   get pending(): number {
     return this.#pending;

@@ -1,12 +1,15 @@
 // The schema registry's part of the Kafka record log: each topic's Avro schema registered under
-// `<topic>-value` with the configured compatibility level, and synchronous encoders in the Confluent wire
-// format (magic byte 0, schema id, Avro body) built once from the registered schemas.
-import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+// `<topic>-value`, checked by the registry against the subject's compatibility level (the operator's when
+// the subject has one; SCHEMA_COMPATIBILITY, set first, when it has none: compatibility.ts), and
+// synchronous encoders in the Confluent wire format (magic byte 0, schema id, Avro body) built once from
+// the registered schemas.
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { RECORD_TYPES, type RecordType } from '@tally/contract';
 import { type AvroSchemaDocument, avroSchemas, deadLetterAvroSchema } from './avro.ts';
+import { answerOf, type Compatibility, ensureSubjectCompatibility, valueSubject } from './compatibility.ts';
 import { deadLetterTopic, topicName } from './topics.ts';
 
-export type Compatibility = keyof typeof COMPATIBILITY;
+export type { Compatibility } from './compatibility.ts';
 
 /** Encodes an Avro value in the Confluent wire format. */
 export type AvroEncoder = (value: object) => Buffer;
@@ -26,19 +29,37 @@ export async function registerSchemas(options: {
 }): Promise<RegisteredSchemas> {
   const registry = new SchemaRegistry({ host: options.schemaRegistryUrl });
   const register = async (topic: string, schema: AvroSchemaDocument): Promise<AvroEncoder> => {
-    const subject = `${topic}-value`;
-    // Set the subject's compatibility level first, so that the registry checks this very registration.
-    const config = await fetch(`${options.schemaRegistryUrl}/config/${encodeURIComponent(subject)}`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
-      body: JSON.stringify({ compatibility: options.compatibility }),
-    });
-    if (!config.ok)
-      throw new Error(`schema registry refused the compatibility of ${subject}: ${config.status}`);
-    const { id } = await registry.register(
-      { type: SchemaType.AVRO, schema: JSON.stringify(schema) },
-      { subject, compatibility: COMPATIBILITY[options.compatibility] },
+    const subject = valueSubject(topic);
+    // A subject's level is left as it is; one without a level gets SCHEMA_COMPATIBILITY first, so that
+    // the registry checks this very registration against it.
+    const { level } = await ensureSubjectCompatibility(
+      options.schemaRegistryUrl,
+      subject,
+      options.compatibility,
     );
+    // Registered through the REST API itself: the registry client's register() refuses a subject whose
+    // level differs from the one it is given (and would set it), where the registry's own check is wanted.
+    const response = await fetch(
+      `${options.schemaRegistryUrl}/subjects/${encodeURIComponent(subject)}/versions`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/vnd.schemaregistry.v1+json',
+          accept: 'application/vnd.schemaregistry.v1+json',
+        },
+        body: JSON.stringify({ schema: JSON.stringify(schema) }),
+      },
+    );
+    if (!response.ok) {
+      const answer = await answerOf(response);
+      throw new Error(
+        response.status === 409
+          ? `the schema registry refused the schema of ${subject}: it is not ${level}-compatible with the ` +
+              `versions registered under it (${answer}); see tally kafka compatibility`
+          : `the schema registry refused the schema of ${subject}: ${answer}`,
+      );
+    }
+    const { id } = (await response.json()) as { id: number };
     return encoderFor(registry, id);
   };
   const schemas = avroSchemas();

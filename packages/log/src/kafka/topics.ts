@@ -1,5 +1,6 @@
 // Topic administration of the Kafka record log: one topic per record type (`<prefix><type>`) and the
-// compacted dead-letter topic, created at start-up when missing, with the settings Tally relies on.
+// compacted dead-letter topic, created at start-up when missing, with the settings Tally relies on. A topic
+// that exists is never changed (its settings are the operator's): topic-settings.ts compares them.
 import { RECORD_TYPES, type RecordType } from '@tally/contract';
 import type { Admin, Kafka } from 'kafkajs';
 
@@ -12,7 +13,12 @@ export interface TopicSettings {
   replicationFactor: number;
   /** retention.ms of the record topics (default: the broker's log.retention). */
   retentionMs?: number | undefined;
+  /** retention.bytes of the record topics, per partition; -1 unbounded (default: the broker's). */
+  retentionBytes?: number | undefined;
 }
+
+/** min.insync.replicas of the topics Tally creates: two copies acknowledged where there are two. */
+export const minInsyncReplicas = (replicationFactor: number) => Math.min(2, replicationFactor);
 
 /** Creates the record topics and the dead-letter topic that do not exist yet, and waits for their leaders. */
 export async function ensureTopics(kafka: Kafka, settings: TopicSettings): Promise<void> {
@@ -20,7 +26,10 @@ export async function ensureTopics(kafka: Kafka, settings: TopicSettings): Promi
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
-    const minInsync = { name: 'min.insync.replicas', value: String(Math.min(2, settings.replicationFactor)) };
+    const minInsync = {
+      name: 'min.insync.replicas',
+      value: String(minInsyncReplicas(settings.replicationFactor)),
+    };
     const wanted = [
       ...RECORD_TYPES.map((t) => ({
         topic: topicName(settings.topicPrefix, t),
@@ -32,6 +41,9 @@ export async function ensureTopics(kafka: Kafka, settings: TopicSettings): Promi
           ...(settings.retentionMs === undefined
             ? []
             : [{ name: 'retention.ms', value: String(settings.retentionMs) }]),
+          ...(settings.retentionBytes === undefined
+            ? []
+            : [{ name: 'retention.bytes', value: String(settings.retentionBytes) }]),
         ],
       })),
       {

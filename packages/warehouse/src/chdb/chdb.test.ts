@@ -12,7 +12,7 @@ import type { Warehouse } from '../index.ts';
 import { openChdbWarehouse } from './chdb-warehouse.ts';
 import { CODES } from './http/errors.ts';
 import { STREAMABLE_FORMATS } from './http/executor.ts';
-import { type ClickHouseHttpInterface, serveClickHouseHttp } from './http-interface.ts';
+import { type ClickHouseHttpInterface, serveClickHouseHttp } from './http/server.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tally-chdb-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -891,6 +891,16 @@ export const Health = Type.Object(
             }),
           ),
           oldest_age_seconds: nullable(Type.Integer()),
+          retention_seconds: nullable(
+            Type.Integer({
+              description:
+                "How long the log keeps the topic's records whether the group has read them or not: Kafka's retention.ms of the topic, as the brokers have it. Null when unbounded or unknown, and on the embedded log, which keeps a record until every group has committed past it.",
+            }),
+          ),
+          near_retention: Type.Boolean({
+            description:
+              'Whether the oldest record not landed is older than 80% of retention_seconds: Kafka deletes a record once older than its retention, landed or not, so the group must catch up before then.',
+          }),
         }),
         { description: 'Of the whole record log (every project): the log is shared. Null when unavailable.' },
       ),
@@ -933,6 +943,38 @@ export const Health = Type.Object(
         {
           description:
             'The oldest record of the log some consumer group has not landed (of every project); null when none is behind or the lag is unavailable.',
+        },
+      ),
+    ),
+    log_settings: nullable(
+      Type.Object(
+        {
+          checked_at: Type.String({ description: 'When the brokers were asked.' }),
+          mismatches: Type.Array(
+            Type.Object({
+              topic: Type.String(),
+              setting: Type.Union([
+                Type.Literal('partitions'),
+                Type.Literal('replication.factor'),
+                Type.Literal('min.insync.replicas'),
+                Type.Literal('retention.ms'),
+                Type.Literal('retention.bytes'),
+              ]),
+              expected: Type.Integer({ description: 'What the configuration says.' }),
+              actual: Type.Integer({ description: 'What the topic has.' }),
+              configured_by: Type.String({
+                description: 'The setting that says it: KAFKA_PARTITIONS, LOG_RETENTION_HOURS, …',
+              }),
+            }),
+            {
+              description:
+                "Each setting of the log's Kafka topics that differs from the configuration. Tally never changes an existing topic: alter the topic, or the setting.",
+            },
+          ),
+        },
+        {
+          description:
+            "The Kafka topics' settings compared with the configuration (asked at each request). Null on the embedded log, which has none to compare, or when the brokers did not answer (see unavailable).",
         },
       ),
     ),

@@ -11,6 +11,10 @@
 // records waiting and no batch committed for CONSUMER_STALL_MS, and why: the readiness's own words); a
 // dashboard of its own sees the log only, where a group whose oldest record not landed has waited longer
 // than CONSUMER_STALL_MS is shown stalled too (whether it is stuck or slowly catching up, its /readyz says).
+// On Kafka, from the brokers: the topics' settings against the configuration (log_settings: each
+// difference), and each topic's retention.ms, against which a group's oldest record not landed is
+// measured: Kafka deletes records by age whether they were read or not, so a group whose oldest record
+// is older than RETENTION_WARNING of it is flagged (near_retention) before it loses records.
 import { ingestionHealth, RELAND_COMMAND, warehouseDamage } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
@@ -21,6 +25,8 @@ const RECENT_LETTERS = 20;
 /** Hours of refusals shown. */
 const REFUSAL_HOURS = 24;
 const HOUR_MS = 3_600_000;
+/** The share of a topic's retention after which a group's oldest record not landed is flagged. */
+export const RETENTION_WARNING = 0.8;
 
 export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'projectHealth', async (request) => {
@@ -34,9 +40,10 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       unavailable.push(`${what}: the record log did not answer`);
       return null;
     };
-    const [figures, backlog, letters, refusals, damage] = await Promise.all([
+    const [figures, backlog, settings, letters, refusals, damage] = await Promise.all([
       ingestionHealth(deps.warehouse, { project, stallMinutes: q.stall_minutes, now }),
       log?.backlog ? log.backlog().catch(unreachable('consumer lag')) : null,
+      log?.checkSettings ? log.checkSettings().catch(unreachable('Kafka topic settings')) : null,
       log ? log.deadLetters.list().catch(unreachable('dead letters')) : null,
       deps.refusals ? deps.refusals.read(project, now - (REFUSAL_HOURS - 1) * HOUR_MS) : null,
       warehouseDamage(deps.warehouse).catch((error: unknown) => {
@@ -49,14 +56,22 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     if (!log) unavailable.push('dead letters: the dashboard runs without the record log');
     if (!deps.refusals) unavailable.push('records refused by the gateway: the dashboard has no state store');
 
+    const retentionOf = (topic: string) =>
+      settings?.retention.find((r) => r.topic === topic)?.retention_ms ?? null;
     const groups =
-      backlog?.map(({ group, topic, lag, oldest_at }) => ({
-        group,
-        topic,
-        lag,
-        oldest_at: oldest_at === null ? null : new Date(oldest_at).toISOString(),
-        oldest_age_seconds: oldest_at === null ? null : Math.max(0, Math.floor((now - oldest_at) / 1000)),
-      })) ?? null;
+      backlog?.map(({ group, topic, lag, oldest_at }) => {
+        const retentionMs = retentionOf(topic);
+        return {
+          group,
+          topic,
+          lag,
+          oldest_at: oldest_at === null ? null : new Date(oldest_at).toISOString(),
+          oldest_age_seconds: oldest_at === null ? null : Math.max(0, Math.floor((now - oldest_at) / 1000)),
+          retention_seconds: retentionMs === null ? null : Math.floor(retentionMs / 1000),
+          near_retention:
+            oldest_at !== null && retentionMs !== null && now - oldest_at >= RETENTION_WARNING * retentionMs,
+        };
+      }) ?? null;
     let oldest: { group: string; topic: string; at: string; age_seconds: number } | null = null;
     for (const g of groups ?? []) {
       if (g.oldest_at === null || g.oldest_age_seconds === null) continue;
@@ -112,6 +127,9 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       consumer_groups: groups,
       consumers,
       oldest_not_landed: groups ? oldest : null,
+      log_settings: settings
+        ? { checked_at: new Date(settings.checked_at).toISOString(), mismatches: settings.mismatches }
+        : null,
       dead_letters: deadLetters,
       refused,
       lost_records:

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ClickHouseHttpInterface, serveClickHouseHttp } from '../http-interface.ts';
+import { type ClickHouseHttpInterface, serveClickHouseHttp } from './server.ts';
 import { tokens } from './statement.ts';
 import { parseAstDump, settingsNamed } from './statement-policy.ts';
 

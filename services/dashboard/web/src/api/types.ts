@@ -444,6 +444,8 @@ export interface Health {
         lag: number;
         oldest_at: string | null;
         oldest_age_seconds: number | null;
+        retention_seconds: number | null;
+        near_retention: boolean;
       }[]
     | null;
   consumers:
@@ -458,6 +460,21 @@ export interface Health {
       }[]
     | null;
   oldest_not_landed: { group: string; topic: string; at: string; age_seconds: number } | null;
+  log_settings: {
+    checked_at: string;
+    mismatches: {
+      topic: string;
+      setting:
+        | 'partitions'
+        | 'replication.factor'
+        | 'min.insync.replicas'
+        | 'retention.ms'
+        | 'retention.bytes';
+      expected: number;
+      actual: number;
+      configured_by: string;
+    }[];
+  } | null;
   dead_letters: {
     count: number;
     by_reason: { type: string; error_code: string; count: number }[];

@@ -5,7 +5,9 @@
 // status, and what this deployment cannot tell. A consumer group that is stalled (records waiting and no
 // batch committed for CONSUMER_STALL_MS) comes first of all, in red, with how long and why: nothing of any
 // project lands behind it. Then records the warehouse lost (parts the engine detached as damaged) and what
-// to do about them. Refreshed every 30 seconds.
+// to do about them. On Kafka, a consumer group whose oldest record not landed nears its topic's retention
+// (Kafka deletes it then, landed or not), and the topics' settings that differ from the configuration.
+// Refreshed every 30 seconds.
 import { useLocation } from 'preact-iso';
 import type { Health } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
@@ -112,6 +114,8 @@ export function HealthView({ api, project }: ViewProps) {
   const h = health.data;
   const stalled = h.types.filter((t) => t.status === 'stalled');
   const stalledGroups = (h.consumers ?? []).filter((c) => c.status === 'stalled');
+  const nearRetention = (h.consumer_groups ?? []).filter((g) => g.near_retention);
+  const mismatches = h.log_settings?.mismatches ?? [];
   return (
     <>
       {stalledGroups.length > 0 && (
@@ -133,6 +137,33 @@ export function HealthView({ api, project }: ViewProps) {
             {h.lost_records.parts.map((p) => `${p.table} ${p.part}`).join(', ')}). Every figure is missing
             their records until they are landed again: {h.lost_records.action}.
           </p>
+        </div>
+      )}
+      {nearRetention.length > 0 && (
+        <div class="error" role="alert" id="retention-alert">
+          {nearRetention.map((g) => (
+            <p key={`${g.group}-${g.topic}`} data-group={g.group} data-topic={g.topic}>
+              Consumer group <strong>{g.group}</strong> has {g.topic} records not landed for{' '}
+              {formatDuration(g.oldest_age_seconds)}: Kafka deletes them, landed or not, once older than{' '}
+              {formatDuration(g.retention_seconds)} (the topic's retention.ms). Start or mend the consumer
+              before then.
+            </p>
+          ))}
+        </div>
+      )}
+      {mismatches.length > 0 && (
+        <div class="error" role="alert" id="topic-settings-alert">
+          <p>
+            Kafka topics differ from the configuration (Tally does not change an existing topic: alter the
+            topic, or the setting):
+          </p>
+          <ul class="warnings">
+            {mismatches.map((m) => (
+              <li key={`${m.topic}-${m.setting}`} data-topic={m.topic} data-setting={m.setting}>
+                {m.topic}: {m.setting} is {m.actual}, {m.configured_by} says {m.expected}
+              </li>
+            ))}
+          </ul>
         </div>
       )}
       {stalled.length > 0 ? (
@@ -284,6 +315,9 @@ export function HealthView({ api, project }: ViewProps) {
                     <th scope="col" class="num">
                       Oldest
                     </th>
+                    <th scope="col" class="num">
+                      Kept for
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -292,7 +326,10 @@ export function HealthView({ api, project }: ViewProps) {
                       <td>{g.group}</td>
                       <td>{g.topic}</td>
                       <td class="num">{formatCount(g.lag)}</td>
-                      <td class="num">{formatDuration(g.oldest_age_seconds)}</td>
+                      <td class={g.near_retention ? 'num warning-text' : 'num'}>
+                        {formatDuration(g.oldest_age_seconds)}
+                      </td>
+                      <td class="num">{formatDuration(g.retention_seconds)}</td>
                     </tr>
                   ))}
                 </tbody>

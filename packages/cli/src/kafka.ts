@@ -1,0 +1,73 @@
+// `tally kafka compatibility [--set LEVEL] [--type TYPE] [--json]`: the compatibility level of the Kafka
+// record log's subjects in the schema registry (`<prefix><type>-value`, and the dead letters'). Tally sets
+// SCHEMA_COMPATIBILITY only on a subject that has no level yet; once it has one, the level is the
+// operator's, changed here (or with the registry's own API) and kept across restarts. Needs only the
+// schema registry (SCHEMA_REGISTRY_URL), not the brokers.
+import type { parseArgs as ParseArgs } from 'node:util';
+import type { TallyConfig } from '@tally/config';
+import {
+  COMPATIBILITY_LEVELS,
+  isCompatibility,
+  logSubjects,
+  setSubjectCompatibility,
+  subjectCompatibility,
+} from '@tally/log';
+
+const USAGE = 'kafka needs "compatibility [--set LEVEL] [--type TYPE] [--json]"';
+
+export async function runKafka(
+  config: TallyConfig,
+  argv: string[],
+  parseArgs: typeof ParseArgs,
+): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      set: { type: 'string' },
+      type: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (positionals[0] !== 'compatibility' || positionals.length > 1) throw new Error(USAGE);
+  const registryUrl = config.SCHEMA_REGISTRY_URL?.replace(/\/$/, '');
+  if (!registryUrl) {
+    throw new Error(
+      'no schema registry is configured (SCHEMA_REGISTRY_URL): only the Kafka record log registers schemas',
+    );
+  }
+  const level = values.set?.toUpperCase();
+  if (values.set !== undefined && !isCompatibility(level)) {
+    throw new Error(`--set takes one of ${COMPATIBILITY_LEVELS.join(', ')}`);
+  }
+  const all = logSubjects(config.KAFKA_TOPIC_PREFIX);
+  const subjects = values.type
+    ? all.filter((s) => s === `${config.KAFKA_TOPIC_PREFIX}${values.type}-value`)
+    : all;
+  if (subjects.length === 0) {
+    throw new Error(
+      `--type takes one of ${all.map((s) => s.slice(config.KAFKA_TOPIC_PREFIX.length, -'-value'.length)).join(', ')}`,
+    );
+  }
+  if (level !== undefined && isCompatibility(level)) {
+    for (const subject of subjects) await setSubjectCompatibility(registryUrl, subject, level);
+  }
+  const levels = await Promise.all(
+    subjects.map(async (subject) => ({
+      subject,
+      compatibility: await subjectCompatibility(registryUrl, subject),
+    })),
+  );
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(levels)}\n`);
+    return 0;
+  }
+  const width = Math.max(...levels.map((l) => l.subject.length));
+  for (const { subject, compatibility } of levels) {
+    process.stdout.write(
+      `${subject.padEnd(width)}  ${compatibility ?? '(none: the next start of Tally sets SCHEMA_COMPATIBILITY)'}\n`,
+    );
+  }
+  if (level !== undefined) process.stdout.write(`Set ${level} on ${subjects.length} subject(s).\n`);
+  return 0;
+}
