@@ -305,6 +305,7 @@ it('sets aside a message the log could not decode, with its bytes', async () => 
       return [undecodable, good];
     },
     commit: async (positions) => void committed.push(...positions.map((p) => p.offset)),
+    assertHeld: () => {},
     close: async () => {},
   };
   const lander = recordingLander();

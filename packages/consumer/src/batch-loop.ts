@@ -19,6 +19,7 @@ import {
   deadLetterId,
   type LogConsumer,
   type LogMessage,
+  OwnershipLostError,
   type PolledMessage,
 } from '@tally/log';
 import { describeForDeadLetter, describeForLog, failureKind } from './failures.ts';
@@ -45,9 +46,11 @@ export interface Lander<Row> {
   prepare(message: LogMessage): Row;
   /**
    * Writes prepared records, idempotently: after a crash a batch is landed again, and a refused batch is
-   * landed again in halves.
+   * landed again in halves. `held()` throws OwnershipLostError once the records' partitions are another
+   * consumer's (LogConsumer.assertHeld): a lander calls it before a write that must not be a stale one
+   * (one computed from what it read, which the new holder computes again).
    */
-  land(items: readonly Prepared<Row>[]): Promise<void>;
+  land(items: readonly Prepared<Row>[], held?: () => void): Promise<void>;
 }
 
 export interface BatchLoopOptions<Row> extends BatchOptions {
@@ -137,12 +140,18 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
    * Lands `items`; on a failure the records cause, lands each half on its own, down to single records,
    * which go to `setAside`. Outages and failures of the warehouse are retried until they pass.
    */
-  async function landOrSplit(items: readonly Prepared<Row>[], setAside: DeadLetter[]): Promise<void> {
+  async function landOrSplit(
+    items: readonly Prepared<Row>[],
+    setAside: DeadLetter[],
+    held: () => void,
+  ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await lander.land(items);
+        held();
+        await lander.land(items, held);
         return;
       } catch (error) {
+        if (error instanceof OwnershipLostError) throw error;
         const kind = failureKind(error);
         metrics?.failures.inc({ group, kind });
         progress?.failed(describeForLog(error));
@@ -152,8 +161,8 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
             `${group} batch too large for the warehouse; landing it in halves`,
           );
           const middle = Math.ceil(items.length / 2);
-          await landOrSplit(items.slice(0, middle), setAside);
-          await landOrSplit(items.slice(middle), setAside);
+          await landOrSplit(items.slice(0, middle), setAside, held);
+          await landOrSplit(items.slice(middle), setAside, held);
           return;
         }
         if (kind === 'records') {
@@ -163,8 +172,8 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
             return;
           }
           const middle = Math.ceil(items.length / 2);
-          await landOrSplit(items.slice(0, middle), setAside);
-          await landOrSplit(items.slice(middle), setAside);
+          await landOrSplit(items.slice(0, middle), setAside, held);
+          await landOrSplit(items.slice(middle), setAside, held);
           return;
         }
         if (stopping) throw new Stopped();
@@ -239,9 +248,21 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
         setAside.push(letter(message, error));
       }
     }
-    if (prepared.length > 0) await landOrSplit(prepared, setAside);
-    await setAsideDurably(setAside);
-    await commitDurably(batch);
+    const held = () => consumer.assertHeld(batch);
+    try {
+      if (prepared.length > 0) await landOrSplit(prepared, setAside, held);
+      held();
+      await setAsideDurably(setAside);
+      await commitDurably(batch);
+    } catch (error) {
+      if (!(error instanceof OwnershipLostError)) throw error;
+      // Another member holds these records now and lands them; nothing is committed here.
+      logger?.warn(
+        { group, records: batch.length },
+        `${group} partitions moved to another member; batch left to it`,
+      );
+      return;
+    }
     progress?.committed();
     const asideIds = new Set(setAside.map((l) => l.id));
     for (const { message } of prepared) {

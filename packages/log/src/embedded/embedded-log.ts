@@ -619,6 +619,9 @@ class EmbeddedConsumer implements EmbeddedLogConsumer {
     }
   }
 
+  /** One process holds the embedded log, and a group's consumer is its only one: it never loses them. */
+  assertHeld(): void {}
+
   async close(): Promise<void> {}
 }
 

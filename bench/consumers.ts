@@ -1,0 +1,328 @@
+// Consumers catching up a backlog (`npm run bench:consumers`): the path a high-volume user takes past one
+// machine — records in Kafka, analytics consumers as processes of their own, the warehouse a ClickHouse
+// HTTP interface (Tally's over chDB, packages/warehouse/scripts/serve-clickhouse-http.ts, in its own process).
+// For each run: a fresh warehouse (optionally holding `--prefill` records already: events, their ids and
+// visits, spread over the past year), `--records` records appended to Kafka before any consumer starts
+// (70% pageview, 25% event, 5% identify, over `--projects` projects and `--visitors` visitors with several
+// sessions each, in the last hour), then `--consumers` analytics consumers started together; the run ends
+// when the group has no lag. Reported: records landed per second (from the consumers' readiness to no lag),
+// each batch's time (the consumers' own "analytics batch landed" lines), CPU of the consumers and of the
+// warehouse, and a check that every record landed once (events and identities against what was sent,
+// visits' pageviews and events equal to the events' rows).
+// Prints one JSON object on stdout; progress on stderr.
+//
+//   node --conditions=@tally/source --import tsx bench/consumers.ts [--records 200000] [--runs 1:0,2:0,1:10000000]
+//     [--batch-size 5000] [--partitions 6] [--projects 4] [--visitors 20000] [--runtime compiled|sources]
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { IngestRecord } from '@tally/contract';
+import { openRecordLog, type RecordLog } from '@tally/log';
+import { migrate, openClickHouseWarehouse, type Warehouse } from '@tally/warehouse';
+import { buildIfStale } from '../scripts/build.mjs';
+import { type Child, Monitor, ROOT, sleep, startCompiled, startNode, stopAll } from './lib/children.ts';
+import { machineInfo } from './lib/machine.ts';
+import { atLeast, atMost, parseArgs, spread } from './lib/report.ts';
+import { ensureServices, removeDir, removeRunState, serverEnv, type Services, tempDir } from './lib/stack.ts';
+
+const options = parseArgs(
+  {
+    records: 200_000,
+    runs: '1:0,2:0,1:10000000',
+    batchSize: 5000,
+    partitions: 6,
+    projects: 4,
+    visitors: 20_000,
+    runtime: 'compiled',
+    timeout: 900,
+  },
+  process.argv.slice(2),
+);
+const log = (message: string) => process.stderr.write(`[bench:consumers] ${message}\n`);
+const TARGETS = { recordsPerSecond: 5000, twoOverOne: 1.6, prefilledOverEmpty: 1.2 };
+
+interface RunResult {
+  consumers: number;
+  prefill: number;
+  records: number;
+  seconds: number;
+  recordsPerSecond: number;
+  batches: number;
+  batchMs: ReturnType<typeof spread>;
+  batchMsPer1000: ReturnType<typeof spread>;
+  consumerCpuPercent: number[];
+  warehouseCpuPercent: number;
+  exact: { events: boolean; identities: boolean; visits: boolean; detail: Record<string, number> };
+}
+
+/** The warehouse's HTTP interface over a fresh chDB directory, in a process of its own. */
+async function startWarehouse(dir: string): Promise<{ child: Child; url: string }> {
+  const child =
+    options.runtime === 'compiled'
+      ? startCompiled('warehouse', 'packages/warehouse/dist/scripts/serve-clickhouse-http.js', [dir, '0'], {
+          env: serverEnv({}),
+        })
+      : startNode('warehouse', 'packages/warehouse/scripts/serve-clickhouse-http.ts', [dir, '0'], {
+          env: serverEnv({}),
+        });
+  const [, url] = await child.waitFor(/CLICKHOUSE_URL=(\S+)/, 60_000);
+  return { child, url: url as string };
+}
+
+/** `count` records already stored: events of one project over the past year, their ids, and visits. */
+async function prefill(warehouse: Warehouse, count: number): Promise<void> {
+  if (count === 0) return;
+  const started = Date.now();
+  const year = 365 * 24 * 3600 * 1000;
+  const now = Date.now();
+  for (let done = 0; done < count; done += 1_000_000) {
+    const n = Math.min(1_000_000, count - done);
+    // Rows as the consumer writes them, from numbers(): UUIDs, visitors, times spread over the year.
+    await warehouse.command(
+      `INSERT INTO events (project_id, id, type, timestamp, received_at, visitor_id, session_id, path, hostname, url)
+       SELECT 'bench-old', toString(generateUUIDv4(number)), 'pageview',
+              fromUnixTimestamp64Milli(toInt64(${now - year} + (number + ${done}) * ${Math.floor(year / count)}), 'UTC'),
+              fromUnixTimestamp64Milli(toInt64(${now - year} + (number + ${done}) * ${Math.floor(year / count)}), 'UTC'),
+              concat('v', toString((number + ${done}) % 200000)), concat('s', toString(intDiv(number + ${done}, 5))),
+              '/', 'old.example', 'https://old.example/'
+       FROM numbers(${n})`,
+    );
+    log(`prefill: ${done + n} of ${count} records (${Math.round((Date.now() - started) / 1000)} s)`);
+  }
+  await warehouse.command(
+    `INSERT INTO record_ids (project_id, id, type, received_at)
+     SELECT project_id, toUUID(id), type, received_at FROM events WHERE project_id = 'bench-old'`,
+  );
+  await warehouse.command(
+    `INSERT INTO visits (project_id, visitor_id, start, end, pageviews, events, is_bounce, duration_ms, entry_path,
+       exit_path, hostname, version, is_deleted)
+     SELECT project_id, visitor_id, min(timestamp), max(timestamp), count(), 0, count() = 1,
+       toUInt64(dateDiff('millisecond', min(timestamp), max(timestamp))), '/', '/', 'old.example', 1, 0
+     FROM events WHERE project_id = 'bench-old' GROUP BY project_id, visitor_id, session_id`,
+  );
+  log(`prefill done in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+/** The backlog: pageviews and events of visitors with several sessions, and some identifies. */
+function backlog(count: number): IngestRecord[] {
+  const records: IngestRecord[] = [];
+  const now = Date.now() - 3600_000;
+  let seed = 42;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  for (let i = 0; i < count; i++) {
+    const visitor = Math.floor(random() * options.visitors);
+    const project = `bench-site-${(visitor % options.projects) + 1}`;
+    const session = `s${visitor}-${Math.floor(random() * 3)}`;
+    const time = now + Math.floor(random() * 3500_000);
+    const envelope = {
+      id: randomUUID(),
+      project_id: project,
+      received_at: time,
+      timestamp: time,
+      client_timestamp: null,
+      timestamp_clamped: false,
+      user_agent:
+        'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+      visitor_fingerprint_derived: false,
+      country: 'DE',
+    };
+    const kind = random();
+    if (kind < 0.7) {
+      records.push({
+        ...envelope,
+        type: 'pageview',
+        data: {
+          session_id: session,
+          visitor_fingerprint: `fp${visitor}`,
+          url: `https://${project}.example/p/${visitor % 50}`,
+          path: `/p/${visitor % 50}`,
+          referrer: 'https://www.google.com/',
+          title: 'A page',
+          screen_width: 1440,
+        },
+      } as IngestRecord);
+    } else if (kind < 0.95) {
+      records.push({
+        ...envelope,
+        type: 'event',
+        data: {
+          session_id: session,
+          visitor_fingerprint: `fp${visitor}`,
+          event_name: 'clicked',
+          event_data: { button: 'signup' },
+        },
+      } as IngestRecord);
+    } else {
+      records.push({
+        ...envelope,
+        type: 'identify',
+        data: { session_id: session, visitor_fingerprint: `fp${visitor}`, customer_id: `cus_${visitor}` },
+      } as IngestRecord);
+    }
+  }
+  return records;
+}
+
+async function appendAll(recordLog: RecordLog, records: readonly IngestRecord[]): Promise<void> {
+  const started = Date.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < records.length; i += 2000) {
+    inFlight.push(recordLog.append(records.slice(i, i + 2000)));
+    if (inFlight.length >= 8) await inFlight.shift();
+  }
+  await Promise.all(inFlight);
+  log(`appended ${records.length} records to Kafka in ${Math.round((Date.now() - started) / 100) / 10} s`);
+}
+
+async function runOnce(services: Services, consumers: number, prefillCount: number): Promise<RunResult> {
+  const dir = tempDir('consumers');
+  const topicPrefix = `bench-consumers-${randomUUID().slice(0, 8)}.`;
+  const kafkaEnv = {
+    KAFKA_BROKERS: services.kafkaBrokers,
+    SCHEMA_REGISTRY_URL: services.schemaRegistryUrl,
+    KAFKA_TOPIC_PREFIX: topicPrefix,
+    KAFKA_PARTITIONS: String(options.partitions),
+  };
+  const warehouseServer = await startWarehouse(join(dir, 'warehouse'));
+  const warehouse = await openClickHouseWarehouse({ url: warehouseServer.url, database: 'tally' });
+  let recordLog: RecordLog | null = null;
+  try {
+    await migrate(warehouse);
+    await prefill(warehouse, prefillCount);
+    recordLog = await openRecordLog({
+      ...kafkaEnv,
+      TALLY_DATA_DIR: dir,
+    } as unknown as Parameters<typeof openRecordLog>[0]);
+    const records = backlog(options.records);
+    await appendAll(recordLog, records);
+    const monitor = new Monitor();
+    const started = Date.now();
+    const children: Child[] = [];
+    for (let i = 0; i < consumers; i++) {
+      const env = serverEnv({
+        ...kafkaEnv,
+        CLICKHOUSE_URL: warehouseServer.url,
+        CLICKHOUSE_DATABASE: 'tally',
+        TALLY_DATA_DIR: join(dir, `consumer-${i}`),
+        CONSUMER_BATCH_SIZE: String(options.batchSize),
+        LOG_LEVEL: 'info',
+      });
+      children.push(
+        options.runtime === 'compiled'
+          ? startCompiled(`analytics-${i}`, 'services/analytics-consumer/dist/main.js', [], { env })
+          : startNode(`analytics-${i}`, 'services/analytics-consumer/src/main.ts', [], { env }),
+      );
+    }
+    for (const child of [...children, warehouseServer.child]) monitor.watch(child.name, child.pid);
+    monitor.start();
+    // Landed: the group has committed every record (no lag in any topic it reads).
+    const deadline = started + options.timeout * 1000;
+    let firstLag = -1;
+    for (;;) {
+      const lag = ((await recordLog.backlog?.({ oldest: false })) ?? [])
+        .filter((b) => b.group.endsWith('analytics'))
+        .reduce((sum, b) => sum + b.lag, 0);
+      const committedSomething = ((await recordLog.backlog?.({ oldest: false })) ?? []).some((b) =>
+        b.group.endsWith('analytics'),
+      );
+      if (firstLag < 0 && committedSomething) firstLag = lag;
+      if (committedSomething && lag === 0) break;
+      if (Date.now() > deadline) throw new Error(`not landed within ${options.timeout} s (lag ${lag})`);
+      await sleep(250);
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const usage = monitor.stop();
+    const batches = children.flatMap((child) =>
+      child
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('analytics batch landed'))
+        .map((line) => JSON.parse(line) as { records: number; duration_ms: number }),
+    );
+    const exact = await checkExact(warehouse, records);
+    return {
+      consumers,
+      prefill: prefillCount,
+      records: records.length,
+      seconds: Math.round(seconds * 10) / 10,
+      recordsPerSecond: Math.round(records.length / seconds),
+      batches: batches.length,
+      batchMs: spread(batches.map((b) => b.duration_ms)),
+      batchMsPer1000: spread(batches.map((b) => (b.duration_ms * 1000) / Math.max(1, b.records))),
+      consumerCpuPercent: children.map((c) => usage.processes[c.name]?.cpuPercent ?? 0),
+      warehouseCpuPercent: usage.processes.warehouse?.cpuPercent ?? 0,
+      exact,
+    };
+  } finally {
+    await stopAll();
+    await recordLog?.close();
+    await warehouse.close();
+    await removeRunState(services, topicPrefix, `bench-unused-${randomUUID()}:`);
+    removeDir(dir);
+  }
+}
+
+/** Every record landed once: events and identities as sent, and the visits hold every event once. */
+async function checkExact(warehouse: Warehouse, records: readonly IngestRecord[]) {
+  const sent = { events: 0, identities: 0 };
+  for (const r of records) {
+    if (r.type === 'identify') sent.identities++;
+    else sent.events++;
+  }
+  const [row] = await warehouse.query<{ events: number; identities: number; visit_records: number }>(
+    `SELECT
+       (SELECT count() FROM events FINAL WHERE project_id LIKE 'bench-site-%') AS events,
+       (SELECT count() FROM identities FINAL WHERE project_id LIKE 'bench-site-%') AS identities,
+       (SELECT sum(pageviews + events) FROM visits FINAL WHERE project_id LIKE 'bench-site-%') AS visit_records`,
+  );
+  const detail = { sentEvents: sent.events, sentIdentities: sent.identities, ...(row ?? {}) };
+  return {
+    events: row?.events === sent.events,
+    identities: row?.identities === sent.identities,
+    visits: Number(row?.visit_records) === sent.events,
+    detail,
+  };
+}
+
+async function main() {
+  if (options.runtime === 'compiled') buildIfStale(ROOT);
+  const services = await ensureServices();
+  const results: RunResult[] = [];
+  try {
+    for (const run of String(options.runs).split(',')) {
+      const [consumers, prefillCount] = run.split(':').map(Number) as [number, number];
+      log(`run: ${consumers} consumer(s), ${prefillCount} records stored before`);
+      const result = await runOnce(services, consumers, prefillCount ?? 0);
+      log(`  ${result.recordsPerSecond} records/s, batch median ${result.batchMs.median} ms, exact ${JSON.stringify(result.exact)}`);
+      results.push(result);
+    }
+  } finally {
+    await services.stop();
+  }
+  const one = results.find((r) => r.consumers === 1 && r.prefill === 0);
+  const two = results.find((r) => r.consumers === 2 && r.prefill === 0);
+  const prefilled = results.find((r) => r.consumers === 1 && r.prefill > 0);
+  const targets = [
+    one && atLeast('one consumer, records/s', one.recordsPerSecond, TARGETS.recordsPerSecond),
+    one &&
+      two &&
+      atLeast('two consumers over one', Math.round((two.recordsPerSecond / one.recordsPerSecond) * 100) / 100, TARGETS.twoOverOne),
+    one &&
+      prefilled &&
+      atMost(
+        'batch time per 1,000 records, prefilled over empty',
+        Math.round((prefilled.batchMsPer1000.median / one.batchMsPer1000.median) * 100) / 100,
+        TARGETS.prefilledOverEmpty,
+      ),
+  ].filter(Boolean);
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'consumers', machine: machineInfo(), options, results, targets }, null, 2)}\n`,
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? error}\n`);
+  process.exitCode = 1;
+});
