@@ -357,6 +357,7 @@ it('retries a commit the log refuses for now (a full disk), then commits; anothe
       if (refusals-- > 0) throw new LogUnavailableError("no space left on the record log's disk");
       await inner.commit(positions);
     },
+    assertHeld: () => {},
     close: () => inner.close(),
   };
   const lander = recordingLander();

@@ -67,8 +67,8 @@ export interface BatchLoopOptions<Row> extends BatchOptions {
   idleWaitMs?: number;
   /** Longest wait between two attempts of a failing batch. */
   maxRetryDelayMs?: number;
-  /** Called after a batch is landed (and set aside) and committed. */
-  onLanded?(messages: readonly PolledMessage[], setAside: readonly DeadLetter[]): void;
+  /** Called after a batch is landed (and set aside) and committed, with how long that took (ms). */
+  onLanded?(messages: readonly PolledMessage[], setAside: readonly DeadLetter[], durationMs: number): void;
 }
 
 export interface RunningBatchLoop {
@@ -235,6 +235,7 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
   }
 
   async function handle(batch: readonly PolledMessage[]): Promise<void> {
+    const started = performance.now();
     const setAside: DeadLetter[] = [];
     const prepared: Prepared<Row>[] = [];
     for (const message of batch) {
@@ -268,7 +269,7 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
     for (const { message } of prepared) {
       if (!asideIds.has(deadLetterId(group, message))) metrics?.landed.inc({ group, type: message.topic });
     }
-    options.onLanded?.(batch, setAside);
+    options.onLanded?.(batch, setAside, Math.round(performance.now() - started));
   }
 
   const done = (async () => {
