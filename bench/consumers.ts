@@ -3,8 +3,9 @@
 // HTTP interface (Tally's over chDB, packages/warehouse/scripts/serve-clickhouse-http.ts, in its own process).
 // For each run: a fresh warehouse (optionally holding `--prefill` records already: events, their ids and
 // visits, spread over the past year), `--records` records appended to Kafka before any consumer starts
-// (70% pageview, 25% event, 5% identify, over `--projects` projects and `--visitors` visitors with several
-// sessions each, in the last hour), then `--consumers` analytics consumers started together; the run ends
+// (70% pageview, 25% event, 5% identify, over `--projects` projects and `--visitors` visitors — by default a
+// quarter of the records, so four records each — with up to three sessions each, spread over the last
+// `--hours` hours), then `--consumers` analytics consumers started together; the run ends
 // when the group has no lag. Reported: records landed per second (from the consumers' readiness to no lag),
 // each batch's time (the consumers' own "analytics batch landed" lines), CPU of the consumers and of the
 // warehouse, and a check that every record landed once (events and identities against what was sent,
@@ -12,7 +13,8 @@
 // Prints one JSON object on stdout; progress on stderr.
 //
 //   node --conditions=@tally/source --import tsx bench/consumers.ts [--records 200000] [--runs 1:0,2:0,1:10000000]
-//     [--batch-size 5000] [--partitions 6] [--projects 4] [--visitors 20000] [--runtime compiled|sources]
+//     [--batch-size 5000] [--partitions 6] [--projects 4] [--visitors 0] [--hours 6] [--runtime compiled|sources]
+//     [--cpu-prof <dir>] (a CPU profile of each consumer, written when it stops)
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
@@ -33,9 +35,11 @@ const options = parseArgs(
     batchSize: 5000,
     partitions: 6,
     projects: 4,
-    visitors: 20_000,
+    visitors: 0,
+    hours: 6,
     runtime: 'compiled',
     timeout: 900,
+    cpuProf: '',
   },
   process.argv.slice(2),
 );
@@ -103,17 +107,20 @@ async function prefill(warehouse: Warehouse, count: number): Promise<void> {
 /** The backlog: pageviews and events of visitors with several sessions, and some identifies. */
 function backlog(count: number): IngestRecord[] {
   const records: IngestRecord[] = [];
-  const now = Date.now() - 3600_000;
+  const span = options.hours * 3600_000;
+  const now = Date.now() - span;
+  // Four records per visitor by default: the pageviews and events of a visit or two.
+  const visitors = options.visitors || Math.max(1, Math.round(count / 4));
   let seed = 42;
   const random = () => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed / 2 ** 31;
   };
   for (let i = 0; i < count; i++) {
-    const visitor = Math.floor(random() * options.visitors);
+    const visitor = Math.floor(random() * visitors);
     const project = `bench-site-${(visitor % options.projects) + 1}`;
     const session = `s${visitor}-${Math.floor(random() * 3)}`;
-    const time = now + Math.floor(random() * 3500_000);
+    const time = now + Math.floor(random() * span);
     const envelope = {
       id: randomUUID(),
       project_id: project,
@@ -209,10 +216,11 @@ async function runOnce(services: Services, consumers: number, prefillCount: numb
         CONSUMER_BATCH_SIZE: String(options.batchSize),
         LOG_LEVEL: 'info',
       });
+      const nodeArgs = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`] : [];
       children.push(
         options.runtime === 'compiled'
-          ? startCompiled(`analytics-${i}`, 'services/analytics-consumer/dist/main.js', [], { env })
-          : startNode(`analytics-${i}`, 'services/analytics-consumer/src/main.ts', [], { env }),
+          ? startCompiled(`analytics-${i}`, 'services/analytics-consumer/dist/main.js', [], { env, nodeArgs })
+          : startNode(`analytics-${i}`, 'services/analytics-consumer/src/main.ts', [], { env, nodeArgs }),
       );
     }
     for (const child of [...children, warehouseServer.child]) monitor.watch(child.name, child.pid);

@@ -306,6 +306,7 @@ it('sets aside a message the log could not decode, with its bytes', async () => 
     },
     commit: async (positions) => void committed.push(...positions.map((p) => p.offset)),
     assertHeld: () => {},
+    holding: () => 0,
     close: async () => {},
   };
   const lander = recordingLander();
@@ -358,6 +359,7 @@ it('retries a commit the log refuses for now (a full disk), then commits; anothe
       await inner.commit(positions);
     },
     assertHeld: () => {},
+    holding: () => 0,
     close: () => inner.close(),
   };
   const lander = recordingLander();

@@ -46,11 +46,20 @@ export interface Lander<Row> {
   prepare(message: LogMessage): Row;
   /**
    * Writes prepared records, idempotently: after a crash a batch is landed again, and a refused batch is
-   * landed again in halves. `held()` throws OwnershipLostError once the records' partitions are another
-   * consumer's (LogConsumer.assertHeld): a lander calls it before a write that must not be a stale one
-   * (one computed from what it read, which the new holder computes again).
+   * landed again in halves. `holding` says whether the records' partitions are still this consumer's.
    */
-  land(items: readonly Prepared<Row>[], held?: () => void): Promise<void>;
+  land(items: readonly Prepared<Row>[], holding?: Holding): Promise<void>;
+}
+
+/** The consumer's hold on the partitions of the records it lands (LogConsumer.assertHeld, holding). */
+export interface Holding {
+  /**
+   * Throws OwnershipLostError once the records' partitions are another consumer's: a lander calls it before
+   * a write that must not be a stale one (computed from what it read, which the new holder computes again).
+   */
+  assert(): void;
+  /** Changes when what a lander keeps in memory about these partitions' keys may be stale (LogConsumer.holding). */
+  readonly id: number;
 }
 
 export interface BatchLoopOptions<Row> extends BatchOptions {
@@ -143,11 +152,11 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
   async function landOrSplit(
     items: readonly Prepared<Row>[],
     setAside: DeadLetter[],
-    held: () => void,
+    held: Holding,
   ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        held();
+        held.assert();
         await lander.land(items, held);
         return;
       } catch (error) {
@@ -249,10 +258,10 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
         setAside.push(letter(message, error));
       }
     }
-    const held = () => consumer.assertHeld(batch);
+    const held: Holding = { assert: () => consumer.assertHeld(batch), id: consumer.holding() };
     try {
       if (prepared.length > 0) await landOrSplit(prepared, setAside, held);
-      held();
+      held.assert();
       await setAsideDurably(setAside);
       await commitDurably(batch);
     } catch (error) {

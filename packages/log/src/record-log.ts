@@ -132,6 +132,13 @@ export interface LogConsumer {
    * committed; their new holder gets them again. A log whose group has one consumer never throws.
    */
   assertHeld(messages: readonly LogPosition[]): void;
+  /**
+   * Which holding of its partitions the consumer is in: a number that changes whenever what it holds may
+   * have been written for by another member since (it joined the group again, or lost its partitions).
+   * What a consumer keeps in memory about its records' keys (the visits of its visitors) is good for one
+   * holding only. A log whose group has one consumer keeps one holding.
+   */
+  holding(): number;
   close(): Promise<void>;
 }
 

@@ -24,6 +24,7 @@ import {
   type Row,
   recordIdRow,
   refreshVisits,
+  VisitCache,
   type VisitRecord,
   type Warehouse,
 } from '@tally/warehouse';
@@ -41,6 +42,8 @@ export interface AnalyticsRow {
 }
 
 export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
+  // The visits of the visitors this consumer holds, between batches (good for one holding of its partitions).
+  const visits = new VisitCache();
   return {
     prepare({ record }) {
       const checked = validateRecord(record);
@@ -50,7 +53,8 @@ export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
       if (record.type === 'identify') return { table: 'identities', row: identityRow(record) };
       throw new RecordError('type', `the analytics consumer does not land ${record.type} records`);
     },
-    async land(items, held) {
+    async land(items, holding) {
+      visits.sync(holding?.id ?? 0);
       const { fresh, redelivered } = await batchCopies(warehouse, items);
       // The rows first, then (side by side) their ids and the visits: an id is never stored before its row
       // (a crash between them is repaired by the redelivery, which finds the row's id absent), and the
@@ -66,7 +70,10 @@ export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
           'record_ids',
           fresh.map((i) => recordIdRow(i.message.record)),
         ),
-        refreshVisits(warehouse, visitRecords([...fresh, ...redelivered]), { beforeWrite: held }),
+        refreshVisits(warehouse, visitRecords([...fresh, ...redelivered]), {
+          beforeWrite: holding?.assert,
+          cache: visits,
+        }),
       ]);
     },
   };

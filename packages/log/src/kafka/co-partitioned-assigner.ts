@@ -6,7 +6,9 @@
 // topics over the members in one sequence, which gives partition p of two topics to two members as soon as
 // the number of partitions is not a multiple of the number of members. The visits of a visitor are folded
 // from all its records together, by the member that holds them (see the analytics consumer).
-import { AssignerProtocol, type PartitionAssigner } from 'kafkajs';
+import kafkajs, { type PartitionAssigner } from 'kafkajs';
+
+const { AssignerProtocol } = kafkajs;
 
 export const CO_PARTITIONED = 'TallyCoPartitioned';
 

@@ -19,9 +19,12 @@ import { topicName } from './topics.ts';
 interface HeldBatch {
   topic: string;
   partition: number;
+  firstOffset: number;
   lastOffset: number;
   release(): void;
 }
+
+const tp = (topic: string, partition: number) => `${topic}:${partition}`;
 
 /** Heartbeat errors that mean the group is rebalancing: this member still holds its partitions. */
 const REBALANCING = new Set(['REBALANCE_IN_PROGRESS']);
@@ -38,6 +41,9 @@ export class KafkaConsumer implements LogConsumer {
   #watching = false;
   #onQueued: (() => void) | null = null;
   readonly #held = new Set<HeldBatch>();
+  /** Per topic and partition: the last offset poll handed over, and the next offset committed. */
+  readonly #taken = new Map<string, number>();
+  readonly #committed = new Map<string, number>();
   /** Bumped when the partitions in hand are lost: messages polled before belong to an older holding. */
   #holding = 0;
   readonly #holdingOf = new WeakMap<PolledMessage, number>();
@@ -66,6 +72,12 @@ export class KafkaConsumer implements LogConsumer {
         // kafkajs restarts its consumer only after errors it deems retriable; after any other (an error
         // thrown while the broker was away, for one) it stays stopped, and this consumer would poll an
         // empty queue for ever. The next poll starts it again, from the group's committed offsets.
+        // A new assignment: what another member wrote for these partitions meanwhile is not in memory here.
+        this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => {
+          this.#holding++;
+          this.#taken.clear();
+          this.#committed.clear();
+        });
         this.#consumer.on(this.#consumer.events.CRASH, ({ payload }) => {
           // Whether kafkajs restarts it or this consumer does, it starts again from the committed offsets:
           // the records in hand are another holding's.
@@ -109,6 +121,7 @@ export class KafkaConsumer implements LogConsumer {
     const held: HeldBatch = {
       topic: batch.topic,
       partition: batch.partition,
+      firstOffset: Number(batch.messages[0]?.offset),
       lastOffset: Number(batch.messages.at(-1)?.offset),
       release: () => {
         released = true;
@@ -130,8 +143,13 @@ export class KafkaConsumer implements LogConsumer {
       try {
         await heartbeat();
       } catch (error) {
-        // The group waits for this member to rejoin: the batch in hand is finished and committed first.
-        if (REBALANCING.has((error as { type?: string }).type ?? '')) continue;
+        // The group waits for this member to rejoin: what the consumer took is finished and committed
+        // first; what it did not take yet is left (fetched again from the committed offsets, by whichever
+        // member gets its partition), so that the group waits for one landing at most.
+        if (REBALANCING.has((error as { type?: string }).type ?? '')) {
+          this.#leaveUntaken();
+          continue;
+        }
         // Removed from the group (or the coordinator is gone): what is in hand is no longer ours.
         this.#lose();
         throw error;
@@ -140,10 +158,22 @@ export class KafkaConsumer implements LogConsumer {
     held.release();
   }
 
+  /** Drops the queued records poll has not taken, and lets go of the batches only those were waiting for. */
+  #leaveUntaken(): void {
+    this.#queue.length = 0;
+    for (const held of [...this.#held]) {
+      const key = tp(held.topic, held.partition);
+      const taken = this.#taken.get(key) ?? -1;
+      if (taken < held.firstOffset || (this.#committed.get(key) ?? -1) > taken) held.release();
+      else held.lastOffset = Math.min(held.lastOffset, taken);
+    }
+  }
+
   /** Gives up the records in hand: they are another holding's now, and delivered again to their holder. */
   #lose(): void {
     this.#holding++;
     this.#queue.length = 0;
+    this.#taken.clear();
     for (const held of [...this.#held]) held.release();
   }
 
@@ -186,7 +216,16 @@ export class KafkaConsumer implements LogConsumer {
       });
       this.#onQueued = null;
     }
-    return this.#queue.splice(0, options.max ?? 500);
+    const taken = this.#queue.splice(0, options.max ?? 500);
+    for (const message of taken) {
+      const key = tp(topicName(this.#topicPrefix, message.topic), message.partition);
+      this.#taken.set(key, Math.max(message.offset, this.#taken.get(key) ?? -1));
+    }
+    return taken;
+  }
+
+  holding(): number {
+    return this.#holding;
   }
 
   assertHeld(messages: readonly LogPosition[]): void {
@@ -215,8 +254,10 @@ export class KafkaConsumer implements LogConsumer {
       this.#lose();
       throw new OwnershipLostError('the group refused the commit: the records go to their new holder');
     }
+    for (const { topic, partition, offset } of next.values())
+      this.#committed.set(tp(topic, partition), offset);
     for (const held of [...this.#held]) {
-      const committed = next.get(`${held.topic}:${held.partition}`);
+      const committed = next.get(tp(held.topic, held.partition));
       if (committed && committed.offset > held.lastOffset) held.release();
     }
   }
