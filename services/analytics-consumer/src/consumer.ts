@@ -3,10 +3,12 @@
 // warehouse: events and identities, each record once per project (the first copy of a record id wins,
 // however late a copy comes), its id in record_ids after it. A record the contract refuses, or whose
 // values the warehouse refuses, is set aside as a dead letter and the others land.
-// After each batch, the visits of every visitor with a pageview or event in it are refreshed around those
-// records' times (visits-table.ts in @tally/warehouse), with the records the batch stored and the copies
-// of stored records delivered again (same arrival: a crash between the writes is repaired by the
-// redelivery); a later copy of a stored record (another arrival) changes nothing, as in events.
+// With their ids, the visits of every visitor with a pageview or event in the batch are refreshed around
+// those records' times (visits-table.ts in @tally/warehouse), with the records the batch stored and the
+// copies of stored records delivered again (same arrival: a crash between the writes is repaired by the
+// redelivery); a later copy of a stored record (another arrival) changes nothing, as in events. The
+// visitors' visits are kept in memory between batches for as long as the consumer holds their partitions
+// (VisitCache), and written only while it still does (the holding's assert, before the write).
 
 import {
   backfillAtStart,
