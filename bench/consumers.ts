@@ -256,10 +256,6 @@ async function runOnce(services: Services, consumers: number, prefillCount: numb
         .map((line) => JSON.parse(line) as { records: number; duration_ms: number }),
     );
     const exact = await checkExact(warehouse, records);
-    if (process.env.BENCH_CHILD_LOGS) {
-      const { writeFileSync } = await import('node:fs');
-      for (const child of children) writeFileSync(join(process.env.BENCH_CHILD_LOGS, `${child.name}.log`), child.output());
-    }
     return {
       consumers,
       prefill: prefillCount,

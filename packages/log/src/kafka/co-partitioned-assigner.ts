@@ -23,7 +23,9 @@ export function coPartitionedPlan(
   for (const [topic, partitions] of partitionsOf) {
     for (const partition of [...partitions].sort((a, b) => a - b)) {
       const assigned = plan.get(members[partition % members.length] as string) as Record<string, number[]>;
-      (assigned[topic] ??= []).push(partition);
+      const list = assigned[topic];
+      if (list) list.push(partition);
+      else assigned[topic] = [partition];
     }
   }
   return plan;
