@@ -57,6 +57,12 @@ interface RunResult {
   batchMsPer1000: ReturnType<typeof spread>;
   consumerCpuPercent: number[];
   warehouseCpuPercent: number;
+  /** The whole machine's CPU in the window (200 = both cores of a 2-core machine), and what was not ours. */
+  machineCpuPercent: number;
+  otherCpuPercent: number;
+  /** CPU of the consumers and of the warehouse per record landed, in µs. */
+  consumerCpuUsPerRecord: number;
+  warehouseCpuUsPerRecord: number;
   exact: { events: boolean; identities: boolean; visits: boolean; detail: Record<string, number> };
 }
 
@@ -70,37 +76,41 @@ async function startWarehouse(dir: string): Promise<{ child: Child; url: string 
   return { child, url: url as string };
 }
 
-/** `count` records already stored: events of one project over the past year, their ids, and visits. */
+/**
+ * `count` records already stored, as a year of history of another project: its events, their ids in
+ * record_ids and a visit per five of them, in slices of a million (so that no statement outlasts the
+ * client's timeout).
+ */
 async function prefill(warehouse: Warehouse, count: number): Promise<void> {
   if (count === 0) return;
   const started = Date.now();
   const year = 365 * 24 * 3600 * 1000;
-  const now = Date.now();
+  const from = Date.now() - year - 7 * 24 * 3600 * 1000;
+  const step = Math.max(1, Math.floor(year / count));
   for (let done = 0; done < count; done += 1_000_000) {
     const n = Math.min(1_000_000, count - done);
-    // Rows as the consumer writes them, from numbers(): UUIDs, visitors, times spread over the year.
+    const time = `fromUnixTimestamp64Milli(toInt64(${from} + (number + ${done}) * ${step}), 'UTC')`;
+    const id = `reinterpretAsUUID(sipHash128(toString(number + ${done})))`;
     await warehouse.command(
       `INSERT INTO events (project_id, id, type, timestamp, received_at, visitor_id, session_id, path, hostname, url)
-       SELECT 'bench-old', toString(generateUUIDv4(number)), 'pageview',
-              fromUnixTimestamp64Milli(toInt64(${now - year} + (number + ${done}) * ${Math.floor(year / count)}), 'UTC'),
-              fromUnixTimestamp64Milli(toInt64(${now - year} + (number + ${done}) * ${Math.floor(year / count)}), 'UTC'),
+       SELECT 'bench-old', toString(${id}), 'pageview', ${time}, ${time},
               concat('v', toString((number + ${done}) % 200000)), concat('s', toString(intDiv(number + ${done}, 5))),
               '/', 'old.example', 'https://old.example/'
        FROM numbers(${n})`,
     );
+    await warehouse.command(
+      `INSERT INTO record_ids (project_id, id, type, received_at)
+       SELECT 'bench-old', ${id}, 'pageview', ${time} FROM numbers(${n})`,
+    );
+    await warehouse.command(
+      `INSERT INTO visits (project_id, visitor_id, start, end, pageviews, events, is_bounce, duration_ms,
+         entry_path, exit_path, hostname, version, is_deleted)
+       SELECT 'bench-old', concat('v', toString(number % 200000)), ${time}, ${time} + toIntervalMinute(10), 5, 0,
+         false, 600000, '/', '/', 'old.example', 1, 0
+       FROM numbers(${Math.ceil(n / 5)})`,
+    );
     log(`prefill: ${done + n} of ${count} records (${Math.round((Date.now() - started) / 1000)} s)`);
   }
-  await warehouse.command(
-    `INSERT INTO record_ids (project_id, id, type, received_at)
-     SELECT project_id, toUUID(id), type, received_at FROM events WHERE project_id = 'bench-old'`,
-  );
-  await warehouse.command(
-    `INSERT INTO visits (project_id, visitor_id, start, end, pageviews, events, is_bounce, duration_ms, entry_path,
-       exit_path, hostname, version, is_deleted)
-     SELECT project_id, visitor_id, min(timestamp), max(timestamp), count(), 0, count() = 1,
-       toUInt64(dateDiff('millisecond', min(timestamp), max(timestamp))), '/', '/', 'old.example', 1, 0
-     FROM events WHERE project_id = 'bench-old' GROUP BY project_id, visitor_id, session_id`,
-  );
   log(`prefill done in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
@@ -267,6 +277,17 @@ async function runOnce(services: Services, consumers: number, prefillCount: numb
       batchMsPer1000: spread(batches.map((b) => (b.duration_ms * 1000) / Math.max(1, b.records))),
       consumerCpuPercent: children.map((c) => usage.processes[c.name]?.cpuPercent ?? 0),
       warehouseCpuPercent: usage.processes.warehouse?.cpuPercent ?? 0,
+      machineCpuPercent: usage.machineCpuPercent,
+      otherCpuPercent: usage.otherCpuPercent,
+      consumerCpuUsPerRecord: Math.round(
+        ((children.reduce((n, c) => n + (usage.processes[c.name]?.cpuPercent ?? 0), 0) / 100) *
+          seconds *
+          1e6) /
+          records.length,
+      ),
+      warehouseCpuUsPerRecord: Math.round(
+        (((usage.processes.warehouse?.cpuPercent ?? 0) / 100) * seconds * 1e6) / records.length,
+      ),
       exact,
     };
   } finally {
