@@ -305,6 +305,8 @@ it('sets aside a message the log could not decode, with its bytes', async () => 
       return [undecodable, good];
     },
     commit: async (positions) => void committed.push(...positions.map((p) => p.offset)),
+    assertHeld: () => {},
+    holding: () => 0,
     close: async () => {},
   };
   const lander = recordingLander();
@@ -356,6 +358,8 @@ it('retries a commit the log refuses for now (a full disk), then commits; anothe
       if (refusals-- > 0) throw new LogUnavailableError("no space left on the record log's disk");
       await inner.commit(positions);
     },
+    assertHeld: () => {},
+    holding: () => 0,
     close: () => inner.close(),
   };
   const lander = recordingLander();

@@ -19,6 +19,7 @@ import {
   deadLetterId,
   type LogConsumer,
   type LogMessage,
+  OwnershipLostError,
   type PolledMessage,
 } from '@tally/log';
 import { describeForDeadLetter, describeForLog, failureKind } from './failures.ts';
@@ -45,9 +46,20 @@ export interface Lander<Row> {
   prepare(message: LogMessage): Row;
   /**
    * Writes prepared records, idempotently: after a crash a batch is landed again, and a refused batch is
-   * landed again in halves.
+   * landed again in halves. `holding` says whether the records' partitions are still this consumer's.
    */
-  land(items: readonly Prepared<Row>[]): Promise<void>;
+  land(items: readonly Prepared<Row>[], holding?: Holding): Promise<void>;
+}
+
+/** The consumer's hold on the partitions of the records it lands (LogConsumer.assertHeld, holding). */
+export interface Holding {
+  /**
+   * Throws OwnershipLostError once the records' partitions are another consumer's: a lander calls it before
+   * a write that must not be a stale one (computed from what it read, which the new holder computes again).
+   */
+  assert(): void;
+  /** Changes when what a lander keeps in memory about these partitions' keys may be stale (LogConsumer.holding). */
+  readonly id: number;
 }
 
 export interface BatchLoopOptions<Row> extends BatchOptions {
@@ -64,8 +76,8 @@ export interface BatchLoopOptions<Row> extends BatchOptions {
   idleWaitMs?: number;
   /** Longest wait between two attempts of a failing batch. */
   maxRetryDelayMs?: number;
-  /** Called after a batch is landed (and set aside) and committed. */
-  onLanded?(messages: readonly PolledMessage[], setAside: readonly DeadLetter[]): void;
+  /** Called after a batch is landed (and set aside) and committed, with how long that took (ms). */
+  onLanded?(messages: readonly PolledMessage[], setAside: readonly DeadLetter[], durationMs: number): void;
 }
 
 export interface RunningBatchLoop {
@@ -137,12 +149,18 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
    * Lands `items`; on a failure the records cause, lands each half on its own, down to single records,
    * which go to `setAside`. Outages and failures of the warehouse are retried until they pass.
    */
-  async function landOrSplit(items: readonly Prepared<Row>[], setAside: DeadLetter[]): Promise<void> {
+  async function landOrSplit(
+    items: readonly Prepared<Row>[],
+    setAside: DeadLetter[],
+    held: Holding,
+  ): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await lander.land(items);
+        held.assert();
+        await lander.land(items, held);
         return;
       } catch (error) {
+        if (error instanceof OwnershipLostError) throw error;
         const kind = failureKind(error);
         metrics?.failures.inc({ group, kind });
         progress?.failed(describeForLog(error));
@@ -152,8 +170,8 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
             `${group} batch too large for the warehouse; landing it in halves`,
           );
           const middle = Math.ceil(items.length / 2);
-          await landOrSplit(items.slice(0, middle), setAside);
-          await landOrSplit(items.slice(middle), setAside);
+          await landOrSplit(items.slice(0, middle), setAside, held);
+          await landOrSplit(items.slice(middle), setAside, held);
           return;
         }
         if (kind === 'records') {
@@ -163,8 +181,8 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
             return;
           }
           const middle = Math.ceil(items.length / 2);
-          await landOrSplit(items.slice(0, middle), setAside);
-          await landOrSplit(items.slice(middle), setAside);
+          await landOrSplit(items.slice(0, middle), setAside, held);
+          await landOrSplit(items.slice(middle), setAside, held);
           return;
         }
         if (stopping) throw new Stopped();
@@ -226,6 +244,7 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
   }
 
   async function handle(batch: readonly PolledMessage[]): Promise<void> {
+    const started = performance.now();
     const setAside: DeadLetter[] = [];
     const prepared: Prepared<Row>[] = [];
     for (const message of batch) {
@@ -239,15 +258,27 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
         setAside.push(letter(message, error));
       }
     }
-    if (prepared.length > 0) await landOrSplit(prepared, setAside);
-    await setAsideDurably(setAside);
-    await commitDurably(batch);
+    const held: Holding = { assert: () => consumer.assertHeld(batch), id: consumer.holding() };
+    try {
+      if (prepared.length > 0) await landOrSplit(prepared, setAside, held);
+      held.assert();
+      await setAsideDurably(setAside);
+      await commitDurably(batch);
+    } catch (error) {
+      if (!(error instanceof OwnershipLostError)) throw error;
+      // Another member holds these records now and lands them; nothing is committed here.
+      logger?.warn(
+        { group, records: batch.length },
+        `${group} partitions moved to another member; batch left to it`,
+      );
+      return;
+    }
     progress?.committed();
     const asideIds = new Set(setAside.map((l) => l.id));
     for (const { message } of prepared) {
       if (!asideIds.has(deadLetterId(group, message))) metrics?.landed.inc({ group, type: message.topic });
     }
-    options.onLanded?.(batch, setAside);
+    options.onLanded?.(batch, setAside, Math.round(performance.now() - started));
   }
 
   const done = (async () => {

@@ -119,11 +119,39 @@ export interface RecordLog {
 }
 
 export interface LogConsumer {
-  /** Up to `max` messages after this consumer's position; waits up to `waitMs` for the first one. */
+  /**
+   * Up to `max` messages after this consumer's position; waits up to `waitMs` for the first one, unless no
+   * more can come before the messages in hand are committed (then it answers at once).
+   */
   poll(options?: { max?: number; waitMs?: number }): Promise<PolledMessage[]>;
   /** Marks these messages, and every earlier one of their topics, as processed by the group. */
   commit(messages: readonly LogPosition[]): Promise<void>;
+  /**
+   * Throws OwnershipLostError when the partitions of these polled messages are no longer this consumer's
+   * (another member of the group was given them): nothing more may be written for them, and they are not
+   * committed; their new holder gets them again. A log whose group has one consumer never throws.
+   */
+  assertHeld(messages: readonly LogPosition[]): void;
+  /**
+   * Which holding of its partitions the consumer is in: a number that changes whenever what it holds may
+   * have been written for by another member since (it joined the group again, or lost its partitions).
+   * What a consumer keeps in memory about its records' keys (the visits of its visitors) is good for one
+   * holding only. A log whose group has one consumer keeps one holding.
+   */
+  holding(): number;
   close(): Promise<void>;
+}
+
+/**
+ * The consumer lost the partitions of records it holds (a rebalance gave them to another member while it
+ * was kept from the group longer than the group waits): what it writes for them from now on could overwrite
+ * what the new holder writes, so it stops, leaves them uncommitted, and goes on with what it is given next.
+ */
+export class OwnershipLostError extends Error {
+  constructor(message = 'the partitions of the records in hand were given to another member of the group') {
+    super(message);
+    this.name = 'OwnershipLostError';
+  }
 }
 
 /**
@@ -188,18 +216,20 @@ export const ALL_TOPICS: readonly RecordType[] = RECORD_TYPES;
 
 /**
  * The key that keeps related records together and in order. Revenue: one customer (project +
- * customer_id). Analytics: the visitor the client named (project + visitor_fingerprint), or, when the
- * gateway derived the visitor id (which rotates daily), the session. Copies of one record (a client's
- * retries, which keep the record id, the session and the customer) share the key whenever they arrive, so
- * one consumer sees them in order and the first copy wins.
+ * customer_id): its MRR is folded from its records. Analytics: one visitor (project + the visitor id the
+ * records are stored with: the one the client named, or the one the gateway derived), because the visits
+ * are folded from all of a visitor's pageviews and events together; with the same number of partitions in
+ * every topic and the co-partitioned assignment (kafka/co-partitioned-assigner.ts), one member of the group
+ * holds all of a visitor's records. The session when there is no visitor id. Copies of one record (a
+ * client's retries keep the record id, the visitor and the customer) share the key, so one consumer sees
+ * them in order and the first copy wins; the exception is a retry of a record whose visitor id the gateway
+ * derived, arriving after the UTC midnight that rotates the derivation: its copy may be in another
+ * partition (ARCHITECTURE.md, "Several consumers").
  */
 export function partitionKey(record: IngestRecord): string {
   if (record.type === 'revenue') return `${record.project_id}:${record.data.customer_id}`;
   const data = record.data;
-  const stable = record.visitor_fingerprint_derived
-    ? data.session_id || data.visitor_fingerprint
-    : data.visitor_fingerprint;
-  return `${record.project_id}:${stable ?? ''}`;
+  return `${record.project_id}:${data.visitor_fingerprint || data.session_id || ''}`;
 }
 
 /** Raised when the log cannot make records durable in time; the gateway answers 503 with Retry-After. */

@@ -49,6 +49,7 @@ export const SHARDING_KEYS: Readonly<Record<string, ShardingKey>> = {
   visits: { key: 'cityHash64(project_id, visitor_id)' },
   exchange_rates: { key: 'cityHash64(base, currency, period)' },
   relanded_parts: { key: 'cityHash64(table_name, part)' },
+  visit_durations: { key: 'cityHash64(project_id)' },
 };
 
 /** ALTER commands that change columns: the Distributed table must change with its local table. */

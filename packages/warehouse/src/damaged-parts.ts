@@ -7,6 +7,7 @@
 // that have not been re-landed (relanded_parts, migration 009), so that Tally can report them (readiness,
 // a log line, the dashboard's health view); prepareReland() makes record_ids agree with what the tables
 // hold again, so that a redelivery of the whole log lands every lost record once and nothing twice.
+import { RECORD_IDS_KEPT_DAYS } from './record-ids.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** A part of a table the engine detached because it was damaged, not yet re-landed. */
@@ -91,6 +92,13 @@ export interface RelandPreparation {
  * Derived tables (visits, mrr_movements) are rebuilt by the redelivery itself: the consumers refresh the
  * visits and MRR movements of every record they are delivered, stored or not.
  */
+/**
+ * The stored rows whose id record_ids lacks: written back. Only those that arrived within the time record_ids
+ * keeps an id (RECORD_IDS_KEPT_DAYS): older ids left the table by its TTL, not with a damaged part.
+ */
+const WRITE_BACK = `isNotNull(toUUIDOrNull(id)) AND received_at > now() - INTERVAL ${RECORD_IDS_KEPT_DAYS} DAY
+  AND (project_id, toUUID(id)) NOT IN (SELECT project_id, id FROM record_ids)`;
+
 export async function prepareReland(warehouse: Warehouse): Promise<RelandPreparation> {
   const parts = await damagedParts(warehouse);
   let restored = 0;
@@ -99,13 +107,13 @@ export async function prepareReland(warehouse: Warehouse): Promise<RelandPrepara
     const typeOf = table === 'events' ? 'type' : `'${types[0]}'`;
     const [back] = await warehouse.query<{ n: number }>(
       `SELECT count() AS n FROM (SELECT DISTINCT project_id, toUUID(id) AS uid FROM ${table}
-       WHERE isNotNull(toUUIDOrNull(id)) AND (project_id, toUUID(id)) NOT IN (SELECT project_id, id FROM record_ids))`,
+       WHERE ${WRITE_BACK})`,
     );
     if (back && back.n > 0) {
       await warehouse.command(
         `INSERT INTO record_ids (project_id, id, type, received_at)
          SELECT project_id, toUUID(id), any(${typeOf}), min(received_at) FROM ${table}
-         WHERE isNotNull(toUUIDOrNull(id)) AND (project_id, toUUID(id)) NOT IN (SELECT project_id, id FROM record_ids)
+         WHERE ${WRITE_BACK}
          GROUP BY project_id, id`,
       );
       restored += back.n;

@@ -1,5 +1,9 @@
 // Record ids already stored per project (the record_ids table, schemas/clickhouse/006_record_ids.sql):
-// what the consumers look up so that a project keeps the first copy of every record id.
+// what the consumers look up so that a project keeps the first copy of every record id. The table keeps an
+// id RECORD_IDS_KEPT_DAYS after its record arrived (a TTL, migration 010): that is the window in which a
+// copy of a record is recognised; a copy arriving later is stored again. The record log keeps records far
+// less long (LOG_RETENTION_HOURS, Kafka's retention), and clients retry for minutes, not weeks.
+import { concurrently } from './concurrently.ts';
 import { parameterLists } from './parameter-lists.ts';
 import type { Row, Warehouse } from './warehouse.ts';
 
@@ -15,36 +19,50 @@ export async function storedRecordIds(
   project: string,
   ids: readonly string[],
 ): Promise<Set<string>> {
-  const stored = new Set<string>();
-  for (const list of parameterLists(ids, IDS_PER_QUERY)) {
-    const rows = await warehouse.query<{ id: string }>(
-      `SELECT DISTINCT toString(id) AS id FROM record_ids
-       WHERE project_id = {project:String} AND id IN {ids:Array(String)}`,
-      { project, ids: list },
-    );
-    for (const row of rows) stored.add(row.id);
-  }
-  return stored;
+  const arrivals = await storedArrivals(
+    warehouse,
+    ids.map((id) => ({ project, id })),
+  );
+  return new Set(ids.filter((id) => arrivals.has(recordKey(project, id))));
 }
 
+/** How long record_ids keeps an id (its TTL in schemas/clickhouse/010_consumer_state.sql; a test keeps them equal). */
+export const RECORD_IDS_KEPT_DAYS = 35;
+
+/** Lookups of one batch in flight at once. */
+const LOOKUPS_AT_ONCE = 4;
+
+/** The key of a project's record id in the maps below. */
+export const recordKey = (project: string, id: string) => `${project}\n${id}`;
+
 /**
- * When the stored copy of each of `ids` arrived (ms), for those `project` has: a copy that arrived at the
- * same time is the stored record itself, delivered again (the consumer's crash between two writes).
+ * When the stored copy of each record arrived (ms), for the records (project and id, any number of
+ * projects) stored already, by recordKey: a copy that arrived at the same time is the stored record
+ * itself, delivered again (the consumer's crash between two writes). The lookups of all projects run side
+ * by side.
  */
 export async function storedArrivals(
   warehouse: Warehouse,
-  project: string,
-  ids: readonly string[],
+  records: readonly { project: string; id: string }[],
 ): Promise<Map<string, number>> {
+  const byProject = new Map<string, string[]>();
+  for (const { project, id } of records) {
+    const ids = byProject.get(project);
+    if (ids) ids.push(id);
+    else byProject.set(project, [id]);
+  }
+  const lookups = [...byProject].flatMap(([project, ids]) =>
+    parameterLists([...new Set(ids)], IDS_PER_QUERY).map((list) => ({ project, list })),
+  );
   const arrivals = new Map<string, number>();
-  for (const list of parameterLists(ids, IDS_PER_QUERY)) {
+  await concurrently(lookups, LOOKUPS_AT_ONCE, async ({ project, list }) => {
     const rows = await warehouse.query<{ id: string; received: number }>(
       `SELECT toString(id) AS id, toUnixTimestamp64Milli(min(received_at)) AS received FROM record_ids
        WHERE project_id = {project:String} AND id IN {ids:Array(String)} GROUP BY id`,
       { project, ids: list },
     );
-    for (const row of rows) arrivals.set(row.id, row.received);
-  }
+    for (const row of rows) arrivals.set(recordKey(project, row.id), Number(row.received));
+  });
   return arrivals;
 }
 

@@ -3,16 +3,18 @@
 // warehouse: events and identities, each record once per project (the first copy of a record id wins,
 // however late a copy comes), its id in record_ids after it. A record the contract refuses, or whose
 // values the warehouse refuses, is set aside as a dead letter and the others land.
-// After each batch, the visits of every visitor with a pageview or event in it are refreshed around those
-// records' times (visits-table.ts in @tally/warehouse), with the records the batch stored and the copies
-// of stored records delivered again (same arrival: a crash between the writes is repaired by the
-// redelivery); a later copy of a stored record (another arrival) changes nothing, as in events.
+// With their ids, the visits of every visitor with a pageview or event in the batch are refreshed around
+// those records' times (visits-table.ts in @tally/warehouse), with the records the batch stored and the
+// copies of stored records delivered again (same arrival: a crash between the writes is repaired by the
+// redelivery); a later copy of a stored record (another arrival) changes nothing, as in events. The
+// visitors' visits are kept in memory between batches for as long as the consumer holds their partitions
+// (VisitCache), and written only while it still does (the holding's assert, before the write).
 
 import {
   backfillAtStart,
+  batchCopies,
   type ConsumerOptions,
   consumeInBatches,
-  firstCopies,
   type Lander,
   type Prepared,
   RecordError,
@@ -24,7 +26,7 @@ import {
   type Row,
   recordIdRow,
   refreshVisits,
-  storedArrivals,
+  VisitCache,
   type VisitRecord,
   type Warehouse,
 } from '@tally/warehouse';
@@ -42,6 +44,8 @@ export interface AnalyticsRow {
 }
 
 export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
+  // The visits of the visitors this consumer holds, between batches (good for one holding of its partitions).
+  const visits = new VisitCache();
   return {
     prepare({ record }) {
       const checked = validateRecord(record);
@@ -51,23 +55,28 @@ export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
       if (record.type === 'identify') return { table: 'identities', row: identityRow(record) };
       throw new RecordError('type', `the analytics consumer does not land ${record.type} records`);
     },
-    async land(items) {
-      const fresh = await firstCopies(warehouse, items);
-      await warehouse.insert(
-        'events',
-        fresh.filter((i) => i.row.table === 'events').map((i) => i.row.row),
-      );
-      await warehouse.insert(
-        'identities',
-        fresh.filter((i) => i.row.table === 'identities').map((i) => i.row.row),
-      );
-      await warehouse.insert(
-        'record_ids',
-        fresh.map((i) => recordIdRow(i.message.record)),
-      );
-      for (const [project, records] of await visitRecords(warehouse, items, fresh)) {
-        await refreshVisits(warehouse, project, records);
-      }
+    async land(items, holding) {
+      visits.sync(holding?.id ?? 0);
+      const { fresh, redelivered } = await batchCopies(warehouse, items);
+      // The rows first, then (side by side) their ids and the visits: an id is never stored before its row
+      // (a crash between them is repaired by the redelivery, which finds the row's id absent), and the
+      // visits of a record stored without its id yet are folded again from the redelivered copy.
+      const rowsOf = (table: AnalyticsRow['table']) =>
+        fresh.filter((i) => i.row.table === table).map((i) => i.row.row);
+      await Promise.all([
+        warehouse.insert('events', rowsOf('events')),
+        warehouse.insert('identities', rowsOf('identities')),
+      ]);
+      await Promise.all([
+        warehouse.insert(
+          'record_ids',
+          fresh.map((i) => recordIdRow(i.message.record)),
+        ),
+        refreshVisits(warehouse, visitRecords([...fresh, ...redelivered]), {
+          beforeWrite: holding?.assert,
+          cache: visits,
+        }),
+      ]);
     },
   };
 }
@@ -78,35 +87,14 @@ type Item = Prepared<AnalyticsRow>;
  * Per project, the records of the batch that belong in visits: pageviews and custom events (not a bot's)
  * stored by this batch, and copies of stored records delivered again (the same arrival).
  */
-async function visitRecords(
-  warehouse: Warehouse,
-  items: readonly Item[],
-  fresh: readonly Item[],
-): Promise<Map<string, VisitRecord[]>> {
-  const inVisits = (item: Item) => item.row.table === 'events' && !item.row.row.is_bot;
-  const stored = new Set(fresh);
-  const again = items.filter((item) => inVisits(item) && !stored.has(item));
-  const kept = fresh.filter(inVisits);
-  const byProject = new Map<string, Item[]>();
-  for (const item of again) {
-    const list = byProject.get(item.message.record.project_id) ?? [];
-    list.push(item);
-    byProject.set(item.message.record.project_id, list);
-  }
-  for (const [project, list] of byProject) {
-    const arrivals = await storedArrivals(
-      warehouse,
-      project,
-      list.map((i) => i.message.record.id),
-    );
-    kept.push(...list.filter((i) => arrivals.get(i.message.record.id) === i.message.record.received_at));
-  }
+function visitRecords(items: readonly Item[]): Map<string, VisitRecord[]> {
   const out = new Map<string, VisitRecord[]>();
-  for (const item of kept) {
+  for (const item of items) {
+    if (item.row.table !== 'events' || item.row.row.is_bot) continue;
     const project = item.message.record.project_id;
-    const records = out.get(project) ?? [];
-    records.push(visitRecordOf(item.row.row));
-    out.set(project, records);
+    const records = out.get(project);
+    if (records) records.push(visitRecordOf(item.row.row));
+    else out.set(project, [visitRecordOf(item.row.row)]);
   }
   return out;
 }
@@ -158,9 +146,9 @@ export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): Runni
     logger: options.logger,
     metrics: options.metrics,
     progress: options.progress?.group(group),
-    onLanded: (messages, setAside) =>
+    onLanded: (messages, setAside, durationMs) =>
       options.logger?.info(
-        { records: messages.length, set_aside: setAside.length },
+        { records: messages.length, set_aside: setAside.length, duration_ms: durationMs },
         'analytics batch landed',
       ),
   });

@@ -61,8 +61,8 @@ function message(
   return { topic: type, partition: 0, offset: 0, record };
 }
 
-async function land(batch: readonly LogMessage[]): Promise<void> {
-  const lander = analyticsLander(warehouse);
+/** Lands a batch through a lander of its own (as a new process would), or through `lander` (one that ran before). */
+async function land(batch: readonly LogMessage[], lander = analyticsLander(warehouse)): Promise<void> {
   await lander.land(batch.map((m) => ({ message: m, row: lander.prepare(m) })));
 }
 
@@ -349,63 +349,78 @@ describe('redelivery and order (property)', () => {
   type Spec = { visitor: number; minute: number; type: 'pageview' | 'event'; path: number };
   const base = Date.parse('2026-05-04T00:00:00Z');
 
-  it('leaves the same visits whatever the batches, their order and the copies', async () => {
-    let run = 0;
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(
-          fc.record({
-            visitor: fc.integer({ min: 0, max: 2 }),
-            minute: fc.integer({ min: 0, max: 4 * 60 }),
-            type: fc.constantFrom('pageview' as const, 'event' as const),
-            path: fc.integer({ min: 0, max: 3 }),
-          }),
-          { minLength: 1, maxLength: 30 },
-        ),
-        fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 1, maxLength: 30 }),
-        fc.integer({ min: 1, max: 5 }),
-        async (specs: Spec[], order: number[], batches: number) => {
-          run++;
-          const project = `prop${run}`;
-          const records = specs.map((s) =>
-            message(project, s.type, base + s.minute * 60_000, {
-              visitor_fingerprint: `v${s.visitor}`,
-              path: `/p${s.path}`,
-              url: `https://shop.example/p${s.path}`,
-              ...(s.type === 'event' ? { event_name: `e${s.path}` } : {}),
+  // A lander per batch reads every visitor's stored visits; one lander for all keeps them in memory between
+  // batches (VisitCache): both must give the visits of every record landed once.
+  it.each([
+    ['a lander per batch', false],
+    ['one lander for every batch, its visits kept in memory', true],
+  ])(
+    'leaves the same visits whatever the batches, their order and the copies (%s)',
+    async (_, shared) => {
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.record({
+              visitor: fc.integer({ min: 0, max: 2 }),
+              minute: fc.integer({ min: 0, max: 4 * 60 }),
+              type: fc.constantFrom('pageview' as const, 'event' as const),
+              path: fc.integer({ min: 0, max: 3 }),
             }),
-          );
-          // Some copies, then a shuffle by the generated keys, cut into batches.
-          const delivered = [
-            ...records,
-            ...records.filter((_, i) => (order[i % order.length] ?? 0) % 3 === 0),
-          ];
-          const keyed = delivered.map((m, i) => ({ m, k: order[i % order.length] ?? i }));
-          keyed.sort((a, b) => a.k - b.k);
-          const size = Math.ceil(keyed.length / batches);
-          for (let i = 0; i < keyed.length; i += size) await land(keyed.slice(i, i + size).map((x) => x.m));
-
-          // The reference: every record landed once, in order, in one batch, under another project.
-          const reference = `${project}ref`;
-          await land(
-            records.map((m) => ({ ...m, record: { ...m.record, project_id: reference } as IngestRecord })),
-          );
-          const visits = async (p: string) =>
-            warehouse.query(
-              `SELECT visitor_id, start, end, pageviews, events, is_bounce, entry_path, exit_path, pageview_paths, event_names
-               FROM visits FINAL WHERE project_id = {p:String} ORDER BY visitor_id, start`,
-              { p },
+            { minLength: 1, maxLength: 30 },
+          ),
+          fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 1, maxLength: 30 }),
+          fc.integer({ min: 1, max: 5 }),
+          async (specs: Spec[], order: number[], batches: number) => {
+            run++;
+            const project = `prop${shared ? 's' : ''}${run}`;
+            const records = specs.map((s) =>
+              message(project, s.type, base + s.minute * 60_000, {
+                visitor_fingerprint: `v${s.visitor}`,
+                path: `/p${s.path}`,
+                url: `https://shop.example/p${s.path}`,
+                ...(s.type === 'event' ? { event_name: `e${s.path}` } : {}),
+              }),
             );
-          const landed = await visits(project);
-          expect(landed.length).toBeGreaterThan(0);
-          expect(landed).toEqual(await visits(reference));
-          const range = { from: '2026-05-04', to: '2026-05-05' };
-          expect(await trafficFigures(warehouse, query(project, range))).toEqual(
-            await trafficFigures(warehouse, query(reference, range)),
-          );
-        },
-      ),
-      { numRuns: 20 },
-    );
-  }, 120_000);
+            // Some copies, then a shuffle by the generated keys, cut into batches.
+            const delivered = [
+              ...records,
+              ...records.filter((_, i) => (order[i % order.length] ?? 0) % 3 === 0),
+            ];
+            const keyed = delivered.map((m, i) => ({ m, k: order[i % order.length] ?? i }));
+            keyed.sort((a, b) => a.k - b.k);
+            const size = Math.ceil(keyed.length / batches);
+            const lander = shared ? analyticsLander(warehouse) : undefined;
+            for (let i = 0; i < keyed.length; i += size) {
+              await land(
+                keyed.slice(i, i + size).map((x) => x.m),
+                lander,
+              );
+            }
+
+            // The reference: every record landed once, in order, in one batch, under another project.
+            const reference = `${project}ref`;
+            await land(
+              records.map((m) => ({ ...m, record: { ...m.record, project_id: reference } as IngestRecord })),
+            );
+            const visits = async (p: string) =>
+              warehouse.query(
+                `SELECT visitor_id, start, end, pageviews, events, is_bounce, entry_path, exit_path, pageview_paths, event_names
+               FROM visits FINAL WHERE project_id = {p:String} ORDER BY visitor_id, start`,
+                { p },
+              );
+            const landed = await visits(project);
+            expect(landed.length).toBeGreaterThan(0);
+            expect(landed).toEqual(await visits(reference));
+            const range = { from: '2026-05-04', to: '2026-05-05' };
+            expect(await trafficFigures(warehouse, query(project, range))).toEqual(
+              await trafficFigures(warehouse, query(reference, range)),
+            );
+          },
+        ),
+        { numRuns: 20 },
+      );
+    },
+    120_000,
+  );
 });

@@ -118,8 +118,11 @@ export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBa
     logger: options.logger,
     metrics: options.metrics,
     progress: options.progress?.group(group),
-    onLanded: (messages, setAside) =>
-      options.logger?.info({ records: messages.length, set_aside: setAside.length }, 'revenue batch landed'),
+    onLanded: (messages, setAside, durationMs) =>
+      options.logger?.info(
+        { records: messages.length, set_aside: setAside.length, duration_ms: durationMs },
+        'revenue batch landed',
+      ),
   });
   return {
     done: loop.done.finally(() => consumer.close()),

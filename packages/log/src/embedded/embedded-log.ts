@@ -619,6 +619,13 @@ class EmbeddedConsumer implements EmbeddedLogConsumer {
     }
   }
 
+  /** One process holds the embedded log, and a group's consumer is its only one: it never loses them. */
+  assertHeld(): void {}
+
+  holding(): number {
+    return 0;
+  }
+
   async close(): Promise<void> {}
 }
 

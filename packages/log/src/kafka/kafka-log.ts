@@ -23,6 +23,7 @@ import {
 import { toAvroValue } from './avro.ts';
 import { kafkaBacklog } from './backlog.ts';
 import { CircuitBreaker, type CircuitChange } from './circuit-breaker.ts';
+import { coPartitionedAssigner } from './co-partitioned-assigner.ts';
 import { KafkaConsumer } from './consumer.ts';
 import { KafkaDeadLetters } from './dead-letters.ts';
 import { LingerBatcher } from './producer.ts';
@@ -31,7 +32,7 @@ import { checkTopicSettings, mismatchMessage } from './topic-settings.ts';
 import { ensureTopics, topicName } from './topics.ts';
 
 // kafkajs is CommonJS and Node's ESM loader does not see all its named exports (CompressionCodecs).
-const { CompressionCodecs, CompressionTypes, Kafka, logLevel } = kafkajs;
+const { CompressionCodecs, CompressionTypes, Kafka, logLevel, PartitionAssigners } = kafkajs;
 type Kafka = InstanceType<typeof Kafka>;
 CompressionCodecs[CompressionTypes.Snappy] = SnappyCodec;
 
@@ -262,7 +263,14 @@ class KafkaLog implements RecordLog {
         groupId: `${this.#options.topicPrefix}${options.group}`,
         allowAutoTopicCreation: false,
         maxWaitTimeInMs: 100,
+        // What a fetch hands over is held until it is committed (consumer.ts): a few batches' worth, so
+        // that a rebalance waits for little.
+        maxBytesPerPartition: 512 * 1024,
+        maxBytes: 4 * 1024 * 1024,
         sessionTimeout: 10_000, // a crashed consumer's partitions move on after 10 s
+        // A visitor's records are in one partition number of every topic: one member holds them all. Round
+        // robin only while members of an older Tally, which know no other, are in the group (an upgrade).
+        partitionAssigners: [coPartitionedAssigner, PartitionAssigners.roundRobin],
         heartbeatInterval: 3_000,
       }),
       topics: options.topics ?? ALL_TOPICS,

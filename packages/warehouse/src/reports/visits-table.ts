@@ -8,6 +8,7 @@
 // from events: a refresh costs a look-up of the batch's visitors in visits, whatever the traffic of the
 // day. Idempotent: the same records folded again give the same visits (a record id counts once), so a
 // redelivered batch replaces, never adds.
+import { concurrently } from '../concurrently.ts';
 import { parameterLists } from '../parameter-lists.ts';
 import type { Row, Warehouse } from '../warehouse.ts';
 import {
@@ -19,8 +20,10 @@ import {
   visitsOf,
 } from './visits.ts';
 
-/** Visitors refreshed per query at most, so that IN lists stay bounded (and their size: parameter-lists.ts). */
-const VISITORS_PER_QUERY = 500;
+/** Visitors looked up per query at most; the size of the list's parameter bounds it first (parameter-lists.ts). */
+const VISITORS_PER_QUERY = 5000;
+/** Look-ups of one batch in flight at once. */
+const LOOKUPS_AT_ONCE = 4;
 
 let lastVersion = 0;
 /** Increasing within this process and across restarts (milliseconds × 1000, plus a counter). */
@@ -54,97 +57,269 @@ type StoredVisit = Omit<Visit, 'start' | 'end' | 'pageview_times' | 'event_times
 };
 
 /**
- * Refreshes the visits of the visitors of `records` (pageviews and custom events of `project`, bots left
- * out) around their times. Call it once the records are stored; records already in a visit count once.
+ * The visits of the visitors a consumer holds, kept in memory between batches so that the stored visits
+ * are read once per visitor, not at every batch (the read of visits FINAL was most of a batch's time, and
+ * grew with the day's visits). Exact only while this consumer alone writes these visitors' visits, which
+ * the record log's partitioning by visitor gives one holding of the partitions at a time: `sync(holding)`
+ * forgets everything when the holding changes (a rebalance; another member may have written meanwhile).
+ * An entry is every stored visit of the visitor ending after `from`: complete from there on, since every
+ * visit of it written since was written here and put here too. Bounded by the records its visits hold
+ * (least recently used visitors leave first; a visitor that left is read again when it comes back).
+ */
+export class VisitCache {
+  readonly #entries = new Map<string, { from: number; visits: Visit[]; size: number }>();
+  /** The longest visit each project recorded in visit_durations, as last read or written here (ms). */
+  readonly #longest = new Map<string, number>();
+  readonly #maxRecords: number;
+  #records = 0;
+  #holding: number | null = null;
+
+  constructor(maxRecords = 1_000_000) {
+    this.#maxRecords = maxRecords;
+  }
+
+  /** Forgets every visitor when the consumer's holding of its partitions changed. */
+  sync(holding: number): void {
+    if (holding === this.#holding) return;
+    this.#holding = holding;
+    this.#entries.clear();
+    this.#longest.clear();
+    this.#records = 0;
+  }
+
+  /** The longest visit `project` is known to have recorded, or undefined. */
+  longest(project: string): number | undefined {
+    return this.#longest.get(project);
+  }
+
+  /** `project` has recorded a longest visit of at least `ms`. */
+  recordedLongest(project: string, ms: number): void {
+    this.#longest.set(project, Math.max(ms, this.#longest.get(project) ?? 0));
+  }
+
+  /**
+   * The stored visits of a visitor ending after `from` (a time at or before `lowest`), when every one of
+   * them is known here; else undefined.
+   */
+  visitsAfter(key: string, lowest: number): { from: number; visits: Visit[] } | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry || entry.from > lowest) return undefined;
+    this.#entries.delete(key); // most recently used last
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  /** Every stored visit of the visitor ending after `from` is now `visits`. */
+  set(key: string, from: number, visits: Visit[]): void {
+    const old = this.#entries.get(key);
+    if (old) {
+      this.#records -= old.size;
+      this.#entries.delete(key);
+    }
+    const size = visits.reduce((n, v) => n + v.pageviews + v.events, 1);
+    this.#entries.set(key, { from, visits, size });
+    this.#records += size;
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#records <= this.#maxRecords) break;
+      this.#entries.delete(oldest);
+      this.#records -= entry.size;
+    }
+  }
+}
+
+export interface RefreshOptions {
+  /**
+   * Called right before the visits are written, once they are computed: throws to write nothing (the
+   * consumer no longer holds these records' partitions, so another member computes them again).
+   */
+  beforeWrite?: () => void;
+  /** The visits known in memory (the consumer's, for its holding); without it every visitor is read. */
+  cache?: VisitCache;
+}
+
+/** A visitor's key in the cache. */
+const visitorKey = (project: string, visitor: string) => `${project}\n${visitor}`;
+
+/**
+ * Refreshes the visits of the visitors of `records` (per project: pageviews and custom events, bots left
+ * out) around their times, for every project of a batch at once. Call it once the records are stored;
+ * records already in a visit count once. What it costs does not grow with the table: the visitors the
+ * cache knows are not read at all; the others are read once (every visit of theirs ending within reach of
+ * their earliest new record: the days from there on, and the project's longest visit before, from
+ * visit_durations, a row per project), side by side; and the batch's visits are written in one insert,
+ * after the longest visit of a project is recorded, so that no stored visit is longer than the look-back
+ * its project announces.
  */
 export async function refreshVisits(
   warehouse: Warehouse,
-  project: string,
-  records: readonly VisitRecord[],
+  records: ReadonlyMap<string, readonly VisitRecord[]>,
+  options: RefreshOptions = {},
 ): Promise<number> {
-  const byVisitor = new Map<string, VisitRecord[]>();
-  for (const record of records) {
-    const list = byVisitor.get(record.visitor_id);
-    if (list) list.push(record);
-    else byVisitor.set(record.visitor_id, [record]);
-  }
-  let written = 0;
-  for (const chunk of parameterLists([...byVisitor.keys()], VISITORS_PER_QUERY)) {
-    written += await refreshChunk(
-      warehouse,
-      project,
-      chunk.flatMap((v) => byVisitor.get(v) ?? []),
-    );
-  }
-  return written;
-}
-
-async function refreshChunk(
-  warehouse: Warehouse,
-  project: string,
-  records: readonly VisitRecord[],
-): Promise<number> {
+  const { cache } = options;
+  const projects = [...records.keys()].filter((p) => (records.get(p)?.length ?? 0) > 0);
+  if (projects.length === 0) return 0;
   const version = nextVersion();
-  const visitors = [...new Set(records.map((r) => r.visitor_id))];
-  const times = records.map((r) => r.timestamp);
-  const lowest = Math.min(...times) - VISIT_GAP_MS;
-  const highest = Math.max(...times) + VISIT_GAP_MS;
-  // The stored visits that may reach a record of the batch; the project's longest visit bounds how far
-  // back one may start, which keeps the read to a few days of the table's key.
-  const found = await warehouse.query<StoredVisit>(
-    `SELECT ${VISIT_COLUMNS} FROM (
-       SELECT * FROM visits FINAL
-       WHERE project_id = {project:String} AND visitor_id IN {visitors:Array(String)}
-         AND start < fromUnixTimestamp64Milli({highest:Int64}, 'UTC')
-         AND start >= fromUnixTimestamp64Milli({lowest:Int64}, 'UTC') - toIntervalMillisecond(
-               (SELECT max(duration_ms) FROM visits WHERE project_id = {project:String}))
-         AND end > fromUnixTimestamp64Milli({lowest:Int64}, 'UTC'))`,
-    { project, visitors, highest, lowest },
-  );
-  const newByVisitor = new Map<string, VisitRecord[]>();
-  for (const record of records) {
-    const list = newByVisitor.get(record.visitor_id);
-    if (list) list.push(record);
-    else newByVisitor.set(record.visitor_id, [record]);
+  // Per visitor: its new records, how far back they reach, and its stored visits from there on.
+  const visitors: VisitorRefresh[] = [];
+  for (const project of projects) {
+    for (const [visitor, fresh] of groupByVisitor(records.get(project) ?? [])) {
+      const lowest = Math.min(...fresh.map((r) => r.timestamp)) - VISIT_GAP_MS;
+      const key = visitorKey(project, visitor);
+      const known = cache?.visitsAfter(key, lowest);
+      visitors.push({ project, visitor, key, fresh, lowest, stored: known?.visits, from: known?.from });
+    }
   }
+  const missing = visitors.filter((v) => v.stored === undefined);
+  const readLongest = missing.length > 0 ? await readStored(warehouse, missing) : new Map<string, number>();
   const rows: Row[] = [];
+  const longestNow = new Map<string, number>();
   let written = 0;
-  for (const [visitor, fresh] of newByVisitor) {
-    // Of the visitor's stored visits, those within 30 minutes of one of its new records (the query's bounds
-    // are the chunk's, wider). Joining them brings no other within reach: each has a gap of 30 minutes or
-    // more on both sides.
-    const near = found
-      .filter((v) => v.visitor_id === visitor)
-      .filter((v) =>
-        fresh.some((r) => r.timestamp > v.start_ms - VISIT_GAP_MS && r.timestamp < v.end_ms + VISIT_GAP_MS),
-      );
-    const stored: Visit[] = near.map(({ start_ms, end_ms, pageview_ms, event_ms, ...rest }) => ({
-      ...rest,
-      start: start_ms,
-      end: end_ms,
-      pageview_times: pageview_ms,
-      event_times: event_ms,
-    }));
+  for (const v of visitors) {
+    const stored = v.stored ?? [];
+    // Of the visitor's stored visits, those within 30 minutes of one of its new records. Joining them
+    // brings no other within reach: each has a gap of 30 minutes or more on both sides.
+    const near = stored.filter((old) =>
+      v.fresh.some((r) => r.timestamp > old.start - VISIT_GAP_MS && r.timestamp < old.end + VISIT_GAP_MS),
+    );
     // Stored records first: a record already in a visit keeps its stored copy.
-    const input = [...stored.flatMap(recordsOfVisit), ...[...fresh].sort(compareRecords)];
-    const visits = visitsOf(input);
-    for (const visit of visits) rows.push(visitRow(project, visit, version));
-    const live = new Set(visits.map((v) => v.start));
-    for (const old of stored) {
+    const input = [...near.flatMap(recordsOfVisit), ...[...v.fresh].sort(compareRecords)];
+    const folded = visitsOf(input);
+    for (const visit of folded) {
+      rows.push(visitRow(v.project, visit, version));
+      longestNow.set(v.project, Math.max(longestNow.get(v.project) ?? 0, visit.duration_ms));
+    }
+    const live = new Set(folded.map((visit) => visit.start));
+    for (const old of near) {
       if (live.has(old.start)) continue;
       rows.push({
-        project_id: project,
-        visitor_id: visitor,
+        project_id: v.project,
+        visitor_id: v.visitor,
         start: old.start,
         end: old.start,
         version,
         is_deleted: 1,
       });
     }
-    written += visits.length;
+    v.after = [...stored.filter((old) => !near.includes(old)), ...folded].sort((a, b) => a.start - b.start);
+    written += folded.length;
+  }
+  options.beforeWrite?.();
+  // A visit longer than its project's recorded longest is recorded before the visits are written, so that
+  // no stored visit is ever longer than the look-back its project announces.
+  const recorded = new Map(readLongest);
+  for (const project of longestNow.keys()) {
+    const known = cache?.longest(project);
+    if (known !== undefined) recorded.set(project, Math.max(known, recorded.get(project) ?? 0));
+  }
+  const unsure = [...longestNow].filter(([project, ms]) => ms > (recorded.get(project) ?? -1));
+  if (unsure.length > 0) {
+    const stored = await longestVisits(
+      warehouse,
+      unsure.map(([project]) => project),
+    );
+    const longer = unsure.filter(([project, ms]) => ms > (stored.get(project) ?? -1));
+    if (longer.length > 0) {
+      await warehouse.insert(
+        'visit_durations',
+        longer.map(([project_id, longest_ms]) => ({ project_id, longest_ms })),
+      );
+    }
+    for (const [project, ms] of unsure) recorded.set(project, Math.max(ms, stored.get(project) ?? 0));
   }
   if (rows.length > 0) await warehouse.insert('visits', rows);
+  if (cache) {
+    for (const [project, ms] of recorded) cache.recordedLongest(project, ms);
+    for (const v of visitors) cache.set(v.key, v.from ?? v.lowest, v.after ?? []);
+  }
   return written;
+}
+
+interface VisitorRefresh {
+  project: string;
+  visitor: string;
+  key: string;
+  fresh: readonly VisitRecord[];
+  /** Earliest time a stored visit must end after to be within reach of a new record. */
+  lowest: number;
+  /** Its stored visits ending after `from` (the cache's, or read), in start order. */
+  stored: Visit[] | undefined;
+  /** From when `stored` is complete (at or before `lowest`). */
+  from: number | undefined;
+  /** Its visits ending after `from` once this refresh is written. */
+  after?: Visit[];
+}
+
+/**
+ * Reads the stored visits of `visitors` (those the cache does not know): per project, in look-ups side by
+ * side, every visit of theirs ending after the look-up's earliest reach, which may start up to the
+ * project's longest visit before it (the start bounds are the table's key: the read is of those days).
+ * Resolves to the longest visit each of their projects recorded.
+ */
+async function readStored(warehouse: Warehouse, visitors: VisitorRefresh[]): Promise<Map<string, number>> {
+  const longest = await longestVisits(warehouse, [...new Set(visitors.map((v) => v.project))]);
+  const byProject = new Map<string, VisitorRefresh[]>();
+  for (const v of visitors) {
+    const list = byProject.get(v.project);
+    if (list) list.push(v);
+    else byProject.set(v.project, [v]);
+  }
+  const lookups = [...byProject].flatMap(([project, list]) => {
+    const byVisitor = new Map(list.map((v) => [v.visitor, v]));
+    return parameterLists([...byVisitor.keys()], VISITORS_PER_QUERY).map((names) => ({
+      project,
+      chunk: names.map((name) => byVisitor.get(name) as VisitorRefresh),
+    }));
+  });
+  await concurrently(lookups, LOOKUPS_AT_ONCE, async ({ project, chunk }) => {
+    const lowest = Math.min(...chunk.map((v) => v.lowest));
+    const longestMs = longest.get(project) ?? 0;
+    const found = await warehouse.query<StoredVisit>(
+      `SELECT ${VISIT_COLUMNS} FROM (
+         SELECT * FROM visits FINAL
+         WHERE project_id = {project:String} AND visitor_id IN {visitors:Array(String)}
+           AND start >= fromUnixTimestamp64Milli({earliest:Int64}, 'UTC')
+           AND end > fromUnixTimestamp64Milli({lowest:Int64}, 'UTC'))
+       ORDER BY start`,
+      { project, visitors: chunk.map((v) => v.visitor), lowest, earliest: lowest - longestMs },
+    );
+    const byVisitor = groupByVisitor(found);
+    for (const v of chunk) {
+      v.stored = (byVisitor.get(v.visitor) ?? []).map(
+        ({ start_ms, end_ms, pageview_ms, event_ms, ...rest }) => ({
+          ...rest,
+          start: start_ms,
+          end: end_ms,
+          pageview_times: pageview_ms,
+          event_times: event_ms,
+        }),
+      );
+      v.from = lowest;
+    }
+  });
+  return longest;
+}
+
+function groupByVisitor<T extends { visitor_id: string }>(items: readonly T[]): Map<string, T[]> {
+  const byVisitor = new Map<string, T[]>();
+  for (const item of items) {
+    const list = byVisitor.get(item.visitor_id);
+    if (list) list.push(item);
+    else byVisitor.set(item.visitor_id, [item]);
+  }
+  return byVisitor;
+}
+
+/** The longest visit each project has stored (ms): how long before a record a visit reaching it may start. */
+async function longestVisits(
+  warehouse: Warehouse,
+  projects: readonly string[],
+): Promise<Map<string, number>> {
+  const rows = await warehouse.query<{ project_id: string; longest: number }>(
+    `SELECT project_id, max(longest_ms) AS longest FROM visit_durations
+     WHERE project_id IN {projects:Array(String)} GROUP BY project_id`,
+    { projects },
+  );
+  return new Map(rows.map((r) => [r.project_id, Number(r.longest)]));
 }
 
 /**
@@ -169,7 +344,13 @@ export async function backfillVisits(warehouse: Warehouse, slices = 16): Promise
         { project, slices, slice },
       );
       const version = nextVersion();
-      const rows = visitsOf(records).map((v) => visitRow(project, v, version));
+      const visits = visitsOf(records);
+      const longest = visits.reduce((max, v) => Math.max(max, v.duration_ms), 0);
+      if (visits.length > 0) {
+        // As refreshVisits does: the longest visit recorded before the visits are.
+        await warehouse.insert('visit_durations', [{ project_id: project, longest_ms: longest }]);
+      }
+      const rows = visits.map((v) => visitRow(project, v, version));
       for (let i = 0; i < rows.length; i += 10_000)
         await warehouse.insert('visits', rows.slice(i, i + 10_000));
       written += rows.length;
