@@ -6,13 +6,16 @@
 // with 36,200 records waiting while /readyz answered ready. As its own process (the analytics consumer, on
 // the embedded log) and under npm start (its admin server, and the dashboard's health view).
 import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IngestRecord } from '@tally/contract';
 import { openEmbeddedLog } from '@tally/log';
 import { testRecord } from '@tally/log/conformance';
 import { FileTokenStore } from '@tally/tokens';
 import { afterEach, expect, inject, it } from 'vitest';
-import { eventually, spawnTallyService, tempDataDir } from './support/processes.ts';
+import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
+import { launchChromium } from './support/browser.ts';
+import { eventually, ROOT, spawnTallyService, tally as tallyCli, tempDataDir } from './support/processes.ts';
 import { BROWSER, pipelineEnv, send, startTallyProcess } from './support/tally-process.ts';
 import { EVERYTHING, startWarehouseFront } from './support/warehouse-front.ts';
 
@@ -166,6 +169,54 @@ it('under npm start: /readyz and the health view say which group is stalled and 
   expect(analytics?.stalled_seconds).toBeGreaterThanOrEqual(1);
   expect(analytics?.reason).toContain('HTTP 431');
   expect((await health()).consumers?.find((c) => c.group === 'revenue')).toMatchObject({ status: 'ok' });
+
+  // What a person sees: the stalled group first, in red, on a desktop and on a phone, light and dark.
+  await buildWebIfStale();
+  const browser = await launchChromium();
+  cleanups.push(() => browser.close());
+  const shots = join(ROOT, 'test-output', 'dashboard-web');
+  mkdirSync(shots, { recursive: true });
+  const printed = await tallyCli(
+    ['users', 'add', 'stall@example.com', '--project', project],
+    pipelineEnv({ TALLY_DATA_DIR: dataDir }),
+  );
+  const signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
+  for (const [width, colorScheme] of [
+    [1440, 'light'],
+    [390, 'dark'],
+  ] as const) {
+    const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme });
+    const page = await context.newPage();
+    if (width === 1440) {
+      await page.goto(`${dashboard}/set-password#token=${signInToken}`);
+      await page.getByLabel('New password').fill('a long enough password');
+      await page.getByLabel('Repeat it').fill('a long enough password');
+      await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    } else {
+      await page.goto(`${dashboard}/login`);
+      await page.getByLabel('Email').fill('stall@example.com');
+      await page.getByLabel('Password').fill('a long enough password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    }
+    await page.waitForURL(
+      (url) => !url.pathname.startsWith('/set-password') && !url.pathname.startsWith('/login'),
+    );
+    await page.goto(`${dashboard}/projects/${project}/health`);
+    const alert = page.locator('#consumers-alert');
+    await alert.waitFor();
+    const said = await alert.innerText();
+    expect(said).toMatch(/Consumer group analytics stalled for .+: .*HTTP 431/);
+    expect(said).toContain('3 waiting records');
+    const overflow = Number(
+      await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+    );
+    expect(overflow, `sideways overflow at ${width} px`).toBeLessThanOrEqual(0);
+    await page.screenshot({
+      path: join(shots, `health-stalled-${width}-${colorScheme}.png`),
+      fullPage: true,
+    });
+    await context.close();
+  }
 
   front.refuse = null;
   await eventually(

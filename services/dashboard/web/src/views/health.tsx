@@ -54,50 +54,52 @@ function Refusals({ refused }: { refused: NonNullable<Health['refused']> }) {
   const totals = hours.map((hour) => statuses.reduce((sum, s) => sum + cell(hour, s), 0));
   const max = Math.max(1, ...totals);
   return (
-    <table class="plain bars" id="refusals">
-      <thead>
-        <tr>
-          <th scope="col">Hour (UTC)</th>
-          {statuses.map((s) => (
-            <th scope="col" class="num" key={s} title={REFUSAL[s]}>
-              {s}
-            </th>
-          ))}
-          <th scope="col" class="value-col">
-            All
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {hours.map((hour, i) => (
-          <tr key={hour} data-hour={hour}>
-            <th scope="row">{hour.slice(0, 13).replace('T', ' ')}:00</th>
+    <div class="table-scroll">
+      <table class="plain bars" id="refusals">
+        <thead>
+          <tr>
+            <th scope="col">Hour (UTC)</th>
             {statuses.map((s) => (
-              <td class="num" key={s} data-status={s}>
-                {formatCount(cell(hour, s))}
+              <th scope="col" class="num" key={s} title={REFUSAL[s]}>
+                {s}
+              </th>
+            ))}
+            <th scope="col" class="value-col">
+              All
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {hours.map((hour, i) => (
+            <tr key={hour} data-hour={hour}>
+              <th scope="row">{hour.slice(0, 13).replace('T', ' ')}:00</th>
+              {statuses.map((s) => (
+                <td class="num" key={s} data-status={s}>
+                  {formatCount(cell(hour, s))}
+                </td>
+              ))}
+              <td class="value-col">
+                <span class="bar refusal-bar" style={{ width: `${((totals[i] ?? 0) / max) * 100}%` }} />
+                <span class="row-filter">{formatCount(totals[i] ?? 0)}</span>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+        <tfoot>
+          <tr>
+            <th scope="row">24 hours</th>
+            {refused.by_status.map((s) => (
+              <td class="num" key={s.status} data-status-total={s.status}>
+                {formatCount(s.count)}
               </td>
             ))}
-            <td class="value-col">
-              <span class="bar refusal-bar" style={{ width: `${((totals[i] ?? 0) / max) * 100}%` }} />
-              <span class="row-filter">{formatCount(totals[i] ?? 0)}</span>
+            <td class="value-col" id="refusals-total">
+              {formatCount(refused.total)}
             </td>
           </tr>
-        ))}
-      </tbody>
-      <tfoot>
-        <tr>
-          <th scope="row">24 hours</th>
-          {refused.by_status.map((s) => (
-            <td class="num" key={s.status} data-status-total={s.status}>
-              {formatCount(s.count)}
-            </td>
-          ))}
-          <td class="value-col" id="refusals-total">
-            {formatCount(refused.total)}
-          </td>
-        </tr>
-      </tfoot>
-    </table>
+        </tfoot>
+      </table>
+    </div>
   );
 }
 
@@ -183,45 +185,50 @@ export function HealthView({ api, project }: ViewProps) {
         <h2 id="landing-title">
           Records landed <span class="muted">per type, last 60 minutes</span>
         </h2>
-        <table class="plain figures-table" id="health-table">
-          <thead>
-            <tr>
-              <th scope="col">Type</th>
-              <th scope="col">Status</th>
-              <th scope="col">Last record</th>
-              <th scope="col" class="num">
-                Last hour
-              </th>
-              <th scope="col">Per minute</th>
-            </tr>
-          </thead>
-          <tbody>
-            {h.types.map((t) => {
-              const max = Math.max(1, ...t.per_minute);
-              return (
-                <tr key={t.type} class={`health-${t.status}`}>
-                  <th scope="row">{t.type}</th>
-                  <td>
-                    <span class={`status status-${t.status}`}>{STATUS[t.status]}</span>
-                  </td>
-                  <td>
-                    {t.last_received_at
-                      ? `${formatTime(t.last_received_at)} (${t.minutes_since_last} min ago)`
-                      : '—'}
-                  </td>
-                  <td class="num">{formatCount(t.landed_last_hour)}</td>
-                  <td>
-                    <span class="spark" role="img" aria-label={`${t.type} per minute over the last hour`}>
-                      {t.per_minute.map((n, i) => (
-                        <span key={i} style={{ height: `${n === 0 ? 0 : Math.max(8, (n / max) * 100)}%` }} />
-                      ))}
-                    </span>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <div class="table-scroll">
+          <table class="plain figures-table" id="health-table">
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Last record</th>
+                <th scope="col" class="num">
+                  Last hour
+                </th>
+                <th scope="col">Per minute</th>
+              </tr>
+            </thead>
+            <tbody>
+              {h.types.map((t) => {
+                const max = Math.max(1, ...t.per_minute);
+                return (
+                  <tr key={t.type} class={`health-${t.status}`}>
+                    <th scope="row">{t.type}</th>
+                    <td>
+                      <span class={`status status-${t.status}`}>{STATUS[t.status]}</span>
+                    </td>
+                    <td>
+                      {t.last_received_at
+                        ? `${formatTime(t.last_received_at)} (${t.minutes_since_last} min ago)`
+                        : '—'}
+                    </td>
+                    <td class="num">{formatCount(t.landed_last_hour)}</td>
+                    <td>
+                      <span class="spark" role="img" aria-label={`${t.type} per minute over the last hour`}>
+                        {t.per_minute.map((n, i) => (
+                          <span
+                            key={i}
+                            style={{ height: `${n === 0 ? 0 : Math.max(8, (n / max) * 100)}%` }}
+                          />
+                        ))}
+                      </span>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
         <p class="footnote">
           Updated {formatTime(h.generated_at)}. A record counts in the minute the gateway received it, once it
           has landed in the warehouse.
@@ -237,26 +244,28 @@ export function HealthView({ api, project }: ViewProps) {
               None.
             </p>
           ) : (
-            <table class="plain" id="dead-letters">
-              <thead>
-                <tr>
-                  <th scope="col">Type</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col" class="num">
-                    Records
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {h.dead_letters.by_reason.map((r) => (
-                  <tr key={`${r.type}-${r.error_code}`}>
-                    <td>{r.type}</td>
-                    <td class="mono">{r.error_code}</td>
-                    <td class="num">{formatCount(r.count)}</td>
+            <div class="table-scroll">
+              <table class="plain" id="dead-letters">
+                <thead>
+                  <tr>
+                    <th scope="col">Type</th>
+                    <th scope="col">Reason</th>
+                    <th scope="col" class="num">
+                      Records
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {h.dead_letters.by_reason.map((r) => (
+                    <tr key={`${r.type}-${r.error_code}`}>
+                      <td>{r.type}</td>
+                      <td class="mono">{r.error_code}</td>
+                      <td class="num">{formatCount(r.count)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
           <p class="footnote">
             <code>tally dead-letters list</code> shows them; <code>replay</code> lands them again once mended.
@@ -277,63 +286,67 @@ export function HealthView({ api, project }: ViewProps) {
                   : 'Every record in the log has landed.'}
               </p>
               {h.consumers && h.consumers.length > 0 && (
-                <table class="plain" id="consumer-progress">
+                <div class="table-scroll">
+                  <table class="plain" id="consumer-progress">
+                    <thead>
+                      <tr>
+                        <th scope="col">Group</th>
+                        <th scope="col">Status</th>
+                        <th scope="col" class="num">
+                          Waiting
+                        </th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {h.consumers.map((c) => (
+                        <tr key={c.group} data-group={c.group} class={`health-${c.status}`}>
+                          <td>{c.group}</td>
+                          <td>
+                            <span class={`status status-${c.status}`}>
+                              {c.status === 'stalled'
+                                ? `Stalled ${formatDuration(c.stalled_seconds)}`
+                                : 'Landing'}
+                            </span>
+                          </td>
+                          <td class="num">{formatCount(c.lag)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              <div class="table-scroll">
+                <table class="plain" id="consumer-lag">
                   <thead>
                     <tr>
                       <th scope="col">Group</th>
-                      <th scope="col">Status</th>
+                      <th scope="col">Type</th>
                       <th scope="col" class="num">
-                        Waiting
+                        Not yet landed
+                      </th>
+                      <th scope="col" class="num">
+                        Oldest
+                      </th>
+                      <th scope="col" class="num">
+                        Kept for
                       </th>
                     </tr>
                   </thead>
                   <tbody>
-                    {h.consumers.map((c) => (
-                      <tr key={c.group} data-group={c.group} class={`health-${c.status}`}>
-                        <td>{c.group}</td>
-                        <td>
-                          <span class={`status status-${c.status}`}>
-                            {c.status === 'stalled'
-                              ? `Stalled ${formatDuration(c.stalled_seconds)}`
-                              : 'Landing'}
-                          </span>
+                    {h.consumer_groups.map((g) => (
+                      <tr key={`${g.group}-${g.topic}`} data-group={g.group} data-topic={g.topic}>
+                        <td>{g.group}</td>
+                        <td>{g.topic}</td>
+                        <td class="num">{formatCount(g.lag)}</td>
+                        <td class={g.near_retention ? 'num warning-text' : 'num'}>
+                          {formatDuration(g.oldest_age_seconds)}
                         </td>
-                        <td class="num">{formatCount(c.lag)}</td>
+                        <td class="num">{formatDuration(g.retention_seconds)}</td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
-              )}
-              <table class="plain" id="consumer-lag">
-                <thead>
-                  <tr>
-                    <th scope="col">Group</th>
-                    <th scope="col">Type</th>
-                    <th scope="col" class="num">
-                      Not yet landed
-                    </th>
-                    <th scope="col" class="num">
-                      Oldest
-                    </th>
-                    <th scope="col" class="num">
-                      Kept for
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {h.consumer_groups.map((g) => (
-                    <tr key={`${g.group}-${g.topic}`} data-group={g.group} data-topic={g.topic}>
-                      <td>{g.group}</td>
-                      <td>{g.topic}</td>
-                      <td class="num">{formatCount(g.lag)}</td>
-                      <td class={g.near_retention ? 'num warning-text' : 'num'}>
-                        {formatDuration(g.oldest_age_seconds)}
-                      </td>
-                      <td class="num">{formatDuration(g.retention_seconds)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              </div>
             </>
           )}
           <p class="footnote">Of the whole record log: every project's records.</p>
