@@ -1,4 +1,4 @@
-// MRR movements as docs revenue-metrics.md defines them, computed from the stored revenue records.
+// MRR movements as docs/revenue.md defines them, computed from the stored revenue records.
 // This is a fold over a customer's records in the order of their own timestamps, with state the rules
 // need: each subscription's current MRR (a churn without mrr_impact takes all of it away; a customer's
 // MRR never goes below zero) and whether the customer ever had MRR (new business vs reactivation). It is recomputed
@@ -199,7 +199,7 @@ export class MrrLedger {
   }
 }
 
-/** The movement table of revenue-metrics.md: decided by the customer's MRR before and after. */
+/** The movement table of docs/revenue.md: decided by the customer's MRR before and after. */
 export function classify(prev: bigint, next: bigint, everPaying: boolean): MovementKind | null {
   if (next === prev) return null;
   if (prev <= 0n) return next > 0n ? (everPaying ? 'reactivation' : 'new') : null;
