@@ -1,6 +1,7 @@
 // The record log's interface: where the gateway appends accepted records, from which consumers read them,
 // and where a consumer sets aside a record it cannot land (the dead-letter store). Backends (embedded/,
 // kafka/) implement it and import it from here; index.ts only re-exports.
+// Design notes: docs/design/record-log.md.
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { RECORD_TYPES } from '@tally/contract';
 
