@@ -131,8 +131,8 @@ describe('relative links of the Markdown files', () => {
   );
   const DOCS_LINK = /\]\(docs\/[^)]*\.md(#[^)]*)?\)/;
 
-  it('include docs/*.md links from README.md', () => {
-    for (const file of ['README.md']) {
+  it('include docs/*.md links from README.md and ARCHITECTURE.md', () => {
+    for (const file of ['README.md', 'ARCHITECTURE.md']) {
       expect(readFileSync(join(ROOT, file), 'utf8'), file).toMatch(DOCS_LINK);
     }
   });
