@@ -65,7 +65,7 @@ describe('the published packages', () => {
     // What the revenue SDK's CommonJS copy requires: the contract's validator and the tracker's backoff.
     expect(cjs['packages/contract']).toEqual([{ esm: './dist/index.js', cjs: './dist/cjs/index.js' }]);
     expect(cjs['packages/core']).toEqual([{ esm: './dist/backoff.js', cjs: './dist/cjs/backoff.js' }]);
-    // The browser tracker and its React binding are ES modules only (see ARCHITECTURE.md).
+    // The browser tracker and its React binding are ES modules only (see docs/design/build-and-release.md).
     expect(cjs['packages/react']).toEqual([]);
     expect(manifest('packages/revenue').engines).toEqual({ node: `>=${CJS_TARGET.replace('node', '')}` });
     expect(manifest('packages/contract').engines).toEqual(manifest('packages/revenue').engines);

@@ -1,5 +1,5 @@
 // The dashboard's revenue views in real headless Chromium against npm start's process (the setup of
-// dashboard-web.test.ts): revenue-metrics.md's worked example, with visits that give A, B and C a first
+// dashboard-web.test.ts): docs/revenue.md's worked example, with visits that give A, B and C a first
 // touch, sent through /api/ingest and landed by the real consumers; a user signed in through the link
 // `tally users add` prints. The page shows exactly the spec's figures, the attribution table adds up,
 // a figure and a table cell open drill-downs whose items add up to them, the breakdown by plan, interval
@@ -154,7 +154,7 @@ afterAll(async () => {
 describe('the revenue views in Chromium', () => {
   let page: Page;
 
-  it("shows revenue-metrics.md's figures for April and the range's cash", async () => {
+  it("shows docs/revenue.md's figures for April and the range's cash", async () => {
     page = await newPage();
     await page.goto(`${dashboard}/set-password#token=${signInToken}`);
     await page.getByLabel('New password').fill(PASSWORD);

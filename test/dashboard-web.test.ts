@@ -1,5 +1,5 @@
 // The dashboard's web app in real headless Chromium (Debian's, driven by playwright-core) against npm start's
-// process: dashboard.md's worked example sent through /api/ingest and landed by the real consumers, a user
+// process: docs/traffic.md's worked example sent through /api/ingest and landed by the real consumers, a user
 // who sets a password through the link `tally users add` prints and signs in, the exact figures on the page,
 // a filter that changes every panel and lives in the URL, a range change, a CSV export, goals and funnels
 // defined in the app, share links opened signed out (one with a password, neither showing or requesting
@@ -131,7 +131,7 @@ beforeAll(async () => {
   [browser, running] = await Promise.all([launchChromium(), startTallyProcess({ TALLY_DATA_DIR: dataDir })]);
   dashboard = running.endpoints.dashboardUrl as string;
 
-  // dashboard.md's worked example: v1 direct (/, /pricing, then /signup 50 minutes later), v2 from Google,
+  // docs/traffic.md's worked example: v1 direct (/, /pricing, then /signup 50 minutes later), v2 from Google,
   // v3 from the newsletter with the event signup, identified as C, who starts a 30 USD subscription.
   const pageview = (visitor: string, time: string, path: string, extra: Record<string, unknown> = {}) => ({
     type: 'pageview',

@@ -1,4 +1,4 @@
-// dashboard.md's worked example through the whole pipeline as `npm start` runs it: sent to /api/ingest,
+// docs/traffic.md's worked example through the whole pipeline as `npm start` runs it: sent to /api/ingest,
 // landed by the real consumers, read through the dashboard's API (the address the process publishes in
 // its readiness) with a read key and with a signed-in user: exactly the spec's figures. Also: the gateway
 // refuses the read key, and the dashboard reads while the consumers insert.
@@ -10,7 +10,7 @@ import { pipelineEnv, send, startTallyProcess, type TallyProcess } from './suppo
 const DAY = '2026-05-04';
 const at = (time: string) => Date.parse(`${DAY}T${time}:00Z`);
 
-describe("dashboard.md's worked example through npm start and the dashboard's API", () => {
+describe("docs/traffic.md's worked example through npm start and the dashboard's API", () => {
   let dataDir: string;
   let running: TallyProcess;
   let dashboard: string;

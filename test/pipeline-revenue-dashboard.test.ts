@@ -1,5 +1,5 @@
 // The revenue views of the dashboard (issue 11) through the whole pipeline as `npm start` runs it: the
-// worked examples of revenue-metrics.md and dashboard.md sent to /api/ingest (out of order, partly twice),
+// worked examples of docs/revenue.md and docs/traffic.md sent to /api/ingest (out of order, partly twice),
 // landed by the real consumers, read through the dashboard's API with a read key and with the tally CLI
 // (attribution, breakdown, reconciliation): exactly the specs' figures, breakdowns that add up to the unbroken totals,
 // drill-downs that add up to their figure, a customer's page, and the project's ingestion health.
@@ -48,7 +48,7 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
     running = await startTallyProcess({ TALLY_DATA_DIR: dataDir });
     dashboard = running.endpoints.dashboardUrl as string;
 
-    // revenue-metrics.md's example, with visits: A came from Google, C from the newsletter, B was
+    // docs/revenue.md's example, with visits: A came from Google, C from the newsletter, B was
     // identified on a direct visit of another visitor, D has no visit at all.
     const day = (date: string, time: string) => Date.parse(`${date}T${time}:00Z`);
     const pageview = (visitor: string, timestamp: number, extra: Record<string, unknown> = {}) => ({
@@ -105,7 +105,7 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
       }
     }
 
-    // dashboard.md's example, as in pipeline-dashboard.test.ts.
+    // docs/traffic.md's example, as in pipeline-dashboard.test.ts.
     const at = (time: string) => day('2026-05-04', time);
     const dash = [
       pageview('v1', at('10:00'), { path: '/' }),
@@ -180,7 +180,7 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
     expect(await running?.stop('SIGTERM')).toBe(0);
   });
 
-  it('gives MRR by first-touch channel that adds up to the MRR report (revenue-metrics.md)', async () => {
+  it('gives MRR by first-touch channel that adds up to the MRR report (docs/revenue.md)', async () => {
     const body = await get(
       'rev-worked',
       '/revenue/attribution?from=2026-01&to=2026-04&currency=USD&by=channel&touch=first',
@@ -464,7 +464,7 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
     expect(missing.status).toBe(404);
   });
 
-  it("gives dashboard.md's new MRR by first-touch channel and acquisition funnel", async () => {
+  it("gives docs/revenue.md's new MRR by first-touch channel and acquisition funnel", async () => {
     const key = readKeys.dash as string;
     const read = async (path: string) =>
       (

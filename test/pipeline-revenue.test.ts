@@ -1,6 +1,6 @@
 // Revenue through the whole pipeline as `npm start` runs it: records sent to POST /api/ingest, landed by
 // the revenue consumer in the embedded warehouse, read back with the tally CLI while the process runs
-// (through the query endpoint it publishes). The worked example of revenue-metrics.md must give exactly
+// (through the query endpoint it publishes). The worked example of docs/revenue.md must give exactly
 // the spec's monthly table: sent in order, in reverse order, and with every record sent twice.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';

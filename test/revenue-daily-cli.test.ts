@@ -1,5 +1,5 @@
 // The daily MRR report and operator-loaded exchange rates through `npm start`'s process, the dashboard's API
-// and the tally CLI (which reaches the running warehouse through its published endpoint): revenue-metrics.md's
+// and the tally CLI (which reaches the running warehouse through its published endpoint): docs/revenue.md's
 // worked example plus a GBP customer, sent to /api/ingest and landed by the real consumers. The CLI's
 // `report mrr --daily` (and `--interval day`) prints exactly the API's daily figures; `revenue rates load`
 // stores a rates file, `rates list` shows it; `report mrr --convert-to EUR`, monthly and daily, equals the

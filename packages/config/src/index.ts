@@ -230,7 +230,7 @@ export const ConfigSchema = Type.Object({
   KAFKA_COMPRESSION: Type.Union([Type.Literal('none'), Type.Literal('gzip'), Type.Literal('snappy')], {
     default: 'snappy',
     description:
-      'Compression of produce requests: `none`, `gzip` or `snappy` (measured fastest; see ARCHITECTURE.md).',
+      'Compression of produce requests: `none`, `gzip` or `snappy` (measured fastest; see docs/design/kafka.md).',
   }),
   KAFKA_LINGER_MS: Type.Integer({
     default: 2,

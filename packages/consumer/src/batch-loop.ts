@@ -12,6 +12,7 @@
 // likewise: neither sets anything aside; so is a commit the log refuses for now (a full disk). Stopping
 // leaves the batch in hand uncommitted. The loop tells `progress` (progress.ts) what it holds, each
 // failure and each commit, from which the process's readiness says whether the group is stalled.
+// Design notes: docs/design/consumers.md.
 import { backoffDelay } from '@tally/core/backoff';
 import {
   type DeadLetter,

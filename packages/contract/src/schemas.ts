@@ -1,6 +1,7 @@
 // The wire contract of POST /api/ingest as JSON Schema (built with TypeBox), and the TypeScript types
 // derived from it. This file is the single source of truth: the gateway validates with it, the SDKs take
 // their types from it, and the generated files under ../schemas/ are checked against it by a test.
+// Design notes: docs/design/contract.md.
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { MAX_MONEY, MONEY_DECIMALS, MONEY_SIGNIFICANT_DIGITS } from './money.ts';
 

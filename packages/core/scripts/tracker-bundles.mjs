@@ -57,7 +57,7 @@ export async function buildTrackerBundle(entry) {
     // bytes of the 2 KB budget in every page load.
     sourcemap: 'external',
     legalComments: 'none',
-    // The workspace packages' TypeScript sources, not their compiled dist/ (see ARCHITECTURE.md).
+    // The workspace packages' TypeScript sources, not their compiled dist/ (see docs/design/build-and-release.md).
     conditions: ['@tally/source'],
   });
   const code = result.outputFiles.find((file) => file.path.endsWith('.js'))?.text;

@@ -1,6 +1,9 @@
-// Retry timing shared by Tally's SDKs (the browser tracker and the revenue client): exponential backoff with
-// jitter, Retry-After parsing and which statuses are worth retrying. Pure functions (the random number and
-// the current time are arguments) so that they are unit-tested exactly and cost a few bytes in the bundle.
+// Retry timing shared by Tally's clients and its own services: exponential backoff with jitter (the browser
+// tracker, the revenue client, the consumers' batch loop and the warehouse's withRetry), Retry-After parsing
+// (the tracker and the revenue client) and which statuses the tracker retries (the revenue client applies
+// the same rule in its errors.ts). Pure functions (the random number and the current time are arguments) so
+// that they are unit-tested exactly and cost a few bytes in the tracker's bundle. Exported as
+// `@tally/core/backoff`, with a CommonJS copy, because @tally/revenue requires it on Node 18.
 
 /**
  * Delay in ms before retry number `attempt` (1 = the first retry): `base`·2^(attempt−1), capped at `max`,

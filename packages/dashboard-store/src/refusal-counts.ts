@@ -1,5 +1,5 @@
 // Requests the gateway refused, counted per project, hour and status, kept for the dashboard's health view
-// (dashboard.md, "Ingestion health"). The gateway writes them (services/gateway/src/refusals.ts), the
+// (docs/ingestion-health.md). The gateway writes them (services/gateway/src/refusals.ts), the
 // dashboard reads them: the state store is the one both reach in every deployment, as the token store is
 // (LMDB in TALLY_DATA_DIR, or Redis when REDIS_URL is set). Each flush of a gateway event loop is one
 // document per project, keyed by its flush id: writing a flush again (a retry after an answer that was

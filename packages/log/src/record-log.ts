@@ -1,6 +1,7 @@
 // The record log's interface: where the gateway appends accepted records, from which consumers read them,
 // and where a consumer sets aside a record it cannot land (the dead-letter store). Backends (embedded/,
 // kafka/) implement it and import it from here; index.ts only re-exports.
+// Design notes: docs/design/record-log.md.
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { RECORD_TYPES } from '@tally/contract';
 
@@ -224,7 +225,7 @@ export const ALL_TOPICS: readonly RecordType[] = RECORD_TYPES;
  * client's retries keep the record id, the visitor and the customer) share the key, so one consumer sees
  * them in order and the first copy wins; the exception is a retry of a record whose visitor id the gateway
  * derived, arriving after the UTC midnight that rotates the derivation: its copy may be in another
- * partition (ARCHITECTURE.md, "Several consumers").
+ * partition (docs/design/consumers.md, "Several consumers").
  */
 export function partitionKey(record: IngestRecord): string {
   if (record.type === 'revenue') return `${record.project_id}:${record.data.customer_id}`;

@@ -39,7 +39,7 @@ export function reactBuildOptions(version: ReactVersion) {
     alias: version.alias,
     absWorkingDir: PACKAGE_DIR,
     metafile: true,
-    // The workspace packages' TypeScript sources, not their compiled dist/ (see ARCHITECTURE.md).
+    // The workspace packages' TypeScript sources, not their compiled dist/ (see docs/design/build-and-release.md).
     conditions: ['@tally/source'],
   } as const satisfies BuildOptions;
 }

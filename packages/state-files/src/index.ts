@@ -1,6 +1,7 @@
 // @tally/state-files: the files Tally keeps under TALLY_DATA_DIR. Their modes (private-modes.ts), and
 // damaged files refused when they are opened with an error naming them (damaged-state-file.ts): LMDB files
 // checked before they are mapped (lmdb-file.ts), JSON files parsed with the file's name (json-file.ts).
+// Design notes: docs/design/state-files.md.
 export * from './damaged-state-file.ts';
 export * from './json-file.ts';
 export * from './lmdb-file.ts';

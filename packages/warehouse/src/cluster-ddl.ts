@@ -34,7 +34,7 @@ export interface ShardingKey {
   beyondSortingKey?: string;
 }
 
-/** The sharding key of every table the migrations create; ARCHITECTURE.md gives each one's reason. */
+/** The sharding key of every table the migrations create; docs/design/cluster.md gives each one's reason. */
 export const SHARDING_KEYS: Readonly<Record<string, ShardingKey>> = {
   schema_migrations: { key: 'cityHash64(version)' },
   events: {

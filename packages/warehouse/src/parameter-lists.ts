@@ -4,7 +4,7 @@
 // clickhouse/clickhouse-warehouse.ts), and ClickHouse refuses a form field over
 // `http_max_field_value_size` (128 KiB by default) as it refuses a URL over `http_max_uri_size`. So a list
 // is cut by its size as the server reads it, not only by its count: 5,000 record ids are three lookups,
-// a thousand transaction ids of 256 characters five. Measured in ARCHITECTURE.md ("Lookups of a batch").
+// a thousand transaction ids of 256 characters five. Measured in docs/design/consumers.md ("Lookups of a batch").
 
 /**
  * Bytes of a list's parameter value, at most: half of ClickHouse's default field limit, as escaping (a

@@ -1,5 +1,5 @@
 // Test fixtures shared by the unit tests, the warehouse conformance suite and the end-to-end tests: the
-// worked example of revenue-metrics.md as revenue payloads (what a client sends) and the monthly table
+// worked example of docs/revenue.md as revenue payloads (what a client sends) and the monthly table
 // the spec gives for it.
 import type { RevenueData } from '@tally/contract';
 

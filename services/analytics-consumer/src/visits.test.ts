@@ -1,4 +1,4 @@
-// The visits table and the dashboard's figures, on real chDB through the analytics lander: dashboard.md's
+// The visits table and the dashboard's figures, on real chDB through the analytics lander: docs/traffic.md's
 // worked example gives exactly its figures, and (fast-check) random records delivered out of order, in
 // several batches, partly twice, leave the visits table equal to the fold over every record once, so no
 // figure changes with the order or the copies.
@@ -75,7 +75,7 @@ const query = (project: string, over: Partial<TrafficQuery> = {}): TrafficQuery 
   ...over,
 });
 
-describe("dashboard.md's worked example through the analytics lander", () => {
+describe("docs/traffic.md's worked example through the analytics lander", () => {
   const at = (time: string) => Date.parse(`2026-05-04T${time}:00Z`);
   const project = 'worked';
   beforeAll(async () => {

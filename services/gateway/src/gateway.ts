@@ -1,7 +1,13 @@
 // buildGateway: the public ingest API as a Fastify instance, built from a config and its dependencies so
-// that tests can build one with their own. POST /api/ingest runs its checks in the order of the spec:
-// rate limit (onRequest) → body decoding and parsing → token → revenue needs a secret token → validation
-// → durable append → 202. Every error, from any layer, is answered by replyWithError through errors.ts.
+// that tests can build one with their own. POST /api/ingest runs its checks in the order docs/api.md lists
+// its answers: before Fastify sees the request, the connection caps and admission control (http-server.ts:
+// 503 or a closed connection); the global onRequest hooks (a refused preflight, draining: 503, a missing
+// Host or unknown Expect: 400, 417); the rate limit (the route's onRequest, before the body is read: 429)
+// → body decoding (preParsing: 415) → content type, size and JSON (the parser: 415, 413, 400) → admission
+// (preValidation, once the body is read: 503) → in ingest-route.ts, a JSON object not nested too deeply
+// (400) → token (401) → allowed origin (403) → revenue needs a secret token (403) → validation (400) →
+// durable append (503 when not durable within APPEND_TIMEOUT_MS) → 202. Every error, from any layer, is
+// answered by replyWithError through errors.ts. Design notes: docs/design/gateway.md.
 import { isUtf8 } from 'node:buffer';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';

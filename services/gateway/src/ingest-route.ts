@@ -1,5 +1,6 @@
 // POST /api/ingest: turns an accepted request into an IngestRecord and answers 202 only once the record
-// log has made it durable. The checks after the rate limit and body parsing run here, in the spec's order.
+// log has made it durable. The checks after the rate limit, body parsing and admission run here, in the
+// order docs/api.md lists their answers.
 import type { TallyConfig } from '@tally/config';
 import {
   type IngestEnvelope,

@@ -13,6 +13,7 @@
 // refuses appends at once while its file system stays below LOW_SPACE_BYTES free, and appends again as
 // soon as there is room, without a restart. Offsets taken by a commit that failed are not used again (a
 // gap, which readers step over).
+// Design notes: docs/design/record-log.md.
 import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,6 +5,7 @@
 // appends are refused at once (circuit-breaker.ts). Consumers adapt kafkajs's push model to poll/commit
 // (consumer.ts); records they cannot land go to the dead-letter topic (dead-letters.ts). At open it
 // compares the existing topics' settings with the configuration (topic-settings.ts).
+// Design notes: docs/design/kafka.md.
 import { type IngestRecord, RECORD_TYPES, type RecordType } from '@tally/contract';
 import kafkajs, { type Admin, type Producer } from 'kafkajs';
 import SnappyCodec from 'kafkajs-snappy';

@@ -1,7 +1,7 @@
-// A visit's source and channel, as dashboard.md defines them: the source is the entry pageview's
+// A visit's source and channel, as docs/traffic.md defines them: the source is the entry pageview's
 // utm_source, else its referrer source (given by the client or derived from the referrer's host by the
 // analytics consumer), else `Direct / None`; the channel is GA4's default channel grouping of
-// (source, medium, campaign, the source's category), reduced to the twelve channels dashboard.md lists
+// (source, medium, campaign, the source's category), reduced to the twelve channels docs/traffic.md lists
 // (GA4's Cross-network, Shopping, Audio, SMS, Push and Unassigned become Other).
 import { type Channel, DIRECT_SOURCE } from './traffic-dimensions.ts';
 
@@ -47,7 +47,7 @@ const SOCIAL_MEDIA = new Set([
 const EMAIL_NAMES = new Set(['email', 'e-mail', 'e_mail', 'e mail']);
 const REFERRAL_MEDIA = new Set(['referral', 'app', 'link']);
 
-/** The visit's source (dashboard.md: `Direct / None` when there is no referrer and no UTM). */
+/** The visit's source (docs/traffic.md: `Direct / None` when there is no referrer and no UTM). */
 export function sourceOf(origin: VisitOrigin): string {
   return origin.utm_source || origin.referrer_source || DIRECT_SOURCE;
 }
@@ -59,7 +59,7 @@ function categoryOf(origin: VisitOrigin): SourceCategory {
   return medium === 'search' || medium === 'social' || medium === 'video' || medium === 'email' ? medium : '';
 }
 
-/** GA4's default channel grouping, in GA4's order of rules, over the channels dashboard.md lists. */
+/** GA4's default channel grouping, in GA4's order of rules, over the channels docs/traffic.md lists. */
 export function channelOf(origin: VisitOrigin): Channel {
   const hasUtm = !!(origin.utm_source || origin.utm_medium || origin.utm_campaign);
   if (!hasUtm && !origin.referrer_source) return 'Direct';

@@ -1,4 +1,4 @@
-// What the warehouse can tell of a project's ingestion (dashboard.md, "Ingestion health"): records landed
+// What the warehouse can tell of a project's ingestion (docs/ingestion-health.md): records landed
 // per minute by type over the last hour and the last record of each type, from record_ids (every landed
 // record's id, type and the time the gateway received it). A type that was landing in the last day and
 // has landed nothing for `stallMinutes` is stalled: the dashboard shows it at a glance, so stale revenue

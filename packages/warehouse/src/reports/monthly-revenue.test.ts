@@ -1,4 +1,4 @@
-// The MRR rules of revenue-metrics.md on their own (no warehouse): the worked example's table, in any
+// The MRR rules of docs/revenue.md on their own (no warehouse): the worked example's table, in any
 // order, and each rule for records without mrr_impact.
 
 import { formatMicros, isExactMoney, MAX_MONEY, toMicros } from '@tally/contract';
@@ -34,7 +34,7 @@ function record(
   };
 }
 
-/** The worked example of revenue-metrics.md, as the MRR rules read it once stored. */
+/** The worked example of docs/revenue.md, as the MRR rules read it once stored. */
 const WORKED_EXAMPLE: MrrInput[] = workedExample('unit').map((data, i) => ({
   transaction_id: data.transaction_id,
   customer_id: data.customer_id,

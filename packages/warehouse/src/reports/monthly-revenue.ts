@@ -1,4 +1,4 @@
-// The monthly revenue report of revenue-metrics.md: per calendar month (UTC) and currency, MRR at the
+// The monthly revenue report of docs/revenue.md: per calendar month (UTC) and currency, MRR at the
 // start and end, the movements, net new MRR, the churn rates, ARPA and cash revenue. Computed from the
 // deduplicated revenue records (revenue_records: one per project and transaction_id) by folding them in
 // the order of their own timestamps (see mrr-movements.ts). Currencies are never added together.

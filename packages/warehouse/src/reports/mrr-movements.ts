@@ -1,10 +1,14 @@
-// MRR movements as docs revenue-metrics.md defines them, computed from the stored revenue records.
-// This is a fold over a customer's records in the order of their own timestamps, with state the rules
-// need: each subscription's current MRR (a churn without mrr_impact takes all of it away; a customer's
-// MRR never goes below zero) and whether the customer ever had MRR (new business vs reactivation). It is recomputed
-// from the records at every report, so records that arrive late or out of order are simply in their
-// place next time. Money is held in integer micro-units (the warehouse's Decimal scale, 6) as BigInt, so
-// that every sum is exact whatever its size.
+// MRR movements as docs/revenue.md defines them, computed from the stored revenue records by a fold.
+// MrrLedger holds one currency's state: each subscription's current MRR (a churn without mrr_impact takes
+// all of it away; a recurring subscription without it adds its amount per month; a customer's MRR never
+// goes below zero), each customer's sum, and whether the customer ever had MRR (new business vs
+// reactivation). Records are applied in the order of their own timestamps, then arrival, then transaction
+// id (byRecordTime), never of delivery. The state is per customer, so a record that arrives late or out of
+// order changes only its customer's figures: the reports fold the stored records again (the dashboard's
+// cached history refolds only the customers whose records changed: recordHistoryChange and memoOnFrozen
+// below, revenue-cache.ts), and the revenue consumer refreshes mrr_movements per customer (mrr-table.ts).
+// Money is held in integer micro-units (the warehouse's Decimal scale, 6) as BigInt, so that every sum is
+// exact whatever its size.
 import { divideRounded, formatMicros, type RevenueEventType } from '@tally/contract';
 
 /** A stored revenue record, as the MRR rules read it. Money in micro-units. */
@@ -199,7 +203,7 @@ export class MrrLedger {
   }
 }
 
-/** The movement table of revenue-metrics.md: decided by the customer's MRR before and after. */
+/** The movement table of docs/revenue.md: decided by the customer's MRR before and after. */
 export function classify(prev: bigint, next: bigint, everPaying: boolean): MovementKind | null {
   if (next === prev) return null;
   if (prev <= 0n) return next > 0n ? (everPaying ? 'reactivation' : 'new') : null;

@@ -1,4 +1,4 @@
-// MRR by acquisition (dashboard.md, "Linking revenue to acquisition"). A customer's visitors are those its
+// MRR by acquisition (docs/revenue.md, "Attribution"). A customer's visitors are those its
 // identify records link to it (visitor_customers: each visitor's latest customer) plus the
 // visitor_fingerprint of its revenue records where that visitor has visits. Its first touch is the
 // earliest visit of any of them; its last touch before payment the last of them that started before the

@@ -1,4 +1,4 @@
-// Revenue breakdowns and filters against real chDB, on the worked example of revenue-metrics.md delivered
+// Revenue breakdowns and filters against real chDB, on the worked example of docs/revenue.md delivered
 // in reverse order with some records twice (a redelivered copy and a second record of a transaction
 // already stored): the rows of every dimension add up exactly to the MRR report's figures, each customer is
 // in one group (its value on its latest record that has one), filters keep exactly their customers, and

@@ -1,4 +1,4 @@
-// Customers of a project (dashboard.md): the list (current MRR, status, first seen, first-touch channel
+// Customers of a project (docs/revenue.md): the list (current MRR, status, first seen, first-touch channel
 // and source, lifetime cash revenue) and one customer's page: MRR history per subscription, every revenue
 // record, and the visit timeline of the customer's visitors before and after identify. MRR comes from
 // the fold of mrr-movements.ts over all of a currency's records, as every other revenue figure.

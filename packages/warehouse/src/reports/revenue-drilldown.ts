@@ -1,4 +1,4 @@
-// The drill-down of a revenue figure (dashboard.md): the movements, records or customers that make it up,
+// The drill-down of a revenue figure (docs/revenue.md): the movements, records or customers that make it up,
 // optionally of one attribution group, from the same per-customer fold as the figure itself
 // (revenue-period.ts), so the items' amounts add up exactly to the figure the dashboard shows.
 import { formatMicros } from '@tally/contract';

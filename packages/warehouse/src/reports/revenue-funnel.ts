@@ -1,4 +1,4 @@
-// The acquisition funnel (dashboard.md): per group of the visitors' first visit (channel, source or
+// The acquisition funnel (docs/revenue.md): per group of the visitors' first visit (channel, source or
 // campaign), visitors whose first visit fell in the days from…to (in the project's time zone) → of them,
 // identified (linked to a customer by identify or revenue records) → paying (a customer who ever had MRR,
 // or made a purchase) → the MRR now and cash to date of their customers, and MRR per 1,000 visitors. A

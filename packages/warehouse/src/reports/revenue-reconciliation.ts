@@ -1,4 +1,4 @@
-// The reconciliation of one month and currency (dashboard.md): cash revenue split by kind of record, the
+// The reconciliation of one month and currency (docs/revenue.md): cash revenue split by kind of record, the
 // MRR bridge (start + new + expansion + reactivation − contraction − churn = end) and the month's data
 // warnings with their records. The bridge's end is the fold's MRR at the month's end and its movements
 // are summed per customer, so a bug in either shows as a bridge that does not close; the movements are

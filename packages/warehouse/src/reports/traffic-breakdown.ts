@@ -1,4 +1,4 @@
-// The dashboard's breakdowns: figures per value of a dimension, largest first (dashboard.md). Pages and
+// The dashboard's breakdowns: figures per value of a dimension, largest first (docs/traffic.md). Pages and
 // custom events count their records in the range (with the visitors who had one); entry and exit pages
 // and the other visit dimensions count the visits that start in the range, with their pageviews, bounce
 // rate and mean duration; exit pages also give the exit rate (visits leaving on the page / its pageviews

@@ -1,6 +1,6 @@
 // The dimensions of the dashboard's traffic figures: what a breakdown lists and what a filter matches, and
 // how each is read from the visits table (schemas/clickhouse/007_visits.sql). A visit dimension is an
-// attribute of the visit (of its entry pageview: dashboard.md); a page or event dimension is one of the
+// attribute of the visit (of its entry pageview: docs/traffic.md); a page or event dimension is one of the
 // records inside a visit.
 
 /** Attributes of a visit, one value per visit: a breakdown counts visits, a filter keeps visits. */
@@ -54,7 +54,7 @@ export function screenSizeOf(width: number | null | undefined): string {
   return 'Desktop';
 }
 
-/** The channels of GA4's default channel grouping that dashboard.md lists, in its order. */
+/** The channels of GA4's default channel grouping that docs/traffic.md lists, in its order. */
 export const CHANNELS = [
   'Direct',
   'Organic Search',

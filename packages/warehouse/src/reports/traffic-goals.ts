@@ -1,4 +1,4 @@
-// Goals and funnels (dashboard.md): a goal is a custom event name or a page path pattern (`*` any
+// Goals and funnels (docs/traffic.md): a goal is a custom event name or a page path pattern (`*` any
 // characters); its conversion rate is the visitors who reached it in the range / the range's unique
 // visitors. A funnel is ordered goals reached by one visitor within the range, each after the previous
 // one; each step counts the visitors who reached it and every step before it, in order.

@@ -1,4 +1,4 @@
-// The dashboard's top figures over a range (dashboard.md): pageviews and custom events by their own time,
+// The dashboard's top figures over a range (docs/traffic.md): pageviews and custom events by their own time,
 // unique visitors with a record in the range, and the visits that start in the range with their bounce
 // rate and duration; current visitors (a record in the last 5 minutes). Read from the visits table.
 import type { Warehouse } from '../warehouse.ts';

@@ -1,4 +1,4 @@
-// The visit, bounce and channel rules against hand-computed examples: dashboard.md's worked example, the
+// The visit, bounce and channel rules against hand-computed examples: docs/traffic.md's worked example, the
 // 30-minute gap at its edge, and GA4's channel grouping case by case.
 import { describe, expect, it } from 'vitest';
 import { channelOf, sourceOf, type VisitOrigin } from './channels.ts';
@@ -33,7 +33,7 @@ function record(over: Partial<VisitRecord> & Pick<VisitRecord, 'visitor_id' | 't
   };
 }
 
-describe("dashboard.md's worked example", () => {
+describe("docs/traffic.md's worked example", () => {
   const records = [
     record({ visitor_id: 'v1', timestamp: at('10:00'), path: '/' }),
     record({ visitor_id: 'v1', timestamp: at('10:10'), path: '/pricing' }),

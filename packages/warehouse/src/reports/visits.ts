@@ -1,4 +1,4 @@
-// Visits as dashboard.md defines them, folded from stored records: the pageviews and custom events of one
+// Visits as docs/traffic.md defines them, folded from stored records: the pageviews and custom events of one
 // visitor in one project with no gap of 30 minutes or more between them (computed here, never taken from
 // the client's session_id). A pure function of the records: the same records in any order, or with copies,
 // give the same visits, which is what keeps the visits table exact under redelivery (visits-table.ts).

@@ -166,7 +166,7 @@ export function dashboardOpenApiDocument(): Record<string, unknown> {
       version: VERSION,
       summary: "Read one project's traffic figures (and revenue) as the dashboard shows them.",
       description:
-        'Every figure follows dashboard.md: visits are computed by Tally from the stored records (no gap of 30 ' +
+        'Every figure follows docs/traffic.md and docs/revenue.md: visits are computed by Tally from the stored records (no gap of 30 ' +
         'minutes or more), bots are left out, a record delivered twice counts once, counts are exact. Days ' +
         "are in the project's time zone. Errors: `{ message }` for input problems, `{ error }` for " +
         'credentials, rate limits and availability. Every answer is sent with `Cache-Control: no-store`.',

@@ -1044,7 +1044,6 @@ export type GoalInputBody = Static<typeof GoalInput>;
 export type FunnelInputBody = Static<typeof FunnelInput>;
 export type ShareInputBody = Static<typeof ShareInput>;
 
-/** Every schema with an $id: the OpenAPI document's components. */
 // ---- Revenue breakdown and metadata search ---------------------------------------------------------
 
 export const RevenueBreakdownQuery = Type.Object({
@@ -1089,6 +1088,7 @@ export const RevenueSearch = Type.Object(
   { $id: 'RevenueSearch' },
 );
 
+/** Every schema with an $id: the OpenAPI document's components. */
 export const COMPONENTS: TSchema[] = [
   Message,
   ErrorBody,

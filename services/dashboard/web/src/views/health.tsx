@@ -27,7 +27,7 @@ const STATUS = {
 
 const minutes = (n: number) => `${n} minute${n === 1 ? '' : 's'}`;
 
-/** What each refusal status means to whoever sends records (spec: event-ingestion-service.md). */
+/** What each refusal status means to whoever sends records (docs/api.md). */
 const REFUSAL = {
   400: 'invalid record',
   403: 'refused token or origin',
