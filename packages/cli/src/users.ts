@@ -5,7 +5,7 @@
 // everything given is valid (email, projects, password).
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { ALL_PROJECTS, openStateStore, Users } from '@tally/dashboard-store';
+import { ALL_PROJECTS, openStateStore, Users } from '@tally/state-store';
 
 /** The sign-in link of a token: the dashboard's set-password page, the token in the fragment (never sent in a request line). */
 export function signInLink(config: TallyConfig, token: string): string {

@@ -4,7 +4,7 @@
 // convention: `{ message }` for input problems, `{ error }` for credentials, limits and availability.
 // Messages are fixed texts: internal details go to the log, never into a response.
 
-import { UserError } from '@tally/dashboard-store';
+import { UserError } from '@tally/state-store';
 import {
   BreakdownError,
   FilterSyntaxError,

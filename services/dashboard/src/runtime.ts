@@ -14,7 +14,7 @@ import {
   ShareLinks,
   SignInFailures,
   Users,
-} from '@tally/dashboard-store';
+} from '@tally/state-store';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import {
   embeddedWarehouseDir,

@@ -4,9 +4,9 @@
 // config; npm start's gateway thread calls it without the admin server, which its main thread serves.
 import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
-import { openStateStore, RefusalCounts } from '@tally/dashboard-store';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { buildAdmin, watchLogSettings } from '@tally/service';
+import { openStateStore, RefusalCounts } from '@tally/state-store';
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
