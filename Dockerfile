@@ -8,6 +8,7 @@ FROM node:24.21.0-bookworm-slim AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Every workspace's manifest, so that npm ci links them all (test/compose.test.ts checks the list).
+COPY packages/backoff/package.json packages/backoff/
 COPY packages/cli/package.json packages/cli/
 COPY packages/config/package.json packages/config/
 COPY packages/consumer/package.json packages/consumer/

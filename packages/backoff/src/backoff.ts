@@ -1,6 +1,7 @@
-// Retry timing shared by Tally's SDKs (the browser tracker and the revenue client): exponential backoff with
-// jitter, Retry-After parsing and which statuses are worth retrying. Pure functions (the random number and
-// the current time are arguments) so that they are unit-tested exactly and cost a few bytes in the bundle.
+// Retry timing shared by Tally's clients (the browser tracker, the revenue client, the servers' retries):
+// exponential backoff with jitter, Retry-After parsing and which statuses are worth retrying. Pure functions
+// (the random number and the current time are arguments) so that they are unit-tested exactly and cost a
+// few bytes in the tracker's bundle.
 
 /**
  * Delay in ms before retry number `attempt` (1 = the first retry): `base`·2^(attempt−1), capped at `max`,
