@@ -240,7 +240,8 @@ describe('@tally/core and @tally/react in a bundle, in a page', () => {
     // Bundled from the installed tarballs (the default conditions: their dist/), one copy of each.
     const inputs = Object.keys(bundle.metafile.inputs).filter((path) => path.includes('@tally/'));
     expect(inputs.length).toBeGreaterThan(0);
-    for (const path of inputs) expect(path).toMatch(/^node_modules\/@tally\/(core|react)\/dist\/[^/]+\.js$/);
+    for (const path of inputs)
+      expect(path).toMatch(/^node_modules\/@tally\/(backoff|core|react)\/dist\/[^/]+\.js$/);
     site.serve('/app.js', bundle.outputFiles[0]?.text ?? '', 'text/javascript');
     site.serve(
       '/installed',
