@@ -4,7 +4,7 @@
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { assertProjectId, type ProjectAccess, type TokenInfo } from '@tally/tokens';
-import { openTokenStore } from './tokens.ts';
+import { tokenStoreOf } from './tokens.ts';
 
 interface ProjectView {
   project_id: string;
@@ -24,7 +24,7 @@ export async function runProjects(
     options: { 'allowed-origins': { type: 'string' }, json: { type: 'boolean', default: false } },
   });
   const [action, project] = positionals;
-  const { store, close } = openTokenStore(config);
+  const { store, close } = tokenStoreOf(config);
   try {
     const views = async () => projectViews(await store.list(), await store.projects());
     switch (action) {

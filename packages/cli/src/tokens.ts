@@ -1,10 +1,8 @@
 // `tally tokens create|list|revoke`: token administration (ingest tokens and the dashboard's read keys) on the store the configuration names
 // (Redis when REDIS_URL is set, else TALLY_DATA_DIR/tokens.json).
-import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { FileTokenStore, RedisTokenStore, TOKEN_KINDS, type TokenKind, type TokenStore } from '@tally/tokens';
-import { Redis } from 'ioredis';
+import { connectRedis, openTokenStore, TOKEN_KINDS, type TokenKind, type TokenStore } from '@tally/tokens';
 
 export async function runTokens(
   config: TallyConfig,
@@ -21,7 +19,7 @@ export async function runTokens(
     },
   });
   const [action, target] = positionals;
-  const { store, close } = openTokenStore(config);
+  const { store, close } = tokenStoreOf(config);
   try {
     switch (action) {
       case 'create': {
@@ -70,13 +68,9 @@ export async function runTokens(
 }
 
 /** The token store the configuration names (Redis when REDIS_URL is set, else the data directory's file). */
-export function openTokenStore(config: TallyConfig): { store: TokenStore; close(): Promise<void> } {
-  const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
-    : null;
-  const store: TokenStore = redis
-    ? new RedisTokenStore(redis, config.REDIS_KEY_PREFIX)
-    : new FileTokenStore(resolve(config.TALLY_DATA_DIR));
+export function tokenStoreOf(config: TallyConfig): { store: TokenStore; close(): Promise<void> } {
+  const redis = connectRedis(config);
+  const store = openTokenStore(config, redis);
   return {
     store,
     async close() {

@@ -6,6 +6,7 @@
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { ALL_PROJECTS, openStateStore, Users } from '@tally/state-store';
+import { connectRedis } from '@tally/tokens';
 
 /** The sign-in link of a token: the dashboard's set-password page, the token in the fragment (never sent in a request line). */
 export function signInLink(config: TallyConfig, token: string): string {
@@ -42,7 +43,8 @@ export async function runUsers(
     },
   });
   const [action, email] = positionals;
-  const store = openStateStore(config);
+  const redis = connectRedis(config);
+  const store = openStateStore(config, redis);
   const users = new Users(store);
   const projects = [...(values.project ?? []), ...(values['all-projects'] ? [ALL_PROJECTS] : [])];
   try {
@@ -108,5 +110,6 @@ export async function runUsers(
     }
   } finally {
     await store.close();
+    redis?.disconnect();
   }
 }
