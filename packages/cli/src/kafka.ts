@@ -12,6 +12,7 @@ import {
   setSubjectCompatibility,
   subjectCompatibility,
 } from '@tally/log';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = 'kafka needs "compatibility [--set LEVEL] [--type TYPE] [--json]"';
 
@@ -29,7 +30,20 @@ export async function runKafka(
       json: { type: 'boolean', default: false },
     },
   });
-  if (positionals[0] !== 'compatibility' || positionals.length > 1) throw new Error(USAGE);
+  if (positionals[0] !== 'compatibility' || positionals.length > 1) throw new UsageError(USAGE);
+  const level = values.set?.toUpperCase();
+  if (values.set !== undefined && !isCompatibility(level)) {
+    throw new UsageError(`--set takes one of ${COMPATIBILITY_LEVELS.join(', ')}`);
+  }
+  const all = logSubjects(config.KAFKA_TOPIC_PREFIX);
+  const subjects = values.type
+    ? all.filter((s) => s === `${config.KAFKA_TOPIC_PREFIX}${values.type}-value`)
+    : all;
+  if (subjects.length === 0) {
+    throw new UsageError(
+      `--type takes one of ${all.map((s) => s.slice(config.KAFKA_TOPIC_PREFIX.length, -'-value'.length)).join(', ')}`,
+    );
+  }
   const backend = config.backends.log;
   if (backend.kind !== 'kafka') {
     throw new Error(
@@ -37,19 +51,6 @@ export async function runKafka(
     );
   }
   const registryUrl = backend.schemaRegistryUrl;
-  const level = values.set?.toUpperCase();
-  if (values.set !== undefined && !isCompatibility(level)) {
-    throw new Error(`--set takes one of ${COMPATIBILITY_LEVELS.join(', ')}`);
-  }
-  const all = logSubjects(config.KAFKA_TOPIC_PREFIX);
-  const subjects = values.type
-    ? all.filter((s) => s === `${config.KAFKA_TOPIC_PREFIX}${values.type}-value`)
-    : all;
-  if (subjects.length === 0) {
-    throw new Error(
-      `--type takes one of ${all.map((s) => s.slice(config.KAFKA_TOPIC_PREFIX.length, -'-value'.length)).join(', ')}`,
-    );
-  }
   if (level !== undefined && isCompatibility(level)) {
     for (const subject of subjects) await setSubjectCompatibility(registryUrl, subject, level);
   }

@@ -4,6 +4,7 @@
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { embeddedLogDir, openEmbeddedLog } from '@tally/log';
+import { UsageError } from './usage-error.ts';
 
 export async function runLog(
   config: TallyConfig,
@@ -17,8 +18,10 @@ export async function runLog(
   });
   const [action, group] = positionals;
   if (action !== 'groups' && action !== 'forget-group') {
-    throw new Error('log needs "groups" or "forget-group <group>"');
+    throw new UsageError('log needs "groups" or "forget-group <group>"');
   }
+  if (action === 'forget-group' && !group)
+    throw new UsageError('log forget-group needs the name of the group');
   if (config.backends.log.kind === 'kafka') {
     throw new Error(
       'the record log is Kafka (KAFKA_BROKERS): list and delete its consumer groups with kafka-consumer-groups.sh',
@@ -41,8 +44,7 @@ export async function runLog(
       }
       return 0;
     }
-    if (!group) throw new Error('log forget-group needs the name of the group');
-    const removed = await log.forgetGroup(group);
+    const removed = await log.forgetGroup(group as string);
     if (removed === 0) {
       process.stderr.write(`tally: no consumer group "${group}" in ${embeddedLogDir(config.dataDir)}\n`);
       return 1;

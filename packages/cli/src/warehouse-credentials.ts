@@ -5,6 +5,7 @@
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { readPublishedEndpoint } from '@tally/warehouse';
+import { UsageError } from './usage-error.ts';
 
 export async function runWarehouse(
   config: TallyConfig,
@@ -17,9 +18,7 @@ export async function runWarehouse(
     options: { json: { type: 'boolean', default: false } },
   });
   if (positionals[0] !== 'credentials' || positionals.length !== 1) {
-    throw Object.assign(new Error('usage: tally warehouse credentials [--json]'), {
-      code: 'ERR_PARSE_ARGS_USAGE',
-    });
+    throw new UsageError('warehouse needs "credentials [--json]" or "reland [--json]"');
   }
   if (config.backends.warehouse.kind === 'clickhouse') {
     throw new Error(
