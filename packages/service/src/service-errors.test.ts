@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ErrorTable, ServiceError } from './service-errors.ts';
+import { type ErrorTable, ServiceError, serviceErrors } from './service-errors.ts';
 
 const TABLE = {
   bad_request: { status: 400, key: 'message' },
@@ -65,5 +65,17 @@ describe('ServiceError', () => {
     const answer = error('method_not_allowed');
     answer.headers().allow = 'GET';
     expect(answer.headers()).toEqual({ allow: 'POST, OPTIONS' });
+  });
+});
+
+describe('serviceErrors', () => {
+  it("makes a table's errors, and owns them only: another service's error with the same kind is still to be mapped", () => {
+    const ours = serviceErrors(TABLE);
+    const theirs = serviceErrors({ bad_request: { status: 400, key: 'error' } } as const);
+    const error = ours.error('bad_request', 'body is empty');
+    expect([error.statusCode, error.body()]).toEqual([400, { message: 'body is empty' }]);
+    expect(ours.owns(error)).toBe(true);
+    expect(theirs.owns(error)).toBe(false);
+    expect(ours.owns(new Error('bad_request'))).toBe(false);
   });
 });

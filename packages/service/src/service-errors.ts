@@ -46,6 +46,7 @@ export class ServiceError<Kind extends string = string> extends Error {
   readonly retryable: boolean;
   readonly retryAfterSeconds: number | undefined;
   readonly closesConnection: boolean;
+  readonly #table: ErrorTable<Kind>;
   readonly #answer: ErrorAnswer;
 
   constructor(table: ErrorTable<Kind>, kind: Kind, message?: string, options: ServiceErrorOptions = {}) {
@@ -56,6 +57,7 @@ export class ServiceError<Kind extends string = string> extends Error {
     );
     this.name = 'ServiceError';
     this.kind = kind;
+    this.#table = table;
     this.#answer = answer;
     this.statusCode = options.status ?? answer.status;
     this.retryable = answer.retryable ?? false;
@@ -72,4 +74,20 @@ export class ServiceError<Kind extends string = string> extends Error {
   headers(): Record<string, string> {
     return { ...this.#answer.headers };
   }
+
+  /** Whether this error is a row of `table`. */
+  isOf<Of extends string>(table: ErrorTable<Of>): this is ServiceError<Of> {
+    return (this.#table as unknown) === table;
+  }
+}
+
+/** A service's errors: the maker of its table's errors, and the test that something thrown is one of them. */
+export function serviceErrors<Kind extends string>(table: ErrorTable<Kind>) {
+  return {
+    /** An error of `kind`, with the message its body carries where the row has no fixed text. */
+    error: (kind: Kind, message?: string, options?: ServiceErrorOptions): ServiceError<Kind> =>
+      new ServiceError<Kind>(table, kind, message, options),
+    /** Whether `error` is one of this table's (anything else is still to be mapped). */
+    owns: (error: unknown): error is ServiceError<Kind> => error instanceof ServiceError && error.isOf(table),
+  };
 }

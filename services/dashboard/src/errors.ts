@@ -5,7 +5,7 @@
 // input problems, `{ error }` for credentials, limits and availability. Messages are fixed texts:
 // internal details go to the log, never into a response.
 
-import { type ErrorTable, ServiceError, type ServiceErrorOptions } from '@tally/service';
+import { type ErrorTable, ServiceError, serviceErrors } from '@tally/service';
 import { UserError } from '@tally/state-store';
 import {
   BreakdownError,
@@ -41,14 +41,10 @@ export type DashboardErrorKind = keyof typeof DASHBOARD_ERRORS;
 /** An error the dashboard answers with: a row of DASHBOARD_ERRORS. */
 export type DashboardError = ServiceError<DashboardErrorKind>;
 
+const dashboardErrors = serviceErrors(DASHBOARD_ERRORS);
+
 /** An error of `kind`, with the message its body carries where the row has no fixed text. */
-export function dashboardError(
-  kind: DashboardErrorKind,
-  message?: string,
-  options?: ServiceErrorOptions,
-): DashboardError {
-  return new ServiceError<DashboardErrorKind>(DASHBOARD_ERRORS, kind, message, options);
-}
+export const dashboardError = dashboardErrors.error;
 
 /** A constructor of one row's errors (`new NotFoundError('no such goal')`), for the names the routes use. */
 function errorsOf(kind: DashboardErrorKind) {
@@ -116,7 +112,7 @@ const ATTEMPT_WINDOW_S = 900;
 
 /** Whatever a request raised, as the error to answer with. */
 export function toDashboardError(error: unknown): DashboardError {
-  if (error instanceof ServiceError && error.kind in DASHBOARD_ERRORS) return error as DashboardError;
+  if (dashboardErrors.owns(error)) return error;
   if (
     error instanceof FilterSyntaxError ||
     error instanceof TrafficRangeError ||

@@ -15,7 +15,7 @@ import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
 import { ConsumerMetrics, ConsumerProgress, type RunningBatchLoop } from '@tally/consumer';
 import { startDashboard } from '@tally/dashboard';
-import { type GatewayLoops, holdsLogWriter, startGatewayLoops } from '@tally/gateway';
+import { type GatewayWorkers, holdsLogWriter, startGatewayLoops } from '@tally/gateway';
 import { openRecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics, startOrUnwind, watchLogSettings } from '@tally/service';
@@ -38,7 +38,7 @@ import { type Logger, pino } from 'pino';
 
 export interface RunningTally {
   /** The gateway, in its worker threads. */
-  gateway: Pick<GatewayLoops, 'url' | 'count'>;
+  gateway: Pick<GatewayWorkers, 'url' | 'count'>;
   /** The admin server (/healthz, /readyz, /metrics). */
   adminUrl: string;
   /** The ClickHouse HTTP interface over the embedded warehouse (null with CLICKHOUSE_URL). */
@@ -125,7 +125,7 @@ export async function startTally(
     }
     // The admin server closes after the gateway and the consumers, so it answers (not ready) while they
     // stop; it listens once the gateway does.
-    let gateway: GatewayLoops | null = null;
+    let gateway: GatewayWorkers | null = null;
     const admin = resources.add(
       buildAdmin({
         health: () =>
@@ -173,22 +173,16 @@ export async function startTally(
     );
 
     const batch = { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS };
-    const analytics = startAnalyticsConsumer({
+    const consumer = (name: string) => ({
       log: consumersLog,
       warehouse,
       batch,
-      logger: logger.child({ consumer: 'analytics' }),
+      logger: logger.child({ consumer: name }),
       metrics,
       progress: consumerProgress,
     });
-    const revenue = startRevenueConsumer({
-      log: consumersLog,
-      warehouse,
-      batch,
-      logger: logger.child({ consumer: 'revenue' }),
-      metrics,
-      progress: consumerProgress,
-    });
+    const analytics = startAnalyticsConsumer(consumer('analytics'));
+    const revenue = startRevenueConsumer(consumer('revenue'));
     consumers.push(analytics, revenue);
     consumerProgress.start();
     const failed = Promise.race([analytics.done, revenue.done, threads.failed]).then(

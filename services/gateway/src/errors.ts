@@ -6,7 +6,7 @@
 // Messages are fixed texts: internal details go to the log, and no byte of the request is ever echoed back.
 import { STATUS_CODES } from 'node:http';
 import { LogUnavailableError } from '@tally/log';
-import { type ErrorTable, ServiceError, type ServiceErrorOptions } from '@tally/service';
+import { type ErrorTable, type ServiceError, serviceErrors } from '@tally/service';
 
 /** Seconds a client is asked to wait after a 503. */
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
@@ -23,6 +23,15 @@ export const CORS_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers': 'Retry-After',
 };
+
+/** The body of every 503: never a 202 for a record that could be lost, and the client may retry. */
+const SERVICE_UNAVAILABLE = {
+  status: 503,
+  key: 'error',
+  message: 'Service temporarily unavailable',
+  text: 'Service temporarily unavailable, retry later',
+  retryable: true,
+} as const;
 
 /**
  * Every answer of the public port to an error, by kind: status, body and headers. The README's response
@@ -57,40 +66,19 @@ export const INGEST_ERRORS = {
   origin_not_allowed: { status: 403, key: 'error', text: 'Origin not allowed for this project' },
   /** 429: Retry-After is set by the rate limiter, which knows the window. */
   rate_limited: { status: 429, key: 'error', text: 'Rate limited', retryable: true },
-  /**
-   * 503: the record could not be made durable in time, or the gateway is draining. Never a 202 for a
-   * record that could be lost.
-   */
-  unavailable: {
-    status: 503,
-    key: 'error',
-    message: 'Service temporarily unavailable',
-    text: 'Service temporarily unavailable, retry later',
-    retryable: true,
-    retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S,
-  },
+  /** 503: the record could not be made durable in time, or the gateway is draining. */
+  unavailable: { ...SERVICE_UNAVAILABLE, retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S },
   /**
    * 503 at once, before the request is read: the event loop has as many requests in flight, or as many
    * appends waiting for the log, as admission.ts allows. A short Retry-After: overload passes in moments.
    */
-  overloaded: {
-    status: 503,
-    key: 'error',
-    message: 'Service temporarily unavailable',
-    text: 'Service temporarily unavailable, retry later',
-    retryable: true,
-    retryAfterSeconds: OVERLOADED_RETRY_AFTER_S,
-  },
+  overloaded: { ...SERVICE_UNAVAILABLE, retryAfterSeconds: OVERLOADED_RETRY_AFTER_S },
   /**
    * 503 to a request through a trusted proxy whose client already has GATEWAY_MAX_CONNECTIONS_PER_IP
    * requests in progress (connection-caps.ts). The connection is closed after it: the body is not read.
    */
   client_over_cap: {
-    status: 503,
-    key: 'error',
-    message: 'Service temporarily unavailable',
-    text: 'Service temporarily unavailable, retry later',
-    retryable: true,
+    ...SERVICE_UNAVAILABLE,
     retryAfterSeconds: OVERLOADED_RETRY_AFTER_S,
     closesConnection: true,
   },
@@ -159,14 +147,10 @@ export type IngestErrorKind = keyof typeof INGEST_ERRORS;
 /** An error the public port answers with: a row of INGEST_ERRORS. */
 export type IngestError = ServiceError<IngestErrorKind>;
 
+const ingestErrors = serviceErrors(INGEST_ERRORS);
+
 /** An error of `kind`: its message (the body's text where the row has none of its own), its cause for the log. */
-export function ingestError(
-  kind: IngestErrorKind,
-  message?: string,
-  options?: ServiceErrorOptions,
-): IngestError {
-  return new ServiceError<IngestErrorKind>(INGEST_ERRORS, kind, message, options);
-}
+export const ingestError = ingestErrors.error;
 
 interface CodedError {
   code?: unknown;
@@ -194,7 +178,7 @@ const FASTIFY_ERRORS: Record<string, (bodyLimit: number) => IngestError> = {
 
 /** Maps any error thrown while handling a request to the IngestError that describes the response. */
 export function toIngestError(error: unknown, bodyLimit: number): IngestError {
-  if (error instanceof ServiceError && error.kind in INGEST_ERRORS) return error as IngestError;
+  if (ingestErrors.owns(error)) return error;
   if (error instanceof LogUnavailableError) return ingestError('unavailable', undefined, { cause: error });
   const e = (error ?? {}) as CodedError;
   const code = typeof e.code === 'string' ? e.code : '';

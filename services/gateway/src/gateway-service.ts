@@ -8,32 +8,10 @@
 // as startGateway builds it; with several it serves the admin port with every thread's metrics merged.
 import type { TallyConfig } from '@tally/config';
 import { openRecordLog, type RecordLog } from '@tally/log';
-import {
-  allHealthy,
-  buildAdmin,
-  type Health,
-  type MetricsJson,
-  mergedMetrics,
-  startOrUnwind,
-} from '@tally/service';
+import { allHealthy, buildAdmin, mergedMetrics, startOrUnwind } from '@tally/service';
 import type { Logger } from 'pino';
-import { gatewayLoops, startGatewayWorkers } from './gateway-threads.ts';
+import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from './gateway-threads.ts';
 import { startGateway } from './runtime.ts';
-
-/** The gateway's event loops of a process, in worker threads on one port. */
-export interface GatewayLoops {
-  url: string;
-  /** How many event loops serve the public port. */
-  count: number;
-  /** Every thread's metrics (registry JSON), for mergedMetrics. */
-  metrics(): Promise<MetricsJson[]>;
-  /** The threads' health, and the log the process holds for them, if it opened one. */
-  health(): Promise<Health>;
-  /** Rejects if a thread fails or exits unasked. */
-  readonly failed: Promise<never>;
-  /** Drains the threads (every append in flight answered by the log), then closes the log opened for them. */
-  close(): Promise<void>;
-}
 
 export interface GatewayLoopsOptions {
   logger: Logger;
@@ -54,11 +32,14 @@ export function holdsLogWriter(config: TallyConfig): boolean {
   return gatewayLoops(config).loops > 1 && config.backends.log.kind === 'embedded';
 }
 
-/** Starts the gateway's event loops in worker threads (GATEWAY_WORKERS, or one where reusePort is missing). */
+/**
+ * Starts the gateway's event loops in worker threads (GATEWAY_WORKERS, or one where reusePort is missing).
+ * Their health includes that of the log opened for them here; their close drains them, then closes it.
+ */
 export async function startGatewayLoops(
   config: TallyConfig,
   options: GatewayLoopsOptions,
-): Promise<GatewayLoops> {
+): Promise<GatewayWorkers> {
   const { logger } = options;
   const { loops, note } = gatewayLoops(config);
   if (note) logger[note.level](note.message);
@@ -107,8 +88,8 @@ export interface GatewayService {
 
 /** The standalone gateway process: its event loops and its admin server. */
 export async function startGatewayService(config: TallyConfig, logger: Logger): Promise<GatewayService> {
-  if (gatewayLoops(config).loops <= 1) {
-    const { note } = gatewayLoops(config);
+  const { loops, note } = gatewayLoops(config);
+  if (loops <= 1) {
     if (note) logger[note.level](note.message);
     const gateway = await startGateway(config, { logger });
     return {
@@ -122,17 +103,17 @@ export async function startGatewayService(config: TallyConfig, logger: Logger): 
   return startOrUnwind(async (resources) => {
     // The admin server closes after the loops, so that it answers (not ready) while they drain; it
     // listens once they do.
-    let loops: GatewayLoops | null = null;
+    let threads: GatewayWorkers | null = null;
     const admin = resources.add(
       buildAdmin({
-        health: async () => (loops ? loops.health() : { ok: false, detail: 'starting' }),
-        metrics: async () => mergedMetrics([], (await loops?.metrics()) ?? []),
+        health: async () => (threads ? threads.health() : { ok: false, detail: 'starting' }),
+        metrics: async () => mergedMetrics([], (await threads?.metrics()) ?? []),
         logger,
       }),
       (server) => server.close(),
     );
     const running = resources.add(await startGatewayLoops(config, { logger }), (started) => started.close());
-    loops = running;
+    threads = running;
     const adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
     return {
       url: running.url,
