@@ -47,7 +47,7 @@ const dashboardErrors = serviceErrors(DASHBOARD_ERRORS);
 export const dashboardError = dashboardErrors.error;
 
 /** A constructor of one row's errors (`new NotFoundError('no such goal')`), for the names the routes use. */
-function errorsOf(kind: DashboardErrorKind) {
+function errorsOf(kind: DashboardErrorKind): new (message?: string) => DashboardError {
   return class extends ServiceError<DashboardErrorKind> {
     constructor(message?: string) {
       super(DASHBOARD_ERRORS, kind, message);
