@@ -198,7 +198,7 @@ export const ConfigSchema = Type.Object({
   KAFKA_BROKERS: Type.Optional(
     Type.String({
       description:
-        'Comma-separated Kafka bootstrap brokers (`host:port`). With `SCHEMA_REGISTRY_URL`, selects the Kafka record log (Avro records on per-type topics); with neither, the embedded log in `TALLY_DATA_DIR`.',
+        'Comma-separated Kafka bootstrap brokers (`host:port`). With `SCHEMA_REGISTRY_URL`, selects the Kafka record log (Avro records on per-type topics); with neither, the embedded log in `TALLY_DATA_DIR`. One without the other is refused as the configuration loads.',
     }),
   ),
   SCHEMA_REGISTRY_URL: Type.Optional(
