@@ -67,8 +67,8 @@ export async function startTally(
       }),
       (opened) => opened.close(),
     );
-    // ClickHouse's HTTP interface over the embedded warehouse, and where it is published: registered before
-    // the log, so that it closes after it, as the warehouse's own last.
+    // ClickHouse's HTTP interface over the embedded warehouse (served below, with chDB), and the file that
+    // publishes it: registered here so that they go after the log closes, just before the warehouse.
     let http: ClickHouseHttpInterface | null = null;
     resources.defer(async () => {
       if (!http) return;
