@@ -8,17 +8,18 @@ FROM node:24.21.0-bookworm-slim AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Every workspace's manifest, so that npm ci links them all (test/compose.test.ts checks the list).
+COPY packages/backoff/package.json packages/backoff/
 COPY packages/cli/package.json packages/cli/
 COPY packages/config/package.json packages/config/
 COPY packages/consumer/package.json packages/consumer/
 COPY packages/contract/package.json packages/contract/
 COPY packages/core/package.json packages/core/
-COPY packages/dashboard-store/package.json packages/dashboard-store/
 COPY packages/log/package.json packages/log/
 COPY packages/react/package.json packages/react/
 COPY packages/revenue/package.json packages/revenue/
 COPY packages/service/package.json packages/service/
 COPY packages/state-files/package.json packages/state-files/
+COPY packages/state-store/package.json packages/state-store/
 COPY packages/tokens/package.json packages/tokens/
 COPY packages/warehouse/package.json packages/warehouse/
 COPY services/analytics-consumer/package.json services/analytics-consumer/

@@ -24,7 +24,13 @@ interface Manifest {
 
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 const manifest = (dir: string) => JSON.parse(read(`${dir}/package.json`)) as Manifest;
-const PUBLISHED = ['packages/contract', 'packages/core', 'packages/react', 'packages/revenue'];
+const PUBLISHED = [
+  'packages/backoff',
+  'packages/contract',
+  'packages/core',
+  'packages/react',
+  'packages/revenue',
+];
 
 describe('the published packages', () => {
   it('are the SDKs and the contract they share; every other workspace stays private', () => {
@@ -62,13 +68,15 @@ describe('the published packages', () => {
   it('has a CommonJS copy where servers require() it, on the Node.js the revenue SDK names', () => {
     const cjs = Object.fromEntries(PUBLISHED.map((dir) => [dir, commonJsEntries(manifest(dir) as never)]));
     expect(cjs['packages/revenue']).toEqual([{ esm: './dist/index.js', cjs: './dist/cjs/index.js' }]);
-    // What the revenue SDK's CommonJS copy requires: the contract's validator and the tracker's backoff.
+    // What the revenue SDK's CommonJS copy requires: the contract's validator and the shared backoff.
     expect(cjs['packages/contract']).toEqual([{ esm: './dist/index.js', cjs: './dist/cjs/index.js' }]);
-    expect(cjs['packages/core']).toEqual([{ esm: './dist/backoff.js', cjs: './dist/cjs/backoff.js' }]);
+    expect(cjs['packages/backoff']).toEqual([{ esm: './dist/index.js', cjs: './dist/cjs/index.js' }]);
     // The browser tracker and its React binding are ES modules only (see docs/design/build-and-release.md).
+    expect(cjs['packages/core']).toEqual([]);
     expect(cjs['packages/react']).toEqual([]);
     expect(manifest('packages/revenue').engines).toEqual({ node: `>=${CJS_TARGET.replace('node', '')}` });
     expect(manifest('packages/contract').engines).toEqual(manifest('packages/revenue').engines);
+    expect(manifest('packages/backoff').engines).toEqual(manifest('packages/revenue').engines);
     expect(read('packages/revenue/README.md')).toContain(`Node ${CJS_TARGET.replace('node', '')}+`);
   });
 });

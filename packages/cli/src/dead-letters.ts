@@ -7,6 +7,7 @@
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { type DeadLetter, openRecordLog } from '@tally/log';
+import { UsageError } from './usage-error.ts';
 
 const ACTIONS = 'list, show <id>, replay <id>… | --all, discard <id>… | --all';
 
@@ -22,12 +23,12 @@ export async function runDeadLetters(
   });
   const [action, ...ids] = positionals;
   if (!action || !['list', 'show', 'replay', 'discard'].includes(action)) {
-    throw new Error(`dead-letters needs one of: ${ACTIONS}`);
+    throw new UsageError(`dead-letters needs one of: ${ACTIONS}`);
   }
   if ((action === 'replay' || action === 'discard') && !values.all && ids.length === 0) {
-    throw new Error(`dead-letters ${action} needs the ids of the letters, or --all`);
+    throw new UsageError(`dead-letters ${action} needs the ids of the letters, or --all`);
   }
-  if (action === 'show' && ids.length !== 1) throw new Error('dead-letters show needs one id');
+  if (action === 'show' && ids.length !== 1) throw new UsageError('dead-letters show needs one id');
   // A reader of the embedded log: no writer lock, so this works beside a running gateway.
   const log = await openRecordLog(config);
   try {

@@ -1,8 +1,8 @@
 // `tally kafka compatibility [--set LEVEL] [--type TYPE] [--json]`: the compatibility level of the Kafka
 // record log's subjects in the schema registry (`<prefix><type>-value`, and the dead letters'). Tally sets
 // SCHEMA_COMPATIBILITY only on a subject that has no level yet; once it has one, the level is the
-// operator's, changed here (or with the registry's own API) and kept across restarts. Needs only the
-// schema registry (SCHEMA_REGISTRY_URL), not the brokers.
+// operator's, changed here (or with the registry's own API) and kept across restarts. Talks to the schema
+// registry only, not the brokers.
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import {
@@ -12,6 +12,7 @@ import {
   setSubjectCompatibility,
   subjectCompatibility,
 } from '@tally/log';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = 'kafka needs "compatibility [--set LEVEL] [--type TYPE] [--json]"';
 
@@ -29,26 +30,27 @@ export async function runKafka(
       json: { type: 'boolean', default: false },
     },
   });
-  if (positionals[0] !== 'compatibility' || positionals.length > 1) throw new Error(USAGE);
-  const registryUrl = config.SCHEMA_REGISTRY_URL?.replace(/\/$/, '');
-  if (!registryUrl) {
-    throw new Error(
-      'no schema registry is configured (SCHEMA_REGISTRY_URL): only the Kafka record log registers schemas',
-    );
-  }
+  if (positionals[0] !== 'compatibility' || positionals.length > 1) throw new UsageError(USAGE);
   const level = values.set?.toUpperCase();
   if (values.set !== undefined && !isCompatibility(level)) {
-    throw new Error(`--set takes one of ${COMPATIBILITY_LEVELS.join(', ')}`);
+    throw new UsageError(`--set takes one of ${COMPATIBILITY_LEVELS.join(', ')}`);
   }
   const all = logSubjects(config.KAFKA_TOPIC_PREFIX);
   const subjects = values.type
     ? all.filter((s) => s === `${config.KAFKA_TOPIC_PREFIX}${values.type}-value`)
     : all;
   if (subjects.length === 0) {
-    throw new Error(
+    throw new UsageError(
       `--type takes one of ${all.map((s) => s.slice(config.KAFKA_TOPIC_PREFIX.length, -'-value'.length)).join(', ')}`,
     );
   }
+  const backend = config.backends.log;
+  if (backend.kind !== 'kafka') {
+    throw new Error(
+      'the record log is not Kafka (KAFKA_BROKERS and SCHEMA_REGISTRY_URL): only the Kafka record log registers schemas',
+    );
+  }
+  const registryUrl = backend.schemaRegistryUrl;
   if (level !== undefined && isCompatibility(level)) {
     for (const subject of subjects) await setSubjectCompatibility(registryUrl, subject, level);
   }

@@ -1,10 +1,10 @@
 // `tally log groups|forget-group`: the embedded record log's consumer groups. Retention deletes a record
 // only once every group reading its topic has committed past it, so a group nobody runs any more holds
 // retention back until it is forgotten. On Kafka, groups are Kafka's own: use its tools.
-import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { openEmbeddedLog } from '@tally/log';
+import { embeddedLogDir, openEmbeddedLog } from '@tally/log';
+import { UsageError } from './usage-error.ts';
 
 export async function runLog(
   config: TallyConfig,
@@ -18,15 +18,17 @@ export async function runLog(
   });
   const [action, group] = positionals;
   if (action !== 'groups' && action !== 'forget-group') {
-    throw new Error('log needs "groups" or "forget-group <group>"');
+    throw new UsageError('log needs "groups" or "forget-group <group>"');
   }
-  if (config.KAFKA_BROKERS) {
+  if (action === 'forget-group' && !group)
+    throw new UsageError('log forget-group needs the name of the group');
+  if (config.backends.log.kind === 'kafka') {
     throw new Error(
       'the record log is Kafka (KAFKA_BROKERS): list and delete its consumer groups with kafka-consumer-groups.sh',
     );
   }
   // A reader: it takes no writer lock, so it works beside a running gateway.
-  const log = openEmbeddedLog({ path: resolve(config.TALLY_DATA_DIR, 'log') });
+  const log = openEmbeddedLog({ path: embeddedLogDir(config.dataDir) });
   try {
     if (action === 'groups') {
       const groups = log.groups();
@@ -42,12 +44,9 @@ export async function runLog(
       }
       return 0;
     }
-    if (!group) throw new Error('log forget-group needs the name of the group');
-    const removed = await log.forgetGroup(group);
+    const removed = await log.forgetGroup(group as string);
     if (removed === 0) {
-      process.stderr.write(
-        `tally: no consumer group "${group}" in ${resolve(config.TALLY_DATA_DIR, 'log')}\n`,
-      );
+      process.stderr.write(`tally: no consumer group "${group}" in ${embeddedLogDir(config.dataDir)}\n`);
       return 1;
     }
     process.stdout.write(

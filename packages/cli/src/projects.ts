@@ -3,8 +3,9 @@
 // up with the tokens (within TOKEN_REFRESH_MS).
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { assertProjectId, type ProjectAccess, type TokenInfo } from '@tally/tokens';
-import { openTokenStore } from './tokens.ts';
+import { assertProjectId, normalizeOrigin, type ProjectAccess, type TokenInfo } from '@tally/tokens';
+import { tokenStoreOf } from './tokens.ts';
+import { checkArgument, UsageError } from './usage-error.ts';
 
 interface ProjectView {
   project_id: string;
@@ -24,7 +25,25 @@ export async function runProjects(
     options: { 'allowed-origins': { type: 'string' }, json: { type: 'boolean', default: false } },
   });
   const [action, project] = positionals;
-  const { store, close } = openTokenStore(config);
+  // The arguments first: a mistake opens no store.
+  let origins: string[] = [];
+  if (action === 'show' || action === 'set') {
+    if (!project) throw new UsageError(`projects ${action} needs a project id`);
+  } else if (action !== 'list') {
+    throw new UsageError(`unknown projects action "${action ?? ''}" (list, show or set)`);
+  }
+  if (action === 'set') {
+    checkArgument(() => assertProjectId(project as string));
+    const given = values['allowed-origins'];
+    if (given === undefined)
+      throw new UsageError("projects set needs --allowed-origins <origin,...> ('' for any)");
+    origins = given
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean);
+    for (const origin of origins) checkArgument(() => normalizeOrigin(origin));
+  }
+  const { store, close } = tokenStoreOf(config);
   try {
     const views = async () => projectViews(await store.list(), await store.projects());
     switch (action) {
@@ -37,7 +56,6 @@ export async function runProjects(
         return 0;
       }
       case 'show': {
-        if (!project) throw new Error('projects show needs a project id');
         const view = (await views()).find((v) => v.project_id === project);
         if (!view) {
           process.stderr.write(`tally: no project "${project}" (npx tally projects list shows them)\n`);
@@ -46,17 +64,9 @@ export async function runProjects(
         process.stdout.write(values.json ? `${JSON.stringify(view)}\n` : `${describe(view)}\n`);
         return 0;
       }
-      case 'set': {
-        if (!project) throw new Error('projects set needs a project id');
-        assertProjectId(project);
-        const origins = values['allowed-origins'];
-        if (origins === undefined)
-          throw new Error("projects set needs --allowed-origins <origin,...> ('' for any)");
-        const list = origins
-          .split(',')
-          .map((o) => o.trim())
-          .filter(Boolean);
-        const access = await store.setAllowedOrigins(project, list);
+      default: {
+        // set, the only action left
+        const access = await store.setAllowedOrigins(project as string, origins);
         process.stdout.write(
           access.allowed_origins.length
             ? `Public tokens of ${project} may now send from: ${access.allowed_origins.join(', ')} ` +
@@ -65,8 +75,6 @@ export async function runProjects(
         );
         return 0;
       }
-      default:
-        throw new Error(`unknown projects action "${action ?? ''}" (list, show or set)`);
     }
   } finally {
     await close();

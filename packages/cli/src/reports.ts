@@ -2,11 +2,9 @@
 // (the daily MRR report, --convert-to and `tally revenue rates` are in revenue-rates.ts)
 // for one project, as JSON (--json) or as text for a terminal. Attribution and reconciliation run the same
 // functions as the dashboard's API, so both give the same figures.
-import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { divideRounded, toMicros } from '@tally/contract';
-import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
 import {
   ATTRIBUTION_DIMENSIONS,
   type Attribution,
@@ -35,12 +33,13 @@ import {
   trafficReport,
   type Warehouse,
 } from '@tally/warehouse';
-import { Redis } from 'ioredis';
 import { convertedMonthlyReport, dailyMrrReport, runRates } from './revenue-rates.ts';
+import { tokenStoreOf } from './tokens.ts';
+import { UsageError } from './usage-error.ts';
 import { withWarehouse } from './warehouse.ts';
 
 const required = (value: string | undefined, what: string): string => {
-  if (!value) throw new Error(`${what} is required`);
+  if (!value) throw new UsageError(`${what} is required`);
   return value;
 };
 
@@ -63,17 +62,11 @@ async function checkProject(
     { project },
   );
   if ((row?.n ?? 0) > 0) return 'records';
-  const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
-    : null;
-  const tokens = redis
-    ? new RedisTokenStore(redis, config.REDIS_KEY_PREFIX)
-    : new FileTokenStore(resolve(config.TALLY_DATA_DIR));
+  const tokens = tokenStoreOf(config);
   try {
-    if ((await tokens.list()).some((t) => t.project_id === project)) return 'token';
+    if ((await tokens.store.list()).some((t) => t.project_id === project)) return 'token';
   } finally {
     await tokens.close();
-    redis?.disconnect();
   }
   throw new Error(
     `unknown project "${project}": it has no token and no records (npx tally tokens list shows the projects)`,
@@ -106,7 +99,7 @@ export async function runReport(
   });
   const [kind] = positionals;
   if (values.interval !== undefined && values.interval !== 'day' && values.interval !== 'month')
-    throw new Error('--interval takes day or month');
+    throw new UsageError('--interval takes day or month');
   if (
     kind !== 'traffic' &&
     kind !== 'mrr' &&
@@ -114,7 +107,7 @@ export async function runReport(
     kind !== 'breakdown' &&
     kind !== 'reconciliation'
   )
-    throw new Error(
+    throw new UsageError(
       `unknown report "${kind ?? ''}" (traffic, mrr, attribution, breakdown or reconciliation)`,
     );
   const project = required(values.project, '--project <id>');
@@ -139,9 +132,9 @@ export async function runReport(
     checkMonthRange(from, to);
     const by = (values.by ?? 'channel') as AttributionDimension;
     if (!ATTRIBUTION_DIMENSIONS.includes(by))
-      throw new Error(`--by takes ${ATTRIBUTION_DIMENSIONS.join(', ')}`);
+      throw new UsageError(`--by takes ${ATTRIBUTION_DIMENSIONS.join(', ')}`);
     const touch = (values.touch ?? 'first') as Touch;
-    if (!TOUCHES.includes(touch)) throw new Error(`--touch takes ${TOUCHES.join(' or ')}`);
+    if (!TOUCHES.includes(touch)) throw new UsageError(`--touch takes ${TOUCHES.join(' or ')}`);
     const currency = currencyOf(values.currency);
     return withWarehouse(config, async (warehouse) => {
       await checkProject(config, warehouse, project);
@@ -207,7 +200,7 @@ export async function runReport(
   // Sensible ranges: the last 30 days (today included) of traffic, the last 12 months of revenue.
   const from = values.from ?? (kind === 'traffic' ? day(-29) : monthOf(-11));
   const to = values.to ?? (kind === 'traffic' ? day() : monthOf());
-  if (from > to) throw new Error(`--from ${from} is after --to ${to}`);
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
   return withWarehouse(config, async (warehouse) => {
     const known = await checkProject(config, warehouse, project);
     if (kind === 'traffic') {
@@ -415,16 +408,17 @@ export async function runRevenue(
     },
   });
   if (positionals[0] !== 'search')
-    throw new Error(`unknown revenue action "${positionals[0] ?? ''}" (search or rates)`);
+    throw new UsageError(`unknown revenue action "${positionals[0] ?? ''}" (search or rates)`);
   const metadata: Record<string, string> = {};
   for (const pair of values.metadata ?? []) {
     const eq = pair.indexOf('=');
-    if (eq < 1) throw new Error(`--metadata takes key=value, got "${pair}"`);
+    if (eq < 1) throw new UsageError(`--metadata takes key=value, got "${pair}"`);
     metadata[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
+  const project = required(values.project, '--project <id>');
   const records = await withWarehouse(config, (warehouse) =>
     searchRevenue(warehouse, {
-      project: required(values.project, '--project <id>'),
+      project,
       metadata,
       limit: values.limit ? Number(values.limit) : undefined,
     }),

@@ -22,6 +22,7 @@ import {
   readMrrInputs,
   type Warehouse,
 } from '@tally/warehouse';
+import { UsageError } from './usage-error.ts';
 import { withWarehouse } from './warehouse.ts';
 
 /** The daily report of `tally report mrr --daily`, as JSON or text. */
@@ -113,7 +114,7 @@ export async function runRates(
   const [action, file] = positionals;
   if (action === 'load') {
     if (!file)
-      throw new Error('tally revenue rates load <file.csv> (header: month|date,currency,rate_to_XXX)');
+      throw new UsageError('tally revenue rates load <file.csv> (header: month|date,currency,rate_to_XXX)');
     // Every line is checked before anything is stored: a bad file loads nothing.
     const rates = parseExchangeRatesCsv(readFileSync(file, 'utf8'));
     await withWarehouse(config, (warehouse) => loadExchangeRates(warehouse, rates));
@@ -135,7 +136,7 @@ export async function runRates(
         process.stdout.write(`${r.period.padEnd(10)}  1 ${r.currency} = ${r.rate} ${r.base}\n`);
     return 0;
   }
-  throw new Error(`unknown rates action "${action ?? ''}" (load or list)`);
+  throw new UsageError(`unknown rates action "${action ?? ''}" (load or list)`);
 }
 
 /** `tally report mrr --convert-to XXX`: the monthly report converted, as JSON or a table with its notes. */

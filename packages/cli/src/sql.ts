@@ -5,6 +5,7 @@
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { migrate } from '@tally/warehouse';
+import { UsageError } from './usage-error.ts';
 import { withWarehouse } from './warehouse.ts';
 
 const RETURNS_ROWS = /^\s*(?:\(\s*)*(SELECT|WITH|SHOW|DESC|DESCRIBE|EXPLAIN|EXISTS)\b/i;
@@ -17,7 +18,8 @@ export async function runSql(
 ): Promise<number> {
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, options: {} });
   const statement = positionals.join(' ').trim().replace(/;\s*$/, '');
-  if (!statement) throw new Error('sql needs a statement, e.g. tally sql "SELECT count() FROM pageviews"');
+  if (!statement)
+    throw new UsageError('sql needs a statement, e.g. tally sql "SELECT count() FROM pageviews"');
   await withWarehouse(config, async (warehouse) => {
     if (!RETURNS_ROWS.test(statement)) return warehouse.command(statement);
     // A query that names its format (`… FORMAT CSV`) is printed as the engine writes it.

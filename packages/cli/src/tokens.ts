@@ -1,10 +1,16 @@
 // `tally tokens create|list|revoke`: token administration (ingest tokens and the dashboard's read keys) on the store the configuration names
 // (Redis when REDIS_URL is set, else TALLY_DATA_DIR/tokens.json).
-import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { FileTokenStore, RedisTokenStore, TOKEN_KINDS, type TokenKind, type TokenStore } from '@tally/tokens';
-import { Redis } from 'ioredis';
+import {
+  assertProjectId,
+  connectRedis,
+  openTokenStore,
+  TOKEN_KINDS,
+  type TokenKind,
+  type TokenStore,
+} from '@tally/tokens';
+import { checkArgument, UsageError } from './usage-error.ts';
 
 export async function runTokens(
   config: TallyConfig,
@@ -21,62 +27,59 @@ export async function runTokens(
     },
   });
   const [action, target] = positionals;
-  const { store, close } = openTokenStore(config);
-  try {
-    switch (action) {
-      case 'create': {
-        if (!values.project) throw new Error('tokens create needs --project <id>');
-        if (!TOKEN_KINDS.includes(values.kind as TokenKind)) {
-          throw new Error('tokens create needs --kind public, secret or read');
-        }
-        const { token, info } = await store.create(values.project, values.kind as TokenKind);
-        process.stdout.write(
-          `Created a ${info.kind} token for project ${info.project_id} (id ${info.id}). ` +
-            'It is shown only now; store it safely.\n',
-        );
-        process.stdout.write(`${token}\n`);
-        return 0;
-      }
-      case 'list': {
-        const tokens = await store.list();
-        if (values.json) {
-          process.stdout.write(`${JSON.stringify(tokens.map(({ hash: _hash, ...rest }) => rest))}\n`);
-        } else {
-          for (const t of tokens) {
-            const state = t.revoked_at ? `revoked ${t.revoked_at}` : 'active';
-            process.stdout.write(
-              `${t.id}  ${t.hint.padEnd(10)} ${t.kind.padEnd(6)} ${t.project_id}  created ${t.created_at}  ${state}\n`,
-            );
-          }
-          if (tokens.length === 0) process.stdout.write('no tokens yet\n');
-        }
-        return 0;
-      }
-      case 'revoke': {
-        if (!target) throw new Error('tokens revoke needs a token or a token id');
-        if (!(await store.revoke(target))) {
-          process.stderr.write('tally: no active token matches\n');
-          return 1;
-        }
-        process.stdout.write('Revoked. Running gateways stop accepting it within seconds.\n');
-        return 0;
-      }
-      default:
-        throw new Error(`unknown tokens action "${action ?? ''}" (create, list or revoke)`);
+  // The arguments first: a mistake opens no store.
+  if (action === 'create') {
+    if (!values.project) throw new UsageError('tokens create needs --project <id>');
+    checkArgument(() => assertProjectId(values.project as string));
+    if (!TOKEN_KINDS.includes(values.kind as TokenKind)) {
+      throw new UsageError('tokens create needs --kind public, secret or read');
     }
+  } else if (action === 'revoke') {
+    if (!target) throw new UsageError('tokens revoke needs a token or a token id');
+  } else if (action !== 'list') {
+    throw new UsageError(`unknown tokens action "${action ?? ''}" (create, list or revoke)`);
+  }
+  const { store, close } = tokenStoreOf(config);
+  try {
+    if (action === 'create') {
+      const { token, info } = await store.create(values.project as string, values.kind as TokenKind);
+      process.stdout.write(
+        `Created a ${info.kind} token for project ${info.project_id} (id ${info.id}). ` +
+          'It is shown only now; store it safely.\n',
+      );
+      process.stdout.write(`${token}\n`);
+      return 0;
+    }
+    if (action === 'list') {
+      const tokens = await store.list();
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(tokens.map(({ hash: _hash, ...rest }) => rest))}\n`);
+      } else {
+        for (const t of tokens) {
+          const state = t.revoked_at ? `revoked ${t.revoked_at}` : 'active';
+          process.stdout.write(
+            `${t.id}  ${t.hint.padEnd(10)} ${t.kind.padEnd(6)} ${t.project_id}  created ${t.created_at}  ${state}\n`,
+          );
+        }
+        if (tokens.length === 0) process.stdout.write('no tokens yet\n');
+      }
+      return 0;
+    }
+    if (!(await store.revoke(target as string))) {
+      process.stderr.write('tally: no active token matches\n');
+      return 1;
+    }
+    process.stdout.write('Revoked. Running gateways stop accepting it within seconds.\n');
+    return 0;
   } finally {
     await close();
   }
 }
 
 /** The token store the configuration names (Redis when REDIS_URL is set, else the data directory's file). */
-export function openTokenStore(config: TallyConfig): { store: TokenStore; close(): Promise<void> } {
-  const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
-    : null;
-  const store: TokenStore = redis
-    ? new RedisTokenStore(redis, config.REDIS_KEY_PREFIX)
-    : new FileTokenStore(resolve(config.TALLY_DATA_DIR));
+export function tokenStoreOf(config: TallyConfig): { store: TokenStore; close(): Promise<void> } {
+  const redis = connectRedis(config);
+  const store = openTokenStore(config, redis);
   return {
     store,
     async close() {

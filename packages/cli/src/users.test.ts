@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
-import { LmdbStateStore, Users } from '@tally/dashboard-store';
+import { LmdbStateStore, Users } from '@tally/state-store';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runUsers } from './users.ts';
 

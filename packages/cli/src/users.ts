@@ -5,7 +5,9 @@
 // everything given is valid (email, projects, password).
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { ALL_PROJECTS, openStateStore, Users } from '@tally/dashboard-store';
+import { ALL_PROJECTS, normaliseEmail, openStateStore, Users } from '@tally/state-store';
+import { assertProjectId, connectRedis } from '@tally/tokens';
+import { checkArgument, UsageError } from './usage-error.ts';
 
 /** The sign-in link of a token: the dashboard's set-password page, the token in the fragment (never sent in a request line). */
 export function signInLink(config: TallyConfig, token: string): string {
@@ -42,16 +44,32 @@ export async function runUsers(
     },
   });
   const [action, email] = positionals;
-  const store = openStateStore(config);
-  const users = new Users(store);
   const projects = [...(values.project ?? []), ...(values['all-projects'] ? [ALL_PROJECTS] : [])];
+  // The arguments first: a mistake opens no store.
+  if (!['add', 'link', 'grant', 'list', 'remove'].includes(action ?? '')) {
+    throw new UsageError(`unknown users action "${action ?? ''}" (add, list, remove, grant or link)`);
+  }
+  if (action !== 'list') {
+    if (!email) throw new UsageError(`users ${action} needs an email`);
+    checkArgument(() => normaliseEmail(email));
+  }
+  if (action === 'add' || action === 'grant') {
+    if (projects.length === 0) {
+      throw new UsageError(`users ${action} grants at least one project: --project <id>, or --all-projects`);
+    }
+    for (const project of projects)
+      if (project !== ALL_PROJECTS) checkArgument(() => assertProjectId(project));
+  }
+  const address = email ?? ''; // checked above for every action that takes one
+  const redis = connectRedis(config);
+  const store = openStateStore(config, redis);
+  const users = new Users(store);
   try {
     switch (action) {
       case 'add': {
-        if (!email) throw new Error('users add needs an email');
         // The password is read first and checked with the rest: a refused one adds no user.
         const password = values['password-stdin'] ? await readAll(stdin) : undefined;
-        const user = await users.add(email, projects, password);
+        const user = await users.add(address, projects, password);
         if (password !== undefined) {
           process.stdout.write(
             `Added ${user.email} (projects: ${user.projects.join(', ')}) with the password given.\n`,
@@ -66,8 +84,7 @@ export async function runUsers(
         return 0;
       }
       case 'link': {
-        if (!email) throw new Error('users link needs an email');
-        const link = signInLink(config, await users.createSignInLink(email));
+        const link = signInLink(config, await users.createSignInLink(address));
         process.stdout.write(
           "A new sign-in link (it sets a new password, ending the user's sessions; once, for 7 days; earlier links stop working):\n",
         );
@@ -75,9 +92,7 @@ export async function runUsers(
         return 0;
       }
       case 'grant': {
-        if (!email || projects.length === 0)
-          throw new Error('users grant needs an email and --project <id> (or --all-projects)');
-        const user = await users.grant(email, projects);
+        const user = await users.grant(address, projects);
         process.stdout.write(`${user.email} may now read: ${user.projects.join(', ')}\n`);
         return 0;
       }
@@ -94,19 +109,18 @@ export async function runUsers(
         }
         return 0;
       }
-      case 'remove': {
-        if (!email) throw new Error('users remove needs an email');
-        if (!(await users.remove(email))) {
+      default: {
+        // remove, the only action left
+        if (!(await users.remove(address))) {
           process.stderr.write('tally: no such user\n');
           return 1;
         }
         process.stdout.write('Removed. Their sessions end at their next request.\n');
         return 0;
       }
-      default:
-        throw new Error(`unknown users action "${action ?? ''}" (add, list, remove, grant or link)`);
     }
   } finally {
     await store.close();
+    redis?.disconnect();
   }
 }

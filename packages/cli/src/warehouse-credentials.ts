@@ -2,10 +2,10 @@
 // interface over its embedded warehouse, and the users to connect with: `analyst` (read-only, for BI
 // tools and notebooks) and the writer the CLI uses. Read from what the process published in
 // TALLY_DATA_DIR (owner-only files); nothing is printed when no process serves the interface.
-import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { readPublishedEndpoint } from '@tally/warehouse';
+import { UsageError } from './usage-error.ts';
 
 export async function runWarehouse(
   config: TallyConfig,
@@ -18,16 +18,14 @@ export async function runWarehouse(
     options: { json: { type: 'boolean', default: false } },
   });
   if (positionals[0] !== 'credentials' || positionals.length !== 1) {
-    throw Object.assign(new Error('usage: tally warehouse credentials [--json]'), {
-      code: 'ERR_PARSE_ARGS_USAGE',
-    });
+    throw new UsageError('warehouse needs "credentials [--json]" or "reland [--json]"');
   }
-  if (config.CLICKHOUSE_URL) {
+  if (config.backends.warehouse.kind === 'clickhouse') {
     throw new Error(
       "the warehouse is the ClickHouse server of CLICKHOUSE_URL: its users and passwords are that server's",
     );
   }
-  const dataDir = resolve(config.TALLY_DATA_DIR);
+  const { dataDir } = config;
   const endpoint = readPublishedEndpoint(dataDir);
   if (!endpoint) {
     throw new Error(

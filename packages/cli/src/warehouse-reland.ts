@@ -6,14 +6,11 @@
 // the whole log again, and their first-copy rule lands each lost record once and skips everything else.
 // Records that retention already deleted from the log cannot be landed again: the command says from which
 // offset each topic starts. On Kafka it does the warehouse's part and says how to reset the groups.
-import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { EmbeddedLogLockedError, openEmbeddedLog } from '@tally/log';
+import { EmbeddedLogLockedError, embeddedLogDir, openEmbeddedLog } from '@tally/log';
 import {
-  embeddedWarehouseDir,
-  openChdbWarehouse,
-  openClickHouseWarehouse,
+  openWarehouse,
   prepareReland,
   readPublishedEndpoint,
   type Warehouse,
@@ -33,16 +30,16 @@ export async function runReland(
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   });
-  const dataDir = resolve(config.TALLY_DATA_DIR);
-  const kafka = Boolean(config.KAFKA_BROKERS);
-  if (!config.CLICKHOUSE_URL && readPublishedEndpoint(dataDir))
+  const { dataDir } = config;
+  const kafka = config.backends.log.kind === 'kafka';
+  if (config.backends.warehouse.kind === 'chdb' && readPublishedEndpoint(dataDir))
     throw new Error(`a Tally process runs on ${dataDir}: ${STOP_FIRST}`);
 
   // The embedded log as its writer: a running gateway (or npm start) holds that lock, and must be stopped.
   let log: ReturnType<typeof openEmbeddedLog> | null = null;
   if (!kafka) {
     try {
-      log = openEmbeddedLog({ path: resolve(dataDir, 'log'), writer: true });
+      log = openEmbeddedLog({ path: embeddedLogDir(dataDir), writer: true });
     } catch (error) {
       if (error instanceof EmbeddedLogLockedError) throw new Error(`${error.message}: ${STOP_FIRST}`);
       throw error;
@@ -50,11 +47,8 @@ export async function runReland(
   }
   let warehouse: Warehouse | null = null;
   try {
-    const database = config.CLICKHOUSE_DATABASE;
     try {
-      warehouse = config.CLICKHOUSE_URL
-        ? await openClickHouseWarehouse({ url: config.CLICKHOUSE_URL, database })
-        : await openChdbWarehouse({ dataDir: embeddedWarehouseDir(dataDir), database });
+      warehouse = await openWarehouse(config);
     } catch (error) {
       if (error instanceof WarehouseLockedError) throw new Error(`${error.message}: ${STOP_FIRST}`);
       throw error;

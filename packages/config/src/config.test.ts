@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isSettingName, loadConfig, trustedProxies } from './index.ts';
 
@@ -49,9 +49,62 @@ describe('loadConfig', () => {
   });
 
   it('takes a ClickHouse cluster name, or none', () => {
+    const server = { CLICKHOUSE_URL: 'http://ch:8123' };
     expect(loadConfig({}).CLICKHOUSE_CLUSTER).toBeUndefined();
-    expect(loadConfig({ CLICKHOUSE_CLUSTER: 'tally_cluster' }).CLICKHOUSE_CLUSTER).toBe('tally_cluster');
-    expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'a cluster; DROP' })).toThrow(/CLICKHOUSE_CLUSTER/);
+    expect(loadConfig({ ...server, CLICKHOUSE_CLUSTER: 'tally_cluster' }).CLICKHOUSE_CLUSTER).toBe(
+      'tally_cluster',
+    );
+    expect(() => loadConfig({ ...server, CLICKHOUSE_CLUSTER: 'a cluster; DROP' })).toThrow(
+      /CLICKHOUSE_CLUSTER/,
+    );
+  });
+});
+
+describe('what the settings decide (derived once, as they load)', () => {
+  it('makes the data directory absolute, against the directory it is loaded in', () => {
+    expect(loadConfig({ TALLY_DATA_DIR: './here' }).dataDir).toBe(resolve('here'));
+    expect(loadConfig({ TALLY_DATA_DIR: '/var/lib/tally' }).dataDir).toBe('/var/lib/tally');
+  });
+
+  it('chooses the embedded log, chDB and the data directory by default', () => {
+    expect(loadConfig({}).backends).toEqual({
+      log: { kind: 'embedded' },
+      warehouse: { kind: 'chdb' },
+      state: { kind: 'files' },
+    });
+  });
+
+  it('chooses Kafka, a ClickHouse server and Redis when they are named, with their settings parsed once', () => {
+    const config = loadConfig({
+      KAFKA_BROKERS: 'k1:9092, k2:9092,',
+      SCHEMA_REGISTRY_URL: 'http://registry:8081/',
+      CLICKHOUSE_URL: 'http://ch:8123',
+      CLICKHOUSE_CLUSTER: 'tally_cluster',
+      REDIS_URL: 'redis://r:6379/0',
+    });
+    expect(config.backends).toEqual({
+      log: { kind: 'kafka', brokers: ['k1:9092', 'k2:9092'], schemaRegistryUrl: 'http://registry:8081' },
+      warehouse: { kind: 'clickhouse', url: 'http://ch:8123', cluster: 'tally_cluster' },
+      state: { kind: 'redis', url: 'redis://r:6379/0' },
+    });
+  });
+
+  it('refuses Kafka without its schema registry, a registry without Kafka, and a cluster without a server', () => {
+    const together = /KAFKA_BROKERS and SCHEMA_REGISTRY_URL go together/;
+    expect(() => loadConfig({ KAFKA_BROKERS: 'k1:9092' })).toThrow(together);
+    expect(() => loadConfig({ SCHEMA_REGISTRY_URL: 'http://registry:8081' })).toThrow(together);
+    expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'tally_cluster' })).toThrow(
+      /CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL/,
+    );
+  });
+
+  it('checks the rules in the env file too', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tally-cfg-')), 'tally.env');
+    writeFileSync(file, 'KAFKA_BROKERS=k1:9092\n');
+    expect(() => loadConfig({ TALLY_ENV_FILE: file })).toThrow(/go together/);
+    expect(loadConfig({ TALLY_ENV_FILE: file, SCHEMA_REGISTRY_URL: 'http://r:8081' }).backends.log.kind).toBe(
+      'kafka',
+    );
   });
 });
 

@@ -2,6 +2,10 @@
 // env file. Every setting is documented here, where it is declared; the README's table is checked against
 // this schema by a test. A setting that holds a secret (SECRET_SETTINGS) may instead be given as
 // `<NAME>_FILE`, a file holding its value (a Docker secret), so that no password sits in the environment.
+// What the settings decide is derived here once, as they load: the data directory made absolute, and the
+// backends they choose (chooseBackends), whose rules (Kafka needs its schema registry, a ClickHouse
+// cluster needs a server) are checked then, so that a process or a command never starts on settings that
+// name no backend.
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -194,7 +198,7 @@ export const ConfigSchema = Type.Object({
   KAFKA_BROKERS: Type.Optional(
     Type.String({
       description:
-        'Comma-separated Kafka bootstrap brokers (`host:port`). With `SCHEMA_REGISTRY_URL`, selects the Kafka record log (Avro records on per-type topics); with neither, the embedded log in `TALLY_DATA_DIR`.',
+        'Comma-separated Kafka bootstrap brokers (`host:port`). With `SCHEMA_REGISTRY_URL`, selects the Kafka record log (Avro records on per-type topics); with neither, the embedded log in `TALLY_DATA_DIR`. One without the other is refused as the configuration loads.',
     }),
   ),
   SCHEMA_REGISTRY_URL: Type.Optional(
@@ -354,7 +358,33 @@ export const ConfigSchema = Type.Object({
   ),
 });
 
-export type TallyConfig = Static<typeof ConfigSchema>;
+/** The settings as the schema declares them, read from the environment and the env file. */
+export type TallySettings = Static<typeof ConfigSchema>;
+
+/**
+ * The backends the settings choose, decided once as the configuration loads: every process and the CLI
+ * read them here, rather than testing the settings again (and disagreeing).
+ */
+export interface Backends {
+  /** The record log: Kafka (KAFKA_BROKERS with SCHEMA_REGISTRY_URL), else the embedded log in the data directory. */
+  log:
+    | { kind: 'kafka'; brokers: string[] /** Without a trailing slash. */; schemaRegistryUrl: string }
+    | { kind: 'embedded' };
+  /** The warehouse: the ClickHouse server of CLICKHOUSE_URL (on CLICKHOUSE_CLUSTER, if set), else chDB. */
+  warehouse: { kind: 'clickhouse'; url: string; cluster: string | undefined } | { kind: 'chdb' };
+  /**
+   * Where tokens, visitor-id salts, rate-limit counts and the state store are shared: Redis (REDIS_URL),
+   * else the data directory's files (and each process's memory).
+   */
+  state: { kind: 'redis'; url: string } | { kind: 'files' };
+}
+
+/** The configuration: the settings, and what they decide (derived once, by loadConfig). */
+export interface TallyConfig extends TallySettings {
+  /** TALLY_DATA_DIR made absolute, against the directory the configuration was loaded in. */
+  dataDir: string;
+  backends: Backends;
+}
 
 /** Settings that hold a secret (a password, or a URL with one): each may be given as `<NAME>_FILE` instead. */
 export const SECRET_SETTINGS = [
@@ -392,10 +422,44 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       );
     }
   }
-  const config = envSchema<TallyConfig>({ schema: ConfigSchema, data, env: false, dotenv: false });
-  config.REDIS_URL = withPassword(config.REDIS_URL, config.REDIS_PASSWORD, 'REDIS');
-  config.CLICKHOUSE_URL = withPassword(config.CLICKHOUSE_URL, config.CLICKHOUSE_PASSWORD, 'CLICKHOUSE');
-  return config;
+  const settings = envSchema<TallySettings>({ schema: ConfigSchema, data, env: false, dotenv: false });
+  settings.REDIS_URL = withPassword(settings.REDIS_URL, settings.REDIS_PASSWORD, 'REDIS');
+  settings.CLICKHOUSE_URL = withPassword(settings.CLICKHOUSE_URL, settings.CLICKHOUSE_PASSWORD, 'CLICKHOUSE');
+  return { ...settings, dataDir: resolve(settings.TALLY_DATA_DIR), backends: chooseBackends(settings) };
+}
+
+/** The backends the settings name, refusing the combinations that name none (each rule said once, here). */
+export function chooseBackends(settings: TallySettings): Backends {
+  const { KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registry } = settings;
+  if (Boolean(brokers) !== Boolean(registry)) {
+    throw new Error(
+      'KAFKA_BROKERS and SCHEMA_REGISTRY_URL go together: set both for Kafka, neither for the embedded log',
+    );
+  }
+  if (settings.CLICKHOUSE_CLUSTER && !settings.CLICKHOUSE_URL) {
+    throw new Error('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: the embedded warehouse is one node');
+  }
+  return {
+    log:
+      brokers && registry
+        ? {
+            kind: 'kafka',
+            brokers: brokers
+              .split(',')
+              .map((b) => b.trim())
+              .filter(Boolean),
+            schemaRegistryUrl: registry.replace(/\/$/, ''),
+          }
+        : { kind: 'embedded' },
+    warehouse: settings.CLICKHOUSE_URL
+      ? {
+          kind: 'clickhouse',
+          url: settings.CLICKHOUSE_URL,
+          cluster: settings.CLICKHOUSE_CLUSTER || undefined,
+        }
+      : { kind: 'chdb' },
+    state: settings.REDIS_URL ? { kind: 'redis', url: settings.REDIS_URL } : { kind: 'files' },
+  };
 }
 
 /** `url` with `password` in it (URL-encoded), when both are given. */
@@ -412,7 +476,7 @@ function withPassword(
 }
 
 /** Parses TRUST_PROXY into the list Fastify's trustProxy option takes (false when empty). */
-export function trustedProxies(config: TallyConfig): string[] | false {
+export function trustedProxies(config: Pick<TallySettings, 'TRUST_PROXY'>): string[] | false {
   const list = config.TRUST_PROXY.split(',')
     .map((s) => s.trim())
     .filter(Boolean);

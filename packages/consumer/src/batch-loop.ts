@@ -13,7 +13,7 @@
 // leaves the batch in hand uncommitted. The loop tells `progress` (progress.ts) what it holds, each
 // failure and each commit, from which the process's readiness says whether the group is stalled.
 // Design notes: docs/design/consumers.md.
-import { backoffDelay } from '@tally/core/backoff';
+import { backoffDelay } from '@tally/backoff';
 import {
   type DeadLetter,
   type DeadLetterStore,

@@ -6,7 +6,7 @@
 // CLICKHOUSE_URL) the process holds the chDB directory, so it cannot run beside `npm start` on the same
 // data directory.
 import { openRecordLog, type RecordLog } from '@tally/log';
-import { allHealthy, buildAdmin, runService, watchLogSettings } from '@tally/service';
+import { allHealthy, buildAdmin, runService, startOrUnwind, watchLogSettings } from '@tally/service';
 import {
   openWarehouse,
   type Warehouse,
@@ -39,19 +39,22 @@ export function runConsumerProcess(
 ): Promise<void> {
   return runService({
     name: service,
-    async start(config, logger) {
-      const warehouse = withRetry(
-        await warehouseWhenReady(
-          () => openWarehouse(config),
-          { kind: config.CLICKHOUSE_URL ? 'clickhouse' : 'chdb', database: config.CLICKHOUSE_DATABASE },
-          logger,
-        ),
-      );
-      let log: RecordLog | null = null;
-      let damage: WarehouseDamage;
-      try {
+    start: (config, logger) =>
+      // Closed in the reverse order of these steps: the consumer (the batch in hand lands and commits
+      // first), its progress, the admin server, the log, the warehouse.
+      startOrUnwind(async (resources) => {
+        const warehouse = resources.add(
+          withRetry(
+            await warehouseWhenReady(
+              () => openWarehouse(config),
+              { kind: config.backends.warehouse.kind, database: config.CLICKHOUSE_DATABASE },
+              logger,
+            ),
+          ),
+          (opened) => opened.close(),
+        );
         // Damaged parts detached at start: records missing until `tally warehouse reland` (not ready, said).
-        damage = await warehouseDamage(warehouse).catch((error: unknown) => {
+        const damage = await warehouseDamage(warehouse).catch((error: unknown) => {
           logger.warn(
             { err: error },
             'the warehouse did not list its detached parts: lost records cannot be told',
@@ -59,59 +62,51 @@ export function runConsumerProcess(
           return { ok: true, parts: [] } as WarehouseDamage;
         });
         if (!damage.ok) logger.error({ damaged_parts: damage.parts }, damage.detail);
-        log = await openRecordLog(config, {
-          onWarning: (message, error) =>
-            error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
-        });
-      } catch (error) {
-        await warehouse.close();
-        throw error;
-      }
-      const consumerLog = log;
-      const metrics = new ConsumerMetrics();
-      const progress = new ConsumerProgress({ stallMs: config.CONSUMER_STALL_MS, log: consumerLog, logger });
-      metrics.watch(progress);
-      watchLogSettings(metrics.registry, consumerLog);
-      const consumer = start({
-        log: consumerLog,
-        warehouse,
-        batch: { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS },
-        logger,
-        metrics,
-        progress,
-      });
-      progress.start();
-      const admin = buildAdmin({
-        health: () =>
-          allHealthy([
-            () => consumerLog.health(),
-            () => progress.health(),
-            async () => (damage.ok ? { ok: true } : { ok: false, detail: damage.detail }),
-          ]),
-        metrics: () => metrics.registry.metrics(),
-        logger,
-      });
-      const close = async () => {
-        await consumer.stop(); // the batch in hand lands and commits first
-        await progress.stop();
-        await admin.close();
-        await consumerLog.close();
-        await warehouse.close();
-      };
-      let adminUrl: string;
-      try {
-        adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
-      } catch (error) {
-        await close();
-        throw error;
-      }
-      logger.info({ admin: adminUrl }, `${service} started`);
-      return {
-        endpoints: { adminUrl },
-        // The loop ends on its own only if the record log fails (no record stops it).
-        failed: consumer.done.then(() => new Promise<never>(() => {})),
-        close,
-      };
-    },
+        const log = resources.add(
+          await openRecordLog(config, {
+            onWarning: (message, error) =>
+              error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
+          }),
+          (opened) => opened.close(),
+        );
+        const metrics = new ConsumerMetrics();
+        const progress = new ConsumerProgress({ stallMs: config.CONSUMER_STALL_MS, log, logger });
+        metrics.watch(progress);
+        watchLogSettings(metrics.registry, log);
+        const admin = resources.add(
+          buildAdmin({
+            health: () =>
+              allHealthy([
+                () => log.health(),
+                () => progress.health(),
+                async () => (damage.ok ? { ok: true } : { ok: false, detail: damage.detail }),
+              ]),
+            metrics: () => metrics.registry.metrics(),
+            logger,
+          }),
+          (server) => server.close(),
+        );
+        resources.add(progress, (started) => started.stop());
+        const consumer = resources.add(
+          start({
+            log,
+            warehouse,
+            batch: { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS },
+            logger,
+            metrics,
+            progress,
+          }),
+          (running) => running.stop(),
+        );
+        progress.start();
+        const adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
+        logger.info({ admin: adminUrl }, `${service} started`);
+        return {
+          endpoints: { adminUrl },
+          // The loop ends on its own only if the record log fails (no record stops it).
+          failed: consumer.done.then(() => new Promise<never>(() => {})),
+          close: () => resources.close(),
+        };
+      }),
   });
 }

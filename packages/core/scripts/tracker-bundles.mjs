@@ -10,7 +10,7 @@
 // @ts-check
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const CORE_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -63,11 +63,13 @@ export async function buildTrackerBundle(entry) {
   const code = result.outputFiles.find((file) => file.path.endsWith('.js'))?.text;
   const mapText = result.outputFiles.find((file) => file.path.endsWith('.map'))?.text;
   if (code === undefined || mapText === undefined) throw new Error('esbuild produced no output');
-  // Sources named by package rather than by their path from dist/tracker/ (`../../src/…`), which resolves
-  // to nothing useful next to the served map; their text is in sourcesContent.
+  // Sources named by package rather than by their path from dist/tracker/ (`../../src/…`, and
+  // `../../../backoff/src/…` for @tally/backoff), which resolves to nothing useful next to the served map;
+  // their text is in sourcesContent.
   const parsed = JSON.parse(mapText);
+  const packages = join(CORE_ROOT, '..');
   parsed.sources = parsed.sources.map((/** @type {string} */ source) =>
-    source.replace(/^(\.\.\/)+/, '@tally/core/'),
+    relative(packages, join(TRACKER_DIST, source)).replace(/^(\.\.\/)*/, '@tally/'),
   );
   const map = JSON.stringify(parsed);
   return { code, map, hash: createHash('sha256').update(code).digest('hex').slice(0, 12) };
@@ -100,7 +102,7 @@ export async function writeTrackerBundles(outDir = TRACKER_DIST) {
 
 /**
  * Why the bundles in `outDir` are out of date, or null when the manifest is newer than every source of the
- * tracker (packages/core/src, tests aside) and this script.
+ * tracker (packages/core/src and packages/backoff/src, tests aside) and this script.
  * @param {string} [outDir]
  * @returns {string | null}
  */
@@ -108,10 +110,12 @@ export function trackerStaleness(outDir = TRACKER_DIST) {
   const stamp = join(outDir, 'manifest.json');
   if (!existsSync(stamp)) return 'the tracker has not been bundled';
   const builtAt = statSync(stamp).mtimeMs;
-  const src = join(CORE_ROOT, 'src');
-  const inputs = readdirSync(src)
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
-    .map((file) => join(src, file));
+  // The tracker's sources and those of the package it bundles besides (@tally/backoff).
+  const inputs = [join(CORE_ROOT, 'src'), join(CORE_ROOT, '..', 'backoff', 'src')].flatMap((src) =>
+    readdirSync(src)
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+      .map((file) => join(src, file)),
+  );
   for (const input of [...inputs, fileURLToPath(import.meta.url)]) {
     if (statSync(input).mtimeMs > builtAt) return `${input} changed since the last build`;
   }

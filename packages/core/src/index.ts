@@ -5,7 +5,7 @@
 import { type BrowserTrackerConfig, createBrowserTracker, isBrowser, optOutState } from './browser.ts';
 import type { PageviewOptions, Tracker } from './tracker.ts';
 
-export { backoffDelay, isRetryableStatus, retryAfterMs } from './backoff.ts';
+export { backoffDelay, isRetryableStatus, retryAfterMs } from '@tally/backoff';
 export {
   type BrowserTrackerConfig,
   browserPlatform,

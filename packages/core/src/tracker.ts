@@ -3,8 +3,8 @@
 // a platform (HTTP, the unload beacon, timers, clock, randomness, the current page, session storage) comes
 // in through TrackerPlatform, so this file runs unchanged in a browser and in unit tests.
 // Only types are imported from @tally/contract: its validator (Ajv) must never reach the browser bundle.
+import { backoffDelay, isRetryableStatus, retryAfterMs } from '@tally/backoff';
 import type { EventData, IdentifyData, PageviewData } from '@tally/contract';
-import { backoffDelay, isRetryableStatus, retryAfterMs } from './backoff.ts';
 
 export interface TrackerConfig {
   /** A public (`pub_…`) token. */

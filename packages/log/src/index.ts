@@ -26,6 +26,6 @@ export {
   topicName,
   valueSubject,
 } from './kafka/index.ts';
-export { openRecordLog } from './open.ts';
+export { embeddedLogDir, openRecordLog } from './open.ts';
 export * from './record-log.ts';
 export { appendThroughPort, serveAppends } from './thread/append-port.ts';

@@ -1,6 +1,6 @@
-// Opens the record log the configuration names: Kafka when KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set,
-// the embedded LMDB log under TALLY_DATA_DIR otherwise.
-import { resolve } from 'node:path';
+// Opens the record log the configuration chose (config.backends.log, decided as it loaded): Kafka when
+// KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set, the embedded LMDB log under the data directory otherwise.
+import { join } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import { openEmbeddedLog } from './embedded/embedded-log.ts';
 import type { CircuitChange } from './kafka/circuit-breaker.ts';
@@ -24,10 +24,11 @@ export async function openRecordLog(
     onCircuitChange?: (change: CircuitChange) => void;
   } = {},
 ): Promise<RecordLog> {
-  if (config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL) {
+  const backend = config.backends.log;
+  if (backend.kind === 'kafka') {
     return openKafkaLog({
-      brokers: config.KAFKA_BROKERS.split(',').map((b) => b.trim()),
-      schemaRegistryUrl: config.SCHEMA_REGISTRY_URL.replace(/\/$/, ''),
+      brokers: backend.brokers,
+      schemaRegistryUrl: backend.schemaRegistryUrl,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       partitions: config.KAFKA_PARTITIONS,
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
@@ -43,15 +44,15 @@ export async function openRecordLog(
       ...(options.onWarning && { onWarning: options.onWarning }),
     });
   }
-  if (config.KAFKA_BROKERS || config.SCHEMA_REGISTRY_URL) {
-    throw new Error(
-      'KAFKA_BROKERS and SCHEMA_REGISTRY_URL go together: set both for Kafka, neither for the embedded log',
-    );
-  }
   return openEmbeddedLog({
-    path: resolve(config.TALLY_DATA_DIR, 'log'),
+    path: embeddedLogDir(config.dataDir),
     ...(!options.reader && { retentionMs: config.LOG_RETENTION_HOURS * 3_600_000 }),
     ...(options.onWarning && { onWarning: options.onWarning }),
     ...(options.writer && { writer: true }),
   });
+}
+
+/** Where the embedded record log keeps its files: `log` in the data directory. */
+export function embeddedLogDir(dataDir: string): string {
+  return join(dataDir, 'log');
 }

@@ -2,9 +2,9 @@
 // sends it with a secret token, and retries what may succeed later (429 after its Retry-After, 5xx, network
 // errors, timeouts) with exponential backoff and jitter, keeping the same envelope id (and so the same
 // transaction_id) on every attempt. Anything else (400, 401, 403, 413…) is thrown at once.
+import { backoffDelay, retryAfterMs } from '@tally/backoff';
 import type { RevenueData, RevenueEventType } from '@tally/contract';
 import { validatePayload } from '@tally/contract';
-import { backoffDelay, retryAfterMs } from '@tally/core/backoff';
 import {
   RevenueValidationError,
   type TallyError,

@@ -7,7 +7,6 @@
 // Before anything is opened, the process's files are made private: new ones 0600 in 0700 directories (its
 // umask), and what an older Tally left group- or world-readable in TALLY_DATA_DIR is made so too.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { loadConfig, type TallyConfig } from '@tally/config';
 import { keepNewFilesPrivate, makePrivateTree } from '@tally/state-files';
 import { type Logger, pino } from 'pino';
@@ -95,7 +94,7 @@ export async function runService(definition: ServiceDefinition): Promise<void> {
   let service: RunningService;
   try {
     keepNewFilesPrivate();
-    makePrivateTree(resolve(config.TALLY_DATA_DIR));
+    makePrivateTree(config.dataDir);
     service = await definition.start(config, logger);
   } catch (error) {
     logger.debug({ err: error }, 'start failed');

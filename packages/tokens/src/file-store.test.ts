@@ -18,8 +18,9 @@ it('refuses a garbled tokens.json with an error naming it, and does not replace 
   const file = join(dir, 'tokens.json');
   writeFileSync(file, '{"tokens": [{"id": "t1",', { mode: 0o600 });
   const store = new FileTokenStore(dir);
-  for (const attempt of [store.list(), store.create('shop', 'public'), store.projects()]) {
-    const error = await attempt.then(
+  // One at a time: a rejection nobody awaits yet is an unhandled one.
+  for (const attempt of [() => store.list(), () => store.create('shop', 'public'), () => store.projects()]) {
+    const error = await attempt().then(
       () => null,
       (e: unknown) => e,
     );

@@ -126,10 +126,17 @@ export class WarehouseLockedError extends WarehouseError {
   readonly dataDir: string;
   /** The process that holds the directory, when known. */
   readonly pid: number | undefined;
-  constructor(dataDir: string, options: { pid?: number | undefined; cause?: unknown } = {}) {
+  constructor(
+    dataDir: string,
+    options: {
+      pid?: number | undefined;
+      cause?: unknown /** Appended to the message: what to do. */;
+      note?: string;
+    } = {},
+  ) {
     super(
       `the embedded warehouse at ${dataDir} is in use by another process${options.pid ? ` (pid ${options.pid})` : ''} ` +
-        '(chDB allows one process per data directory)',
+        `(chDB allows one process per data directory)${options.note ?? ''}`,
       { code: 76, retryable: false, cause: options.cause },
     );
     this.name = 'WarehouseLockedError';

@@ -12,7 +12,6 @@ import { bindClusterNames, engineSqlParser, type SqlParser } from './cluster-ddl
 import { WarehouseError } from './errors.ts';
 import { LOCK_TABLE_PREFIX } from './migration-lock.ts';
 import { CLUSTER_DIR, MIGRATIONS_DIR, migrate, readBootstrap, readMigrations } from './migrations.ts';
-import { openWarehouse } from './open.ts';
 import { type QueryParams, type Row, splitStatements, type Warehouse } from './warehouse.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tally-migrations-cluster-'));
@@ -113,15 +112,5 @@ describe('migrate() on a cluster', () => {
     rmSync(join(dir, CLUSTER_DIR, '008_exchange_rates.sql'));
     await expect(migrate(stale, dir)).rejects.toThrow(/cluster\/008_exchange_rates\.sql is missing/);
     expect([stale.commands, stale.lockCommands]).toEqual([[], []]);
-  });
-
-  it('refuses CLICKHOUSE_CLUSTER without a ClickHouse server', async () => {
-    await expect(
-      openWarehouse({
-        CLICKHOUSE_CLUSTER: 'tally_cluster',
-        CLICKHOUSE_DATABASE: 'tally',
-        TALLY_DATA_DIR: dataDir,
-      }),
-    ).rejects.toThrow(/CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL/);
   });
 });

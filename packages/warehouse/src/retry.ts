@@ -1,7 +1,7 @@
 // withRetry: wraps any warehouse so that operations failing with a retryable error (network, overload)
 // are retried with exponential backoff. Inserts are safe to retry: every table is keyed so that a row
 // written twice is one row (ReplacingMergeTree on the record id or the transaction id).
-import { backoffDelay } from '@tally/core/backoff';
+import { backoffDelay } from '@tally/backoff';
 import { WarehouseError } from './errors.ts';
 import type { QueryParams, Warehouse } from './warehouse.ts';
 

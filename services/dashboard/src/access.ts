@@ -3,7 +3,7 @@
 // the link's project, revenue only when included); else the session cookie of a signed-in user (the
 // projects granted to them). Another project's data is never readable with a key, link or user of one:
 // every operation that names a project checks it here (Operation.access, operations.ts).
-import { mayRead, type Sessions, type ShareLink, type ShareLinks, type User } from '@tally/dashboard-store';
+import { mayRead, type Sessions, type ShareLink, type ShareLinks, type User } from '@tally/state-store';
 import type { TokenVerifier } from '@tally/tokens';
 import type { FastifyRequest } from 'fastify';
 import type { Access } from './api/operations.ts';

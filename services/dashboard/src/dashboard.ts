@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 import { BODY_LIMIT_BYTES } from './api/operations.ts';
 import { COMPONENTS } from './api/schemas.ts';
 import type { DashboardDeps } from './deps.ts';
-import { CrossSiteError, NotFoundError, toDashboardError } from './errors.ts';
+import { dashboardError, toDashboardError } from './errors.ts';
 import { healthRoutes } from './routes/health-routes.ts';
 import { projectRoutes } from './routes/project-routes.ts';
 import { revenueDailyRoutes } from './routes/revenue-daily-routes.ts';
@@ -60,11 +60,8 @@ export async function buildDashboard(
       ? { redis: options.redis, nameSpace: `${deps.config.REDIS_KEY_PREFIX}dashboard-attempts:` }
       : {}),
     skipOnError: true,
-    errorResponseBuilder: (_request, context) => {
-      const error = toDashboardError({ statusCode: 429 });
-      Object.assign(error, { retryAfterSeconds: Math.ceil(context.ttl / 1000) });
-      return error;
-    },
+    errorResponseBuilder: (_request, context) =>
+      dashboardError('too_many_attempts', undefined, { retryAfterSeconds: Math.ceil(context.ttl / 1000) }),
   });
 
   // Decided by the method alone, before routing: the router decodes the path (`/%61pi/…` is `/api/…`),
@@ -72,7 +69,7 @@ export async function buildDashboard(
   app.addHook('onRequest', async (request) => {
     if (SAFE_METHODS.has(request.method.toUpperCase())) return;
     if (!isSameOrigin(request, new URL(dashboardUrl(deps.config, request)).origin))
-      throw new CrossSiteError();
+      throw dashboardError('cross_site');
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -80,9 +77,16 @@ export async function buildDashboard(
     if (mapped.statusCode >= 500)
       request.log.error({ err: error, route: request.routeOptions.url }, `answered ${mapped.statusCode}`);
     if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
-    return reply.code(mapped.statusCode).type('application/json; charset=utf-8').send(mapped.body());
+    return reply
+      .code(mapped.statusCode)
+      .headers(mapped.headers())
+      .type('application/json; charset=utf-8')
+      .send(mapped.body());
   });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send(new NotFoundError().body()));
+  // A path no route takes: answered through the same mapping.
+  app.setNotFoundHandler(async () => {
+    throw dashboardError('not_found');
+  });
 
   sessionRoutes(app, deps);
   projectRoutes(app, deps);

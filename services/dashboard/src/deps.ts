@@ -7,7 +7,7 @@ import type {
   ShareLinks,
   SignInFailures,
   Users,
-} from '@tally/dashboard-store';
+} from '@tally/state-store';
 import type { TokenStore, TokenVerifier } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
 

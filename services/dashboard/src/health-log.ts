@@ -22,12 +22,12 @@ export interface OwnHealthLog extends Required<Omit<HealthLog, 'checkSettings'>>
 export function ownHealthLog(config: TallyConfig): OwnHealthLog {
   let opening: Promise<OpenedLog> | null = null;
   let closed = false;
-  const kafka = Boolean(config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL);
+  const kafka = config.backends.log.kind === 'kafka';
   const log = (): Promise<OpenedLog> => {
     if (closed) return Promise.reject(new Error('closed'));
     opening ??= (async () => {
-      if (!kafka && !existsSync(join(config.TALLY_DATA_DIR, 'log', 'records.mdb'))) {
-        throw new Error(`no embedded record log in ${config.TALLY_DATA_DIR} and no Kafka configured`);
+      if (!kafka && !existsSync(join(config.dataDir, 'log', 'records.mdb'))) {
+        throw new Error(`no embedded record log in ${config.dataDir} and no Kafka configured`);
       }
       const { openRecordLog } = await import('@tally/log');
       // A reader: no writer lock, and no retention passes (the writer runs them).

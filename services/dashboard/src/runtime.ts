@@ -1,11 +1,12 @@
 // startDashboard: opens what the dashboard needs (the state store: LMDB in TALLY_DATA_DIR or Redis; the
 // read keys of the token store; the warehouse, unless the caller hands it one), builds it and listens on
-// DASHBOARD_HOST:DASHBOARD_PORT. Its own process (main.ts) reads a ClickHouse server (CLICKHOUSE_URL) or,
-// beside a running `npm start`, the warehouse endpoint that process publishes; `npm start` runs it in its
-// main process with a connection of its own on the embedded warehouse's directory. Once it listens, it
-// warms the revenue caches in the background (revenue-warmer.ts).
-import { resolve } from 'node:path';
+// DASHBOARD_HOST:DASHBOARD_PORT. Its own process (main.ts) reaches the warehouse as the CLI does
+// (reachWarehouse): a ClickHouse server (CLICKHOUSE_URL); beside a running `npm start`, the warehouse
+// endpoint that process publishes; else the chDB directory. `npm start` runs it in its main process with a
+// connection of its own on the embedded warehouse's directory. Once it listens, it warms the revenue
+// caches in the background (revenue-warmer.ts).
 import type { TallyConfig } from '@tally/config';
+import { startOrUnwind } from '@tally/service';
 import {
   openStateStore,
   ProjectStore,
@@ -14,24 +15,15 @@ import {
   ShareLinks,
   SignInFailures,
   Users,
-} from '@tally/dashboard-store';
-import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
-import {
-  embeddedWarehouseDir,
-  endpointUrl,
-  migrate,
-  openChdbWarehouse,
-  openClickHouseWarehouse,
-  readPublishedEndpoint,
-  type Warehouse,
-} from '@tally/warehouse';
+} from '@tally/state-store';
+import { connectRedis, openTokenStore, TokenVerifier } from '@tally/tokens';
+import { migrate, reachWarehouse, type Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
 import { buildDashboard } from './dashboard.ts';
 import type { ConsumerStates, HealthLog } from './deps.ts';
 import { ownHealthLog } from './health-log.ts';
-import { type RevenueWarmer, startRevenueWarmer } from './revenue-warmer.ts';
+import { startRevenueWarmer } from './revenue-warmer.ts';
 
 /** Attempts (sign-in, password links, share passwords) per client address per 15 minutes. */
 export const ATTEMPTS_PER_WINDOW = 10;
@@ -53,95 +45,64 @@ export interface StartDashboardOptions {
   consumers?: ConsumerStates;
 }
 
-/** The warehouse of a dashboard process of its own: the server, else the running Tally's endpoint, else chDB. */
-export async function openDashboardWarehouse(config: TallyConfig): Promise<Warehouse> {
-  const database = config.CLICKHOUSE_DATABASE;
-  if (config.CLICKHOUSE_URL) {
-    return openClickHouseWarehouse({
-      url: config.CLICKHOUSE_URL,
-      database,
-      cluster: config.CLICKHOUSE_CLUSTER,
-    });
-  }
-  const dataDir = resolve(config.TALLY_DATA_DIR);
-  const endpoint = readPublishedEndpoint(dataDir);
-  if (endpoint) return openClickHouseWarehouse({ url: endpointUrl(endpoint), database });
-  return openChdbWarehouse({ dataDir: embeddedWarehouseDir(dataDir), database });
-}
-
 export async function startDashboard(
   config: TallyConfig,
   options: StartDashboardOptions = {},
 ): Promise<RunningDashboard> {
   const logger = options.logger ?? pino({ level: config.LOG_LEVEL, base: { service: 'dashboard' } });
-  const dataDir = resolve(config.TALLY_DATA_DIR);
-  const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, { connectTimeout: 2000, maxRetriesPerRequest: 1 })
-    : null;
-  redis?.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const store = openStateStore({ ...config, TALLY_DATA_DIR: dataDir });
-  const tokenStore: TokenStore = redis
-    ? new RedisTokenStore(redis, config.REDIS_KEY_PREFIX)
-    : new FileTokenStore(dataDir);
-  const readKeys = new TokenVerifier(tokenStore, {
-    refreshMs: config.TOKEN_REFRESH_MS,
-    kinds: ['read'],
-    onError: (error) => logger.warn({ err: error }, 'token refresh failed; keeping the keys loaded before'),
-  });
-  const ownLog = options.log ? null : ownHealthLog({ ...config, TALLY_DATA_DIR: dataDir });
-  const ownsWarehouse = !options.warehouse;
-  let warehouse: Warehouse | null = options.warehouse ?? null;
-  let app: FastifyInstance | null = null;
-  let warmer: RevenueWarmer | null = null;
-  const closeAll = async () => {
-    await app?.close();
-    await warmer?.stop();
-    await ownLog?.close();
-    readKeys.stop();
-    if (ownsWarehouse) await warehouse?.close();
-    await store.close();
-    await tokenStore.close();
-    redis?.disconnect();
-  };
-  let url: string;
-  try {
-    await readKeys.start();
-    if (!warehouse) {
-      warehouse = await openDashboardWarehouse(config);
-      // Alone (compose), it may start before the consumers: the tables it reads must exist (idempotent).
-      await migrate(warehouse);
-    }
-    app = await buildDashboard(
-      {
-        config,
-        warehouse,
-        users: new Users(store),
-        sessions: new Sessions(store),
-        shares: new ShareLinks(store),
-        projects: new ProjectStore(store),
-        readKeys,
-        tokens: tokenStore,
-        attemptLimit: { max: ATTEMPTS_PER_WINDOW, timeWindow: ATTEMPT_WINDOW_MS },
-        signInFailures: new SignInFailures(store),
-        log: options.log ?? (ownLog as HealthLog),
-        ...(options.consumers && { consumers: options.consumers }),
-        refusals: new RefusalCounts(store),
-      },
-      { logger, redis },
+  // Closed in the reverse order of these steps: the revenue warmer, the server (it waits for the requests
+  // in flight), the warehouse (unless the caller's), the health view's log, the read keys, the stores and
+  // the Redis connection.
+  return startOrUnwind(async (resources) => {
+    const redis = resources.add(
+      connectRedis(config, { onError: (error) => logger.warn({ err: error }, 'redis error') }),
+      (connection) => connection?.disconnect(),
     );
-    url = await app.listen({ port: config.DASHBOARD_PORT, host: config.DASHBOARD_HOST });
-    warmer = startRevenueWarmer(warehouse, logger);
-  } catch (error) {
-    await closeAll().catch(() => {});
-    throw error;
-  }
-  let closing: Promise<void> | null = null;
-  return {
-    app,
-    url: url.replace('0.0.0.0', '127.0.0.1'),
-    close() {
-      closing ??= closeAll();
-      return closing;
-    },
-  };
+    const tokenStore = resources.add(openTokenStore(config, redis), (store) => store.close());
+    const store = resources.add(openStateStore(config, redis), (opened) => opened.close());
+    const readKeys = resources.add(
+      new TokenVerifier(tokenStore, {
+        refreshMs: config.TOKEN_REFRESH_MS,
+        kinds: ['read'],
+        onError: (error) =>
+          logger.warn({ err: error }, 'token refresh failed; keeping the keys loaded before'),
+      }),
+      (verifier) => verifier.stop(),
+    );
+    const log: HealthLog = options.log ?? resources.add(ownHealthLog(config), (ownLog) => ownLog.close());
+    await readKeys.start();
+    // A warehouse of its own: as the CLI reaches it (the server, else the running Tally's endpoint, else
+    // the directory). Alone (compose), it may start before the consumers: the tables it reads must exist.
+    const warehouse =
+      options.warehouse ?? resources.add(await reachWarehouse(config), (opened) => opened.close());
+    if (!options.warehouse) await migrate(warehouse);
+    const app = resources.add(
+      await buildDashboard(
+        {
+          config,
+          warehouse,
+          users: new Users(store),
+          sessions: new Sessions(store),
+          shares: new ShareLinks(store),
+          projects: new ProjectStore(store),
+          readKeys,
+          tokens: tokenStore,
+          attemptLimit: { max: ATTEMPTS_PER_WINDOW, timeWindow: ATTEMPT_WINDOW_MS },
+          signInFailures: new SignInFailures(store),
+          log,
+          ...(options.consumers && { consumers: options.consumers }),
+          refusals: new RefusalCounts(store),
+        },
+        { logger, redis },
+      ),
+      (server) => server.close(),
+    );
+    const url = await app.listen({ port: config.DASHBOARD_PORT, host: config.DASHBOARD_HOST });
+    resources.add(startRevenueWarmer(warehouse, logger), (warmer) => warmer.stop());
+    return {
+      app,
+      url: url.replace('0.0.0.0', '127.0.0.1'),
+      close: () => resources.close(),
+    };
+  });
 }

@@ -12,7 +12,7 @@ import {
   ShareLinks,
   SignInFailures,
   Users,
-} from '@tally/dashboard-store';
+} from '@tally/state-store';
 import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { TallyConfig } from '@tally/config';
-import { isEmbedOrigin } from '@tally/dashboard-store';
+import { isEmbedOrigin } from '@tally/state-store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DashboardDeps } from './deps.ts';
 

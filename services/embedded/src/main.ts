@@ -20,10 +20,12 @@ await runService({
     };
   },
   banner({ endpoints }, config) {
-    const using = config.REDIS_URL ? 'Redis' : `${config.TALLY_DATA_DIR} (embedded)`;
-    const warehouse = config.CLICKHOUSE_URL
-      ? `ClickHouse (${new URL(config.CLICKHOUSE_URL).host}, database ${config.CLICKHOUSE_DATABASE})`
-      : `chDB in ${config.TALLY_DATA_DIR}/warehouse, SQL over HTTP at ${endpoints.warehouseUrl} (npx tally warehouse credentials)`;
+    const using = config.backends.state.kind === 'redis' ? 'Redis' : `${config.TALLY_DATA_DIR} (embedded)`;
+    const backend = config.backends.warehouse;
+    const warehouse =
+      backend.kind === 'clickhouse'
+        ? `ClickHouse (${new URL(backend.url).host}, database ${config.CLICKHOUSE_DATABASE})`
+        : `chDB in ${config.TALLY_DATA_DIR}/warehouse, SQL over HTTP at ${endpoints.warehouseUrl} (npx tally warehouse credentials)`;
     return (
       `Tally gateway listening on ${endpoints.url}/api/ingest (admin: ${endpoints.adminUrl}); tokens and state: ${using}\n` +
       `Warehouse: ${warehouse}\n` +

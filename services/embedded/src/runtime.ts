@@ -11,15 +11,14 @@
 // `tally sql`, the reports and analysts' tools reach the warehouse while it runs.
 // The dashboard (services/dashboard) runs here too, on DASHBOARD_PORT, reading the warehouse through a
 // connection of its own (chDB admits several connections in the process that holds the directory).
-import { resolve } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
-import { ConsumerMetrics, ConsumerProgress } from '@tally/consumer';
-import { type RunningDashboard, startDashboard } from '@tally/dashboard';
-import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from '@tally/gateway';
-import { openRecordLog, type RecordLog } from '@tally/log';
+import { ConsumerMetrics, ConsumerProgress, type RunningBatchLoop } from '@tally/consumer';
+import { startDashboard } from '@tally/dashboard';
+import { type GatewayWorkers, holdsLogWriter, startGatewayLoops } from '@tally/gateway';
+import { openRecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
-import { allHealthy, buildAdmin, mergedMetrics, watchLogSettings } from '@tally/service';
+import { allHealthy, buildAdmin, mergedMetrics, startOrUnwind, watchLogSettings } from '@tally/service';
 import {
   analystLimits,
   type ClickHouseHttpInterface,
@@ -29,14 +28,12 @@ import {
   publishEndpoint,
   serveClickHouseHttp,
   unpublishEndpoint,
-  type Warehouse,
   type WarehouseDamage,
   warehouseCredentials,
   warehouseDamage,
   withRetry,
   writerLimits,
 } from '@tally/warehouse';
-import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 
 export interface RunningTally {
@@ -57,44 +54,46 @@ export async function startTally(
   config: TallyConfig,
   logger: Logger = defaultLogger(config),
 ): Promise<RunningTally> {
-  const dataDir = resolve(config.TALLY_DATA_DIR);
-  // The warehouse first: if another process holds the chDB directory, fail before taking any port.
-  const warehouse = withRetry(await openWarehouse({ ...config, TALLY_DATA_DIR: dataDir }), {
-    onRetry: (error, attempt) => logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
-  });
-  let http: ClickHouseHttpInterface | null = null;
-  let gateway: GatewayWorkers | null = null;
-  let admin: FastifyInstance | null = null;
-  let adminUrl = '';
-  let dashboard: RunningDashboard | null = null;
-  let dashboardWarehouse: Warehouse | null = null;
-  const metrics = new ConsumerMetrics();
-  // Whether the consumers make progress: the admin server's readiness, the metrics, the health view.
-  let progress: ConsumerProgress | null = null;
-  // The consumers' record log. One gateway thread opens its own instance of it, as the writer; several
-  // append to this one, which is then the writer.
-  const { loops, note } = gatewayLoops(config);
-  if (note) logger[note.level](note.message);
-  const holdsWriter = loops > 1 && !(config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL);
-  let log: RecordLog | null = null;
-  try {
-    log = await openRecordLog(
-      { ...config, TALLY_DATA_DIR: dataDir },
-      {
+  const { dataDir } = config;
+  // Closed in the reverse order of what is registered below: the dashboard and its connection, the gateway
+  // (no new records; in-flight appends finish), the consumers (the batches in hand land and commit), their
+  // progress, the admin server, the log, the HTTP interface and its published endpoint, the warehouse.
+  return startOrUnwind(async (resources) => {
+    // The warehouse first: if another process holds the chDB directory, fail before taking any port.
+    const warehouse = resources.add(
+      withRetry(await openWarehouse(config), {
+        onRetry: (error, attempt) =>
+          logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
+      }),
+      (opened) => opened.close(),
+    );
+    // ClickHouse's HTTP interface over the embedded warehouse (served below, with chDB), and the file that
+    // publishes it: registered here so that they go after the log closes, just before the warehouse.
+    let http: ClickHouseHttpInterface | null = null;
+    resources.defer(async () => {
+      if (!http) return;
+      unpublishEndpoint(dataDir);
+      await http.close();
+    });
+    // The consumers' record log. With one gateway loop, its thread opens its own instance of it, as the
+    // writer; with several, they append to this one, which is then the writer (startGatewayLoops).
+    const consumersLog = resources.add(
+      await openRecordLog(config, {
         onWarning: (message: string, error: unknown) =>
           error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
-        ...(holdsWriter && { writer: true }),
-      },
+        ...(holdsLogWriter(config) && { writer: true }),
+      }),
+      (log) => log.close(),
     );
-    const consumersLog = log;
-    progress = new ConsumerProgress({
+    const metrics = new ConsumerMetrics();
+    // Whether the consumers make progress: the admin server's readiness, the metrics, the health view.
+    const consumerProgress = new ConsumerProgress({
       stallMs: config.CONSUMER_STALL_MS,
       log: consumersLog,
       logger: logger.child({ component: 'consumers' }),
     });
-    metrics.watch(progress);
+    metrics.watch(consumerProgress);
     watchLogSettings(metrics.registry, consumersLog);
-    const consumerProgress = progress;
     const migrations = await migrate(warehouse);
     if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'warehouse migrated');
     // Parts the engine found damaged and detached as it opened the warehouse: their records are missing
@@ -108,7 +107,7 @@ export async function startTally(
     });
     if (!damage.ok) logger.error({ damaged_parts: damage.parts }, damage.detail);
     const warehouseHealth = async () => (damage.ok ? { ok: true } : { ok: false, detail: damage.detail });
-    if (!config.CLICKHOUSE_URL) {
+    if (config.backends.warehouse.kind === 'chdb') {
       const { writer, analyst } = warehouseCredentials(dataDir);
       http = await serveClickHouseHttp({
         dataDir: embeddedWarehouseDir(dataDir),
@@ -124,106 +123,82 @@ export async function startTally(
       });
       publishEndpoint(dataDir, { url: http.url, ...writer, analyst, pid: process.pid });
     }
-    gateway = await startGatewayWorkers(
-      { ...config, TALLY_DATA_DIR: dataDir },
-      // The consumers' log compared the Kafka topics' settings already: the gateway threads need not.
-      { count: loops, checkLogSettings: false, ...(holdsWriter && { appendLog: consumersLog }) },
+    // The admin server closes after the gateway and the consumers, so it answers (not ready) while they
+    // stop; it listens once the gateway does.
+    let gateway: GatewayWorkers | null = null;
+    const admin = resources.add(
+      buildAdmin({
+        health: () =>
+          allHealthy([
+            async () => (gateway ? gateway.health() : { ok: false, detail: 'starting' }),
+            () => consumersLog.health(),
+            () => consumerProgress.health(),
+            warehouseHealth,
+          ]),
+        metrics: async () => mergedMetrics([metrics.registry], (await gateway?.metrics()) ?? []),
+        logger,
+      }),
+      (server) => server.close(),
     );
-    const threads = gateway;
-    admin = buildAdmin({
-      health: () =>
-        allHealthy([
-          () => threads.health(),
-          () => consumersLog.health(),
-          () => consumerProgress.health(),
-          warehouseHealth,
-        ]),
-      metrics: async () => mergedMetrics([metrics.registry], await threads.metrics()),
-      logger,
-    });
-    adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
-    // The dashboard's own connection: its reads never queue behind the consumers' statements.
-    dashboardWarehouse = await openWarehouse({ ...config, TALLY_DATA_DIR: dataDir });
-    dashboard = await startDashboard(
-      // The port the gateway got (PORT may be 0), for the install snippet's address.
-      { ...config, TALLY_DATA_DIR: dataDir, PORT: Number(new URL(threads.url).port) },
-      {
-        warehouse: dashboardWarehouse,
-        // As the consumers' lines name their consumer (a second `service` key would repeat the base's).
-        logger: logger.child({ component: 'dashboard' }),
+    resources.add(consumerProgress, (progress) => progress.stop());
+    // The consumers start last, once everything else runs, and stop once the gateway has drained.
+    const consumers: RunningBatchLoop[] = [];
+    resources.defer(() => Promise.all(consumers.map((consumer) => consumer.stop())));
+    const threads = resources.add(
+      await startGatewayLoops(config, {
+        logger,
         log: consumersLog,
-        consumers: consumerProgress,
-      },
+        // The consumers' log compared the Kafka topics' settings already: the gateway threads need not.
+        checkLogSettings: false,
+      }),
+      (loops) => loops.close(),
     );
-  } catch (error) {
-    // Nothing of a failed start stays behind: no published endpoint, no lock, no open port.
-    await dashboard?.close();
-    await dashboardWarehouse?.close();
-    await gateway?.close();
-    await admin?.close();
-    await log?.close();
-    if (http) {
-      unpublishEndpoint(dataDir);
-      await http.close();
-    }
-    await warehouse.close();
-    throw error;
-  }
-  const consumersLog = log;
-  const consumerProgress = progress as ConsumerProgress;
+    gateway = threads;
+    const adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
+    // The dashboard's own connection: its reads never queue behind the consumers' statements.
+    const dashboardWarehouse = resources.add(await openWarehouse(config), (opened) => opened.close());
+    const dashboard = resources.add(
+      await startDashboard(
+        // The port the gateway got (PORT may be 0), for the install snippet's address.
+        { ...config, PORT: Number(new URL(threads.url).port) },
+        {
+          warehouse: dashboardWarehouse,
+          // As the consumers' lines name their consumer (a second `service` key would repeat the base's).
+          logger: logger.child({ component: 'dashboard' }),
+          log: consumersLog,
+          consumers: consumerProgress,
+        },
+      ),
+      (running) => running.close(),
+    );
 
-  const batch = { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS };
-  const analytics = startAnalyticsConsumer({
-    log: consumersLog,
-    warehouse,
-    batch,
-    logger: logger.child({ consumer: 'analytics' }),
-    metrics,
-    progress: consumerProgress,
-  });
-  const revenue = startRevenueConsumer({
-    log: consumersLog,
-    warehouse,
-    batch,
-    logger: logger.child({ consumer: 'revenue' }),
-    metrics,
-    progress: consumerProgress,
-  });
-  consumerProgress.start();
-  const failed = Promise.race([analytics.done, revenue.done, gateway.failed]).then(
-    () => new Promise<never>(() => {}),
-  );
-  failed.catch(() => {}); // observed by the caller; never an unhandled rejection
+    const batch = { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS };
+    const consumer = (name: string) => ({
+      log: consumersLog,
+      warehouse,
+      batch,
+      logger: logger.child({ consumer: name }),
+      metrics,
+      progress: consumerProgress,
+    });
+    const analytics = startAnalyticsConsumer(consumer('analytics'));
+    const revenue = startRevenueConsumer(consumer('revenue'));
+    consumers.push(analytics, revenue);
+    consumerProgress.start();
+    const failed = Promise.race([analytics.done, revenue.done, threads.failed]).then(
+      () => new Promise<never>(() => {}),
+    );
+    failed.catch(() => {}); // observed by the caller; never an unhandled rejection
 
-  let closing: Promise<void> | null = null;
-  const running = gateway;
-  const adminServer = admin;
-  const runningDashboard = dashboard;
-  const ownWarehouse = dashboardWarehouse;
-  return {
-    gateway: { url: running.url, count: running.count },
-    adminUrl,
-    warehouseUrl: http?.url ?? null,
-    dashboardUrl: runningDashboard.url,
-    failed,
-    close() {
-      closing ??= (async () => {
-        await runningDashboard.close();
-        await ownWarehouse.close();
-        await running.close(); // no new records; in-flight appends finish
-        await Promise.all([analytics.stop(), revenue.stop()]); // the batches in hand land and commit
-        await consumerProgress.stop();
-        await adminServer.close();
-        await consumersLog.close();
-        if (http) {
-          unpublishEndpoint(dataDir);
-          await http.close();
-        }
-        await warehouse.close();
-      })();
-      return closing;
-    },
-  };
+    return {
+      gateway: { url: threads.url, count: threads.count },
+      adminUrl,
+      warehouseUrl: http?.url ?? null,
+      dashboardUrl: dashboard.url,
+      failed,
+      close: () => resources.close(),
+    };
+  });
 }
 
 function defaultLogger(config: TallyConfig): Logger {

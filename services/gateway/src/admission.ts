@@ -13,7 +13,7 @@
 // timer; the pending count wraps the record log's append.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RecordLog } from '@tally/log';
-import { errorResponse, OverloadedError } from './errors.ts';
+import { errorResponse, type IngestError, ingestError } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 export interface AdmissionLimits {
@@ -27,7 +27,7 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** The answer to a shed request, built once: it never varies. */
 const SHED = (() => {
-  const { statusCode, headers, body } = errorResponse(new OverloadedError());
+  const { statusCode, headers, body } = errorResponse(ingestError('overloaded'));
   const bytes = Buffer.from(body);
   return { statusCode, headers: { ...headers, 'content-length': String(bytes.length) }, body: bytes };
 })();
@@ -81,11 +81,11 @@ export class Admission {
    * Admits a request whose body has been read: it counts in flight until its response closes. Answers the
    * error to reply with when a bound is reached (then it is not counted).
    */
-  admit(res: ServerResponse): OverloadedError | undefined {
+  admit(res: ServerResponse): IngestError | undefined {
     const reason = this.#fullReason();
     if (reason !== null) {
       this.#metrics?.shed.inc({ reason });
-      return new OverloadedError();
+      return ingestError('overloaded');
     }
     this.#inFlight++;
     this.#admitted++;

@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
-import { ClientOverCapError, errorResponse } from './errors.ts';
+import { errorResponse, ingestError } from './errors.ts';
 import { type IpConnections, OVER_CAP } from './ip-connections.ts';
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -36,7 +36,7 @@ export function countedClientIp(req: IncomingMessage): string | undefined {
 
 /** The answer to a proxied request beyond its client's cap, built once. */
 const OVER_CAP_ANSWER = (() => {
-  const { statusCode, headers, body } = errorResponse(new ClientOverCapError());
+  const { statusCode, headers, body } = errorResponse(ingestError('client_over_cap'));
   const bytes = Buffer.from(body);
   return { statusCode, headers: { ...headers, 'content-length': String(bytes.length) }, body: bytes };
 })();

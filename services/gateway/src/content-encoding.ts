@@ -5,7 +5,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { preParsingHookHandler } from 'fastify';
-import { PayloadTooLargeError, UnsupportedContentEncodingError } from './errors.ts';
+import { ingestError, payloadTooLarge } from './errors.ts';
 
 /** The body's codings, outermost last, without `identity` (RFC 9110, 8.4); [] for a plain body. */
 export function contentCodings(header: string | undefined): string[] {
@@ -28,7 +28,7 @@ export function decodeContentEncoding(bodyLimit: number): preParsingHookHandler 
     // Nothing to decode, or a request no route takes (the 404 and 405 answers do not read bodies).
     if (codings.length === 0 || request.is404) return done(null, payload);
     if (codings.length > 1 || (codings[0] !== 'gzip' && codings[0] !== 'x-gzip')) {
-      return done(new UnsupportedContentEncodingError());
+      return done(ingestError('unsupported_content_encoding'));
     }
     done(null, gunzipped(payload, bodyLimit, reply.raw));
   };
@@ -49,7 +49,7 @@ function gunzipped(
   let decodedLength = 0;
   const tooLarge = () => {
     inflater.destroy();
-    decoded.destroy(new PayloadTooLargeError(bodyLimit));
+    decoded.destroy(payloadTooLarge(bodyLimit));
   };
 
   encoded.on('data', (chunk: Buffer) => {

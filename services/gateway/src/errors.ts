@@ -1,14 +1,18 @@
-// The gateway's errors, each a typed class that knows its HTTP status, its response body, its extra headers
-// and whether the client may retry. toIngestError maps anything thrown while handling a request (ours,
-// Fastify's, Node's HTTP parser's, zlib's, the record log's) to one of them, and errorResponse turns one
-// into the status, headers and body that every error answer on the public port is made of: Fastify's error
-// handler and the raw answers to Node's client errors both use it. Messages are fixed texts: internal
-// details go to the log, and no byte of the request is ever echoed back.
+// The gateway's errors as data: INGEST_ERRORS, one row per answer (its HTTP status, its body, its extra
+// headers, whether the client may retry), on @tally/service's ServiceError. toIngestError maps anything
+// thrown while handling a request (ours, Fastify's, Node's HTTP parser's, zlib's, the record log's) to one
+// of them, and errorResponse turns one into the status, headers and body that every error answer on the
+// public port is made of: Fastify's error handler and the raw answers to Node's client errors both use it.
+// Messages are fixed texts: internal details go to the log, and no byte of the request is ever echoed back.
 import { STATUS_CODES } from 'node:http';
 import { LogUnavailableError } from '@tally/log';
+import { type ErrorTable, type ServiceError, serviceErrors } from '@tally/service';
 
 /** Seconds a client is asked to wait after a 503. */
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/** Seconds a client is asked to wait after a 503 of admission control. */
+export const OVERLOADED_RETRY_AFTER_S = 1;
 
 /**
  * The CORS headers every response of the public port carries, errors included: any origin may send, and
@@ -20,270 +24,133 @@ export const CORS_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
   'access-control-expose-headers': 'Retry-After',
 };
 
-export abstract class IngestError extends Error {
-  abstract readonly statusCode: number;
-  /** Whether the same request may succeed later (429, 503, 408): a retryable 5xx is logged as a warning. */
-  readonly retryable: boolean = false;
-  /** Seconds after which a retry may succeed (sent as Retry-After). */
-  readonly retryAfterSeconds?: number;
-  /** Whether the connection is closed after this answer, because what follows on it cannot be trusted. */
-  readonly closesConnection: boolean = false;
-  /** The response body: `{ message }` for input problems, `{ error }` for the spec's auth and limit errors. */
-  abstract body(): Record<string, string>;
-  /** Headers this answer needs besides the common ones (Allow on a 405). */
-  headers(): Record<string, string> {
-    return {};
-  }
-}
-
-/** 400: the body is not a valid record (the spec's `{ "message": "<validation message>" }`). */
-export class BadRequestError extends IngestError {
-  readonly statusCode = 400;
-  body() {
-    return { message: this.message };
-  }
-}
-
-export class PayloadTooLargeError extends IngestError {
-  readonly statusCode = 413;
-  constructor(bodyLimit: number) {
-    super(`body is larger than the limit of ${bodyLimit} bytes`);
-  }
-  body() {
-    return { message: this.message };
-  }
-}
-
-export class UnsupportedMediaTypeError extends IngestError {
-  readonly statusCode = 415;
-  constructor() {
-    super('Content-Type must be application/json or text/plain (with the JSON envelope as the body)');
-  }
-  body() {
-    return { message: this.message };
-  }
-}
-
-/** 415 for a Content-Encoding other than gzip: Accept-Encoding says what is accepted (RFC 9110, 12.5.3). */
-export class UnsupportedContentEncodingError extends IngestError {
-  readonly statusCode = 415;
-  constructor() {
-    super('Content-Encoding must be gzip (or x-gzip), or none (identity); no other encoding is accepted');
-  }
-  body() {
-    return { message: this.message };
-  }
-  override headers() {
-    return { 'accept-encoding': 'gzip' };
-  }
-}
-
-export class MissingTokenError extends IngestError {
-  readonly statusCode = 401;
-  constructor() {
-    super('Missing API token');
-  }
-  body() {
-    return { error: 'Missing API token' };
-  }
-}
-
-/** 401 for a malformed, unknown or revoked token: the three are not told apart, so tokens cannot be probed. */
-export class InvalidTokenError extends IngestError {
-  readonly statusCode = 401;
-  constructor() {
-    super('Invalid API token');
-  }
-  body() {
-    return { error: 'Invalid API token' };
-  }
-}
-
-export class SecretTokenRequiredError extends IngestError {
-  readonly statusCode = 403;
-  constructor() {
-    super('Revenue events require secret token');
-  }
-  body() {
-    return { error: 'Revenue events require secret token' };
-  }
-}
+/** The body of every 503: never a 202 for a record that could be lost, and the client may retry. */
+const SERVICE_UNAVAILABLE = {
+  status: 503,
+  key: 'error',
+  message: 'Service temporarily unavailable',
+  text: 'Service temporarily unavailable, retry later',
+  retryable: true,
+} as const;
 
 /**
- * 403 for a browser request (it has an Origin header) with a public token of a project that lists the
- * origins it may send from, and not this one; also a CORS preflight from an origin no project allows.
- * Only when the operator set allowed origins (`tally projects set --allowed-origins`): an addition to the
- * spec's responses.
+ * Every answer of the public port to an error, by kind: status, body and headers. The README's response
+ * table and schemas/openapi.yaml document them; the gateway's tests hold them to it.
  */
-export class OriginNotAllowedError extends IngestError {
-  readonly statusCode = 403;
-  constructor() {
-    super('Origin not allowed for this project');
-  }
-  body() {
-    return { error: 'Origin not allowed for this project' };
-  }
-}
+export const INGEST_ERRORS = {
+  /** 400: the body is not a valid record (the spec's `{ "message": "<validation message>" }`). */
+  bad_request: { status: 400, key: 'message' },
+  payload_too_large: { status: 413, key: 'message' },
+  unsupported_media_type: {
+    status: 415,
+    key: 'message',
+    message: 'Content-Type must be application/json or text/plain (with the JSON envelope as the body)',
+  },
+  /** 415 for a Content-Encoding other than gzip: Accept-Encoding says what is accepted (RFC 9110, 12.5.3). */
+  unsupported_content_encoding: {
+    status: 415,
+    key: 'message',
+    message: 'Content-Encoding must be gzip (or x-gzip), or none (identity); no other encoding is accepted',
+    headers: { 'accept-encoding': 'gzip' },
+  },
+  missing_token: { status: 401, key: 'error', text: 'Missing API token' },
+  /** 401 for a malformed, unknown or revoked token: the three are not told apart, so tokens cannot be probed. */
+  invalid_token: { status: 401, key: 'error', text: 'Invalid API token' },
+  secret_token_required: { status: 403, key: 'error', text: 'Revenue events require secret token' },
+  /**
+   * 403 for a browser request (it has an Origin header) with a public token of a project that lists the
+   * origins it may send from, and not this one; also a CORS preflight from an origin no project allows.
+   * Only when the operator set allowed origins (`tally projects set --allowed-origins`): an addition to the
+   * spec's responses.
+   */
+  origin_not_allowed: { status: 403, key: 'error', text: 'Origin not allowed for this project' },
+  /** 429: Retry-After is set by the rate limiter, which knows the window. */
+  rate_limited: { status: 429, key: 'error', text: 'Rate limited', retryable: true },
+  /** 503: the record could not be made durable in time, or the gateway is draining. */
+  unavailable: { ...SERVICE_UNAVAILABLE, retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S },
+  /**
+   * 503 at once, before the request is read: the event loop has as many requests in flight, or as many
+   * appends waiting for the log, as admission.ts allows. A short Retry-After: overload passes in moments.
+   */
+  overloaded: { ...SERVICE_UNAVAILABLE, retryAfterSeconds: OVERLOADED_RETRY_AFTER_S },
+  /**
+   * 503 to a request through a trusted proxy whose client already has GATEWAY_MAX_CONNECTIONS_PER_IP
+   * requests in progress (connection-caps.ts). The connection is closed after it: the body is not read.
+   */
+  client_over_cap: {
+    ...SERVICE_UNAVAILABLE,
+    retryAfterSeconds: OVERLOADED_RETRY_AFTER_S,
+    closesConnection: true,
+  },
+  not_found: { status: 404, key: 'message', message: 'not found; the only endpoint is POST /api/ingest' },
+  /** 405 for another method on /api/ingest. */
+  method_not_allowed: {
+    status: 405,
+    key: 'message',
+    message: 'this method is not allowed on /api/ingest; use POST',
+    headers: { allow: 'POST, OPTIONS' },
+  },
+  /** 400 for an OPTIONS request that is not a CORS preflight (no Origin or Access-Control-Request-Method). */
+  invalid_preflight: {
+    status: 400,
+    key: 'message',
+    message: 'a CORS preflight needs the Origin and Access-Control-Request-Method headers',
+  },
+  /** 400 for an HTTP/1.1 request without Host (RFC 9112, 3.2); the connection is closed, as Node would. */
+  missing_host: {
+    status: 400,
+    key: 'message',
+    message: 'the Host header is required',
+    closesConnection: true,
+  },
+  /** 417 for an Expect header other than 100-continue (RFC 9110, 10.1.1). */
+  expectation_failed: {
+    status: 417,
+    key: 'message',
+    message: 'the only expectation supported is 100-continue',
+  },
+  /** 408: the headers or the whole request did not arrive in time (Node's request and headers timeouts). */
+  request_timeout: {
+    status: 408,
+    key: 'error',
+    message: 'Request timeout',
+    text: 'Request timeout: the request did not arrive in time',
+    retryable: true,
+    closesConnection: true,
+  },
+  /** 431: the request's headers are larger than Node's limit (16 KB). */
+  headers_too_large: {
+    status: 431,
+    key: 'error',
+    message: 'Request headers too large',
+    text: 'Request header fields too large',
+    closesConnection: true,
+  },
+  /** 400 from Node's HTTP parser: a malformed request line, header or chunk. What follows cannot be framed. */
+  malformed_request: {
+    status: 400,
+    key: 'message',
+    message: 'malformed HTTP request',
+    closesConnection: true,
+  },
+  /** 414: a path parameter longer than Fastify takes. */
+  url_too_long: { status: 414, key: 'message', message: 'the URL is too long' },
+  /** 413 from Node's HTTP parser: a chunk's extensions beyond its limit. */
+  chunk_extensions_too_large: { status: 413, key: 'message', message: 'chunk extensions too large' },
+  /** Any other 4xx that Fastify raises before the route runs: its status, a fixed text per status. */
+  client_error: { status: 400, key: 'message' },
+  internal: { status: 500, key: 'error', message: 'internal error', text: 'Internal server error' },
+} as const satisfies ErrorTable<string>;
 
-export class RateLimitedError extends IngestError {
-  readonly statusCode = 429;
-  override readonly retryable = true;
-  constructor() {
-    super('Rate limited'); // Retry-After is set by the rate limiter, which knows the window
-  }
-  body() {
-    return { error: 'Rate limited' };
-  }
-}
+export type IngestErrorKind = keyof typeof INGEST_ERRORS;
 
-/**
- * 503: the record could not be made durable in time, or the gateway is draining. Never a 202 for a record
- * that could be lost.
- */
-export class ServiceUnavailableError extends IngestError {
-  readonly statusCode = 503;
-  override readonly retryable = true;
-  override readonly retryAfterSeconds: number = UNAVAILABLE_RETRY_AFTER_S;
-  constructor(options?: { cause?: unknown }) {
-    super('Service temporarily unavailable', options);
-  }
-  body() {
-    return { error: 'Service temporarily unavailable, retry later' };
-  }
-}
+/** An error the public port answers with: a row of INGEST_ERRORS. */
+export type IngestError = ServiceError<IngestErrorKind>;
 
-/**
- * 503 at once, before the request is read: the event loop has as many requests in flight, or as many
- * appends waiting for the log, as admission.ts allows. A short Retry-After: overload passes in moments.
- */
-export class OverloadedError extends ServiceUnavailableError {
-  override readonly retryAfterSeconds = OVERLOADED_RETRY_AFTER_S;
-}
+const ingestErrors = serviceErrors(INGEST_ERRORS);
 
-/** Seconds a client is asked to wait after a 503 of admission control. */
-export const OVERLOADED_RETRY_AFTER_S = 1;
-
-/**
- * 503 to a request through a trusted proxy whose client already has GATEWAY_MAX_CONNECTIONS_PER_IP requests
- * in progress (connection-caps.ts). The connection is closed after it: the request's body is not read.
- */
-export class ClientOverCapError extends OverloadedError {
-  override readonly closesConnection = true;
-}
-
-export class NotFoundError extends IngestError {
-  readonly statusCode = 404;
-  constructor() {
-    super('not found; the only endpoint is POST /api/ingest');
-  }
-  body() {
-    return { message: this.message };
-  }
-}
-
-/** 405 for another method on /api/ingest. */
-export class MethodNotAllowedError extends IngestError {
-  readonly statusCode = 405;
-  constructor() {
-    super('this method is not allowed on /api/ingest; use POST');
-  }
-  body() {
-    return { message: this.message };
-  }
-  override headers() {
-    return { allow: 'POST, OPTIONS' };
-  }
-}
-
-/** 400 for an OPTIONS request that is not a CORS preflight (no Origin or Access-Control-Request-Method). */
-export class InvalidPreflightError extends IngestError {
-  readonly statusCode = 400;
-  constructor() {
-    super('a CORS preflight needs the Origin and Access-Control-Request-Method headers');
-  }
-  body() {
-    return { message: this.message };
-  }
-}
-
-/** 400 for an HTTP/1.1 request without Host (RFC 9112, 3.2); the connection is closed, as Node would. */
-export class MissingHostError extends IngestError {
-  readonly statusCode = 400;
-  override readonly closesConnection = true;
-  constructor() {
-    super('the Host header is required');
-  }
-  body() {
-    return { message: this.message };
-  }
-}
-
-/** 417 for an Expect header other than 100-continue (RFC 9110, 10.1.1). */
-export class ExpectationFailedError extends IngestError {
-  readonly statusCode = 417;
-  constructor() {
-    super('the only expectation supported is 100-continue');
-  }
-  body() {
-    return { message: this.message };
-  }
-}
-
-/** 408: the headers or the whole request did not arrive in time (Node's request and headers timeouts). */
-export class RequestTimeoutError extends IngestError {
-  readonly statusCode = 408;
-  override readonly retryable = true;
-  override readonly closesConnection = true;
-  constructor() {
-    super('Request timeout');
-  }
-  body() {
-    return { error: 'Request timeout: the request did not arrive in time' };
-  }
-}
-
-/** 431: the request's headers are larger than Node's limit (16 KB). */
-export class HeadersTooLargeError extends IngestError {
-  readonly statusCode = 431;
-  override readonly closesConnection = true;
-  constructor() {
-    super('Request headers too large');
-  }
-  body() {
-    return { error: 'Request header fields too large' };
-  }
-}
-
-/** 400 from Node's HTTP parser: a malformed request line, header or chunk. What follows cannot be framed. */
-export class MalformedRequestError extends IngestError {
-  readonly statusCode = 400;
-  override readonly closesConnection = true;
-  constructor() {
-    super('malformed HTTP request');
-  }
-  body() {
-    return { message: this.message };
-  }
-}
-
-/** Any other 4xx that Fastify raises before the route runs: a fixed text per status, never its message. */
-class ClientError extends IngestError {
-  readonly statusCode: number;
-  constructor(statusCode: number, message: string) {
-    super(message);
-    this.statusCode = statusCode;
-  }
-  body() {
-    return { message: this.message };
-  }
-}
-
-class InternalError extends IngestError {
-  readonly statusCode = 500;
-  body() {
-    return { error: 'Internal server error' };
-  }
-}
+/** An error of `kind`: its message (the body's text where the row has none of its own), its cause for the log. */
+export const ingestError = ingestErrors.error;
 
 interface CodedError {
   code?: unknown;
@@ -291,36 +158,44 @@ interface CodedError {
   message?: unknown;
 }
 
-/** Messages for the Fastify errors a request can cause, by code: Fastify's own messages quote the request. */
+/** A 413 naming the limit the body went over (decoded or not). */
+export function payloadTooLarge(bodyLimit: number): IngestError {
+  return ingestError('payload_too_large', `body is larger than the limit of ${bodyLimit} bytes`);
+}
+
+/** The answers to the Fastify errors a request can cause, by code: Fastify's own messages quote the request. */
 const FASTIFY_ERRORS: Record<string, (bodyLimit: number) => IngestError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: (limit) => new PayloadTooLargeError(limit),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new UnsupportedMediaTypeError(),
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new BadRequestError('Content-Length does not match the body'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new BadRequestError('body is empty'),
-  FST_ERR_CTP_INVALID_JSON_BODY: () => new BadRequestError('body is not valid JSON'),
-  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: () => new BadRequestError('Content-Type is required'),
-  FST_ERR_BAD_URL: () => new BadRequestError('the URL is not valid'),
-  FST_ERR_MAX_PARAM_LENGTH: () => new ClientError(414, 'the URL is too long'),
+  FST_ERR_CTP_BODY_TOO_LARGE: (limit) => payloadTooLarge(limit),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => ingestError('unsupported_media_type'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    ingestError('bad_request', 'Content-Length does not match the body'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => ingestError('bad_request', 'body is empty'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => ingestError('bad_request', 'body is not valid JSON'),
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: () => ingestError('bad_request', 'Content-Type is required'),
+  FST_ERR_BAD_URL: () => ingestError('bad_request', 'the URL is not valid'),
+  FST_ERR_MAX_PARAM_LENGTH: () => ingestError('url_too_long'),
 };
 
 /** Maps any error thrown while handling a request to the IngestError that describes the response. */
 export function toIngestError(error: unknown, bodyLimit: number): IngestError {
-  if (error instanceof IngestError) return error;
-  if (error instanceof LogUnavailableError) return new ServiceUnavailableError({ cause: error });
+  if (ingestErrors.owns(error)) return error;
+  if (error instanceof LogUnavailableError) return ingestError('unavailable', undefined, { cause: error });
   const e = (error ?? {}) as CodedError;
   const code = typeof e.code === 'string' ? e.code : '';
   const fastifyError = FASTIFY_ERRORS[code];
   if (fastifyError) return fastifyError(bodyLimit);
   // zlib's errors while decoding a gzip body (Z_DATA_ERROR, Z_BUF_ERROR for a truncated stream, …).
-  if (code.startsWith('Z_')) return new BadRequestError('body is not valid gzip');
+  if (code.startsWith('Z_')) return ingestError('bad_request', 'body is not valid gzip');
   if (e.message === 'Object contains forbidden prototype property') {
-    return new BadRequestError('body must not contain "__proto__" or "constructor.prototype" keys');
+    return ingestError('bad_request', 'body must not contain "__proto__" or "constructor.prototype" keys');
   }
   const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
   // Reading the body failed (the client went away, or sent less than it declared).
-  if (status === 400) return new BadRequestError('the request body could not be read');
-  if (status > 400 && status < 500) return new ClientError(status, STATUS_CODES[status] ?? 'request refused');
-  return new InternalError('internal error', { cause: error });
+  if (status === 400) return ingestError('bad_request', 'the request body could not be read');
+  if (status > 400 && status < 500) {
+    return ingestError('client_error', STATUS_CODES[status] ?? 'request refused', { status });
+  }
+  return ingestError('internal', undefined, { cause: error });
 }
 
 /**
@@ -329,10 +204,10 @@ export function toIngestError(error: unknown, bodyLimit: number): IngestError {
  */
 export function toClientErrorAnswer(error: unknown): IngestError | null {
   const code = String((error as CodedError | null)?.code ?? '');
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new RequestTimeoutError();
-  if (code === 'HPE_HEADER_OVERFLOW') return new HeadersTooLargeError();
-  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new ClientError(413, 'chunk extensions too large');
-  if (code.startsWith('HPE_')) return new MalformedRequestError();
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return ingestError('request_timeout');
+  if (code === 'HPE_HEADER_OVERFLOW') return ingestError('headers_too_large');
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return ingestError('chunk_extensions_too_large');
+  if (code.startsWith('HPE_')) return ingestError('malformed_request');
   return null;
 }
 

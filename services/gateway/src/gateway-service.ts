@@ -1,17 +1,80 @@
-// The standalone gateway process (main.ts) with its GATEWAY_WORKERS event loops. One loop (one core, or a
-// Node.js without reusePort): the gateway runs in the main thread, as startGateway builds it. Several:
-// each loop is a worker thread serving the port (gateway-threads.ts); the main thread holds the embedded
-// record log, the one writer, to which the threads append through MessagePorts (its group commit takes
-// all of their records), and serves the admin port with every thread's metrics merged. With Kafka each
-// thread has its own producer, and the main thread holds no log.
-import { resolve } from 'node:path';
+// The gateway's GATEWAY_WORKERS event loops, assembled here once for both processes that run them: the
+// standalone gateway (main.ts, startGatewayService) and npm start's (services/embedded, startGatewayLoops).
+// Worker threads serve the port (gateway-threads.ts). With the embedded log and several loops the process
+// holds the log, the one writer, to which the threads append through MessagePorts (its group commit takes
+// all of their records): npm start's own log (its consumers'), else one opened here. With one loop the
+// thread opens the log itself, as the writer; with Kafka each thread has its own producer.
+// The standalone gateway with one loop (one core, or a Node.js without reusePort) runs in the main thread,
+// as startGateway builds it; with several it serves the admin port with every thread's metrics merged.
 import type { TallyConfig } from '@tally/config';
 import { openRecordLog, type RecordLog } from '@tally/log';
-import { allHealthy, buildAdmin, mergedMetrics } from '@tally/service';
-import type { FastifyInstance } from 'fastify';
+import { allHealthy, buildAdmin, mergedMetrics, startOrUnwind } from '@tally/service';
 import type { Logger } from 'pino';
 import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from './gateway-threads.ts';
 import { startGateway } from './runtime.ts';
+
+export interface GatewayLoopsOptions {
+  logger: Logger;
+  /**
+   * The record log the process holds already (npm start's consumers'), opened as the writer when the
+   * threads append to it (holdsLogWriter); without it, one is opened here when they need it.
+   */
+  log?: RecordLog;
+  /** Whether the first thread compares the Kafka topics' settings (false where the process's own log does). */
+  checkLogSettings?: boolean;
+}
+
+/**
+ * Whether the process holds the embedded log's one writer for its gateway threads: with several event
+ * loops on the embedded log (one loop's thread is the writer itself; on Kafka each has its producer).
+ */
+export function holdsLogWriter(config: TallyConfig): boolean {
+  return gatewayLoops(config).loops > 1 && config.backends.log.kind === 'embedded';
+}
+
+/**
+ * Starts the gateway's event loops in worker threads (GATEWAY_WORKERS, or one where reusePort is missing).
+ * Their health includes that of the log opened for them here; their close drains them, then closes it.
+ */
+export async function startGatewayLoops(
+  config: TallyConfig,
+  options: GatewayLoopsOptions,
+): Promise<GatewayWorkers> {
+  const { logger } = options;
+  const { loops, note } = gatewayLoops(config);
+  if (note) logger[note.level](note.message);
+  return startOrUnwind(async (resources) => {
+    let appendLog: RecordLog | null = null;
+    if (holdsLogWriter(config)) {
+      appendLog =
+        options.log ??
+        resources.add(
+          await openRecordLog(config, {
+            onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message),
+            writer: true,
+          }),
+          (log) => log.close(), // releases the embedded log's writer lock, once the threads have drained
+        );
+    }
+    const ownLog = options.log ? null : appendLog;
+    const workers = resources.add(
+      await startGatewayWorkers(config, {
+        count: loops,
+        ...(appendLog && { appendLog }),
+        checkLogSettings: options.checkLogSettings ?? true,
+      }),
+      (running) => running.close(), // drained: every append in flight has been answered by the log
+    );
+    return {
+      url: workers.url,
+      count: workers.count,
+      metrics: () => workers.metrics(),
+      health: () => allHealthy([() => workers.health(), ...(ownLog ? [() => ownLog.health()] : [])]),
+      failed: workers.failed,
+      close: () => resources.close(),
+    };
+  });
+}
 
 export interface GatewayService {
   url: string;
@@ -23,10 +86,11 @@ export interface GatewayService {
   close(): Promise<void>;
 }
 
+/** The standalone gateway process: its event loops and its admin server. */
 export async function startGatewayService(config: TallyConfig, logger: Logger): Promise<GatewayService> {
-  const { loops: wanted, note } = gatewayLoops(config);
-  if (note) logger[note.level](note.message);
-  if (wanted <= 1) {
+  const { loops, note } = gatewayLoops(config);
+  if (loops <= 1) {
+    if (note) logger[note.level](note.message);
     const gateway = await startGateway(config, { logger });
     return {
       url: gateway.url,
@@ -36,50 +100,27 @@ export async function startGatewayService(config: TallyConfig, logger: Logger): 
       close: () => gateway.close(),
     };
   }
-
-  const shared = { ...config, TALLY_DATA_DIR: resolve(config.TALLY_DATA_DIR) };
-  const kafka = Boolean(config.KAFKA_BROKERS && config.SCHEMA_REGISTRY_URL);
-  let log: RecordLog | null = null;
-  let workers: GatewayWorkers | null = null;
-  let admin: FastifyInstance | null = null;
-  const closeAll = async () => {
-    await workers?.close(); // drained: every append in flight has been answered by the log
-    await admin?.close();
-    await log?.close(); // releases the embedded log's writer lock
-  };
-  try {
-    log = kafka
-      ? null
-      : await openRecordLog(shared, {
-          onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message),
-          writer: true,
-        });
-    workers = await startGatewayWorkers(shared, {
-      count: wanted,
-      ...(log && { appendLog: log }),
-      onWarning: (message) => logger.warn(message),
-    });
-    const running = workers;
-    const appendLog = log;
-    admin = buildAdmin({
-      health: () => allHealthy([() => running.health(), ...(appendLog ? [() => appendLog.health()] : [])]),
-      metrics: async () => mergedMetrics([], await running.metrics()),
-      logger,
-    });
+  return startOrUnwind(async (resources) => {
+    // The admin server closes after the loops, so that it answers (not ready) while they drain; it
+    // listens once they do.
+    let threads: GatewayWorkers | null = null;
+    const admin = resources.add(
+      buildAdmin({
+        health: async () => (threads ? threads.health() : { ok: false, detail: 'starting' }),
+        metrics: async () => mergedMetrics([], (await threads?.metrics()) ?? []),
+        logger,
+      }),
+      (server) => server.close(),
+    );
+    const running = resources.add(await startGatewayLoops(config, { logger }), (started) => started.close());
+    threads = running;
     const adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
-    let closing: Promise<void> | null = null;
     return {
       url: running.url,
       adminUrl,
       workers: running.count,
       failed: running.failed,
-      close() {
-        closing ??= closeAll();
-        return closing;
-      },
+      close: () => resources.close(),
     };
-  } catch (error) {
-    await closeAll().catch(() => {});
-    throw error;
-  }
+  });
 }

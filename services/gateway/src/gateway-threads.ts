@@ -9,7 +9,7 @@
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { gatewayWorkers, type TallyConfig } from '@tally/config';
 import { type RecordLog, serveAppends } from '@tally/log';
-import type { Health, MetricsJson } from '@tally/service';
+import { type Health, type MetricsJson, startOrUnwind } from '@tally/service';
 import { loadCountryDatabase } from './country.ts';
 import { RATE_LIMIT_KEYS } from './gateway.ts';
 import { createIpConnectionTable } from './ip-connections.ts';
@@ -120,7 +120,7 @@ export interface GatewayThreadOptions {
  */
 export function sharedByThreads(config: TallyConfig): GatewayShared {
   return {
-    rateLimits: config.REDIS_URL ? null : createSharedRateLimitTable(RATE_LIMIT_KEYS),
+    rateLimits: config.backends.state.kind === 'redis' ? null : createSharedRateLimitTable(RATE_LIMIT_KEYS),
     ipConnections: createIpConnectionTable(),
     countryDatabase: loadCountryDatabase(),
   };
@@ -290,32 +290,28 @@ export interface GatewayWorkers {
 }
 
 /**
- * Starts GATEWAY_WORKERS gateway threads on one port: the first on PORT (0: any free port), the others
- * beside it on the port it got. `appendLog`: the record log the caller holds and keeps open until close()
- * has resolved; without it each thread opens the log the configuration names (Kafka).
+ * Starts `count` gateway threads on one port (gatewayLoops says how many this Node.js can run): the first
+ * on PORT (0: any free port), the others beside it on the port it got. `appendLog`: the record log the
+ * caller holds and keeps open until close() has resolved; without it each thread opens the log the
+ * configuration names (Kafka, or one embedded loop as its writer). A thread that fails to start closes
+ * the others.
  */
 export async function startGatewayWorkers(
   config: TallyConfig,
   options: {
+    count: number;
     appendLog?: RecordLog;
-    count?: number;
-    onWarning?: (message: string) => void;
     /** Whether the first thread compares the Kafka topics' settings (false where the caller's own log does). */
     checkLogSettings?: boolean;
-  } = {},
+  },
 ): Promise<GatewayWorkers> {
-  let count = options.count ?? gatewayLoops(config).loops;
-  if (count > 1 && !reusePortSupported()) {
-    options.onWarning?.(
-      `running one gateway event loop, not ${count}: Node.js ${process.versions.node} cannot share ` +
-        'the port between event loops (reusePort needs Node.js 22.12 or newer)',
-    );
-    count = 1;
-  }
+  const { count } = options;
   const reusePort = count > 1;
   const shared = sharedByThreads(config);
-  const threads: GatewayThread[] = [];
-  try {
+  return startOrUnwind(async (resources) => {
+    const threads: GatewayThread[] = [];
+    // Closed together: each drains its own connections.
+    resources.defer(() => Promise.all(threads.map((thread) => thread.close())));
     const first = await startGatewayThread(config, {
       worker: '0',
       reusePort,
@@ -344,28 +340,21 @@ export async function startGatewayWorkers(
     for (const other of others) if (other.status === 'fulfilled') threads.push(other.value);
     const refused = others.find((other) => other.status === 'rejected');
     if (refused) throw refused.reason;
-  } catch (error) {
-    await Promise.all(threads.map((thread) => thread.close()));
-    throw error;
-  }
-  const failed = Promise.race(threads.map((thread) => thread.failed));
-  failed.catch(() => {}); // observed by the caller
-  let closing: Promise<void> | null = null;
-  return {
-    url: (threads[0] as GatewayThread).url,
-    count,
-    metrics: () => Promise.all(threads.map((thread) => thread.metrics())),
-    async health() {
-      for (const thread of threads) {
-        const health = await thread.health();
-        if (!health.ok) return health;
-      }
-      return { ok: true };
-    },
-    failed,
-    close() {
-      closing ??= Promise.all(threads.map((thread) => thread.close())).then(() => {});
-      return closing;
-    },
-  };
+    const failed = Promise.race(threads.map((thread) => thread.failed));
+    failed.catch(() => {}); // observed by the caller
+    return {
+      url: first.url,
+      count,
+      metrics: () => Promise.all(threads.map((thread) => thread.metrics())),
+      async health() {
+        for (const thread of threads) {
+          const health = await thread.health();
+          if (!health.ok) return health;
+        }
+        return { ok: true };
+      },
+      failed,
+      close: () => resources.close(),
+    };
+  });
 }

@@ -28,16 +28,7 @@ import { Admission } from './admission.ts';
 import { ConnectionCaps, trustProxyFunction } from './connection-caps.ts';
 import { decodeContentEncoding } from './content-encoding.ts';
 import { type CountryLookup, sharedCountryLookup } from './country.ts';
-import {
-  BadRequestError,
-  errorResponse,
-  InvalidPreflightError,
-  MethodNotAllowedError,
-  NotFoundError,
-  RateLimitedError,
-  ServiceUnavailableError,
-  toIngestError,
-} from './errors.ts';
+import { errorResponse, ingestError, toIngestError } from './errors.ts';
 import { protocolError, publicHttpServer } from './http-server.ts';
 import { clientIpOf, ingestRoute } from './ingest-route.ts';
 import { createIpConnectionTable, IpConnections, type IpConnectionTable } from './ip-connections.ts';
@@ -168,7 +159,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   // it, refuses those through the error mapping instead (a JSON body, and the CORS headers all errors get).
   app.addHook('onRequest', (request, _reply, done) => {
     const isPreflight = request.headers.origin && request.headers['access-control-request-method'];
-    done(request.method === 'OPTIONS' && !isPreflight ? new InvalidPreflightError() : undefined);
+    done(request.method === 'OPTIONS' && !isPreflight ? ingestError('invalid_preflight') : undefined);
   });
   if (origins) app.addHook('onRequest', refuseDisallowedPreflight(origins));
   // CORS before the other hooks, so that every response (429 and other errors included) carries the headers.
@@ -190,7 +181,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     done();
   });
   app.addHook('onRequest', (request, _reply, done) => {
-    done(draining ? new ServiceUnavailableError() : protocolError(request.raw));
+    done(draining ? ingestError('unavailable') : protocolError(request.raw));
   });
   // A request in flight when draining starts is finished, and its response ends the connection: the
   // server waits for every connection to close, and a client would otherwise keep it open, idle, for
@@ -213,7 +204,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     // A Redis outage must not stop ingestion: requests pass unlimited until it is back (and it is logged).
     skipOnError: true,
     keyGenerator: clientIpOf,
-    errorResponseBuilder: () => new RateLimitedError(),
+    errorResponseBuilder: () => ingestError('rate_limited'),
   });
 
   // GET /tally.js and its versioned names: the only paths besides /api/ingest (see tracker-script.ts).
@@ -222,7 +213,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   }
 
   app.setNotFoundHandler(async (request) => {
-    throw request.url.split('?')[0] === '/api/ingest' ? new MethodNotAllowedError() : new NotFoundError();
+    throw request.url.split('?')[0] === '/api/ingest'
+      ? ingestError('method_not_allowed')
+      : ingestError('not_found');
   });
 
   if (deps.metrics) {
@@ -283,20 +276,23 @@ function reasonOf(error: LogUnavailableError): string {
  * input, which must not come back in a response.
  */
 export function parseJsonBody(body: Buffer): unknown {
-  if (body.length === 0) throw new BadRequestError('body is empty');
-  if (!isUtf8(body)) throw new BadRequestError('body is not valid UTF-8');
+  if (body.length === 0) throw ingestError('bad_request', 'body is empty');
+  if (!isUtf8(body)) throw ingestError('bad_request', 'body is not valid UTF-8');
   const text = body.toString('utf8');
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {
     const message = (error as Error).message;
     if (message === 'Object contains forbidden prototype property') {
-      throw new BadRequestError('body must not contain "__proto__" or "constructor.prototype" keys');
+      throw ingestError('bad_request', 'body must not contain "__proto__" or "constructor.prototype" keys');
     }
     if (message === 'Unexpected end of JSON input') {
-      throw new BadRequestError('body is not valid JSON (Unexpected end of JSON input)');
+      throw ingestError('bad_request', 'body is not valid JSON (Unexpected end of JSON input)');
     }
     const position = /\bat position (\d+)\b/.exec(message)?.[1];
-    throw new BadRequestError(`body is not valid JSON${position ? ` (error at position ${position})` : ''}`);
+    throw ingestError(
+      'bad_request',
+      `body is not valid JSON${position ? ` (error at position ${position})` : ''}`,
+    );
   }
 }

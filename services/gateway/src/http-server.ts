@@ -16,14 +16,7 @@ import { BodyDeadlines } from './body-deadlines.ts';
 import { maxConnectionsPerLoop } from './connection-budget.ts';
 import type { ConnectionCaps } from './connection-caps.ts';
 import { ConnectionOrder } from './connection-order.ts';
-import {
-  ExpectationFailedError,
-  type IngestError,
-  MissingHostError,
-  RequestTimeoutError,
-  rawErrorResponse,
-  toClientErrorAnswer,
-} from './errors.ts';
+import { type IngestError, ingestError, rawErrorResponse, toClientErrorAnswer } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 type PublicServerOptions = Required<
@@ -62,7 +55,7 @@ export function publicHttpServer(config: TallyConfig, parts: PublicServerParts =
           minBytesPerSecond: config.BODY_MIN_BYTES_PER_SECOND,
           bodyLimit: config.BODY_LIMIT,
         },
-        (req) => endWith(req.socket, new RequestTimeoutError()),
+        (req) => endWith(req.socket, ingestError('request_timeout')),
       );
       // Each request in its turn on the connection: counted against its client when it comes through a
       // proxy (connection-caps.ts), given its body deadline, then admission control before Fastify sees it.
@@ -117,10 +110,10 @@ export function publicHttpServer(config: TallyConfig, parts: PublicServerParts =
  */
 export function protocolError(raw: IncomingMessage): IngestError | undefined {
   if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && raw.headers.host === undefined) {
-    return new MissingHostError();
+    return ingestError('missing_host');
   }
   const expect = raw.headers.expect;
-  if (expect !== undefined && !CONTINUE_EXPECTATION.test(expect)) return new ExpectationFailedError();
+  if (expect !== undefined && !CONTINUE_EXPECTATION.test(expect)) return ingestError('expectation_failed');
   return undefined;
 }
 

@@ -14,7 +14,7 @@ import type { OriginPolicy, TokenVerifier } from '@tally/tokens';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { countedClientIp } from './connection-caps.ts';
 import type { CountryLookup } from './country.ts';
-import { BadRequestError, InvalidTokenError, MissingTokenError, SecretTokenRequiredError } from './errors.ts';
+import { ingestError } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { assertOriginAllowed } from './origin-policy.ts';
 import { newRecordId } from './record-ids.ts';
@@ -40,27 +40,27 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
 
   app.post('/api/ingest', { config: { rateLimit: {} } }, async (request, reply) => {
     const body = request.body;
-    if (!isPlainObject(body)) throw new BadRequestError('body must be a JSON object');
+    if (!isPlainObject(body)) throw ingestError('bad_request', 'body must be a JSON object');
     if (isRecordType(body.type)) request.recordType = body.type;
     if (nestingExceeds(body, MAX_DEPTH)) {
-      throw new BadRequestError(`body is nested too deeply (at most ${MAX_DEPTH} levels)`);
+      throw ingestError('bad_request', `body is nested too deeply (at most ${MAX_DEPTH} levels)`);
     }
 
     // The header wins over the body field when both carry a token.
     const token = tokenOf(request, body);
-    if (token === undefined) throw new MissingTokenError();
+    if (token === undefined) throw ingestError('missing_token');
     // A token unknown here may have just been created: verifyFresh checks the store again (throttled).
     const tokenInfo =
       typeof token === 'string' ? (tokens.verify(token) ?? (await tokens.verifyFresh(token))) : null;
     // Read keys (the dashboard's API) are no ingest tokens: refused like any unknown token.
     if (!tokenInfo || (tokenInfo.kind !== 'public' && tokenInfo.kind !== 'secret'))
-      throw new InvalidTokenError();
+      throw ingestError('invalid_token');
     request.projectId = tokenInfo.project_id; // refusals from here on count against it (refusals.ts)
     assertOriginAllowed(request, tokenInfo, origins);
-    if (body.type === 'revenue' && tokenInfo.kind !== 'secret') throw new SecretTokenRequiredError();
+    if (body.type === 'revenue' && tokenInfo.kind !== 'secret') throw ingestError('secret_token_required');
 
     const result = validateIngest(body);
-    if (!result.ok) throw new BadRequestError(result.message);
+    if (!result.ok) throw ingestError('bad_request', result.message);
 
     const record = await toRecord(result.value, tokenInfo.project_id, request);
     const started = performance.now();

@@ -23,7 +23,7 @@ await runService({
     };
   },
   banner(gateway, config) {
-    const using = config.REDIS_URL ? 'Redis' : `${config.TALLY_DATA_DIR} (embedded)`;
+    const using = config.backends.state.kind === 'redis' ? 'Redis' : `${config.TALLY_DATA_DIR} (embedded)`;
     return (
       `Tally gateway listening on ${gateway.endpoints.url}/api/ingest (admin: ${gateway.endpoints.adminUrl}); tokens and state: ${using}\n` +
       'Create a token with:  npx tally tokens create --project my-site --kind public\n'

@@ -7,7 +7,7 @@
 // (file or Redis) as tokens do.
 import type { OriginPolicy, TokenInfo } from '@tally/tokens';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
-import { OriginNotAllowedError } from './errors.ts';
+import { ingestError } from './errors.ts';
 
 const originOf = (request: FastifyRequest): string | undefined => {
   const origin = request.headers.origin;
@@ -22,7 +22,7 @@ export function assertOriginAllowed(
 ): void {
   const origin = originOf(request);
   if (origin === undefined || token.kind !== 'public' || !policy) return;
-  if (!policy.originAllowed(token.project_id, origin)) throw new OriginNotAllowedError();
+  if (!policy.originAllowed(token.project_id, origin)) throw ingestError('origin_not_allowed');
 }
 
 /**
@@ -35,6 +35,6 @@ export function refuseDisallowedPreflight(policy: OriginPolicy): onRequestHookHa
     const origin = originOf(request);
     const preflight =
       request.method === 'OPTIONS' && origin && request.headers['access-control-request-method'];
-    done(preflight && !policy.anyProjectAllows(origin) ? new OriginNotAllowedError() : undefined);
+    done(preflight && !policy.anyProjectAllows(origin) ? ingestError('origin_not_allowed') : undefined);
   };
 }

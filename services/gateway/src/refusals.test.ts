@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LmdbStateStore, type RefusalCount, RefusalCounts } from '@tally/dashboard-store';
+import { LmdbStateStore, type RefusalCount, RefusalCounts } from '@tally/state-store';
 import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RefusalCounter } from './refusals.ts';

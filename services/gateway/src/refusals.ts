@@ -8,7 +8,7 @@
 // write that succeeded though its answer was lost is not counted twice. Nothing of a request but its
 // project and status is kept.
 import { randomUUID } from 'node:crypto';
-import type { RefusalCount } from '@tally/dashboard-store';
+import type { RefusalCount } from '@tally/state-store';
 import type { TokenVerifier } from '@tally/tokens';
 import type { onResponseHookHandler } from 'fastify';
 

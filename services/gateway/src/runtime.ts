@@ -2,12 +2,11 @@
 // tokens, rate limits and salts), builds the public server and (unless the caller serves it) the admin
 // server, listens, and closes it all in order. main.ts calls it; end-to-end tests call it with their own
 // config; npm start's gateway thread calls it without the admin server, which its main thread serves.
-import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
-import { openStateStore, RefusalCounts } from '@tally/dashboard-store';
 import { openRecordLog, type RecordLog } from '@tally/log';
-import { buildAdmin, watchLogSettings } from '@tally/service';
-import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
+import { buildAdmin, startOrUnwind, watchLogSettings } from '@tally/service';
+import { openStateStore, RefusalCounts } from '@tally/state-store';
+import { connectRedis, openTokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { openCountryLookup } from './country.ts';
@@ -79,116 +78,107 @@ export async function startGateway(
   const logger = options.logger
     ? options.logger.child({}, REQUEST_LOGGING)
     : pino({ level: config.LOG_LEVEL, base: { service: 'gateway' }, ...REQUEST_LOGGING });
-  const dataDir = resolve(config.TALLY_DATA_DIR);
   const prefix = config.REDIS_KEY_PREFIX;
-  // ioredis is loaded only with Redis: each gateway thread holds its own copy of every module it loads.
-  const redis = config.REDIS_URL
-    ? new (await import('ioredis')).Redis(config.REDIS_URL, {
-        connectTimeout: 2000,
-        maxRetriesPerRequest: 1,
-        lazyConnect: false,
+  // Closed in the reverse order of these steps: the server first (it stops accepting and waits for the
+  // requests in flight, their appends), then the admin server, the log (its writer lock), the refusal
+  // counts (the requests answered since the last flush) and the stores, the Redis connection last.
+  return startOrUnwind(async (resources) => {
+    const redis = resources.add(
+      connectRedis(config, {
+        onError: (error) => logger.warn({ err: error }, 'redis error'),
         // Every request runs the rate limit's script: the commands of one event-loop turn go out in one
         // write (a pipeline) instead of one write each.
-        enableAutoPipelining: true,
-      })
-    : null;
-  redis?.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-
-  const tokenStore: TokenStore = redis ? new RedisTokenStore(redis, prefix) : new FileTokenStore(dataDir);
-  const tokens = new TokenVerifier(tokenStore, {
-    refreshMs: config.TOKEN_REFRESH_MS,
-    // Read keys are the dashboard's: to the gateway they are unknown tokens (401 Invalid API token).
-    kinds: ['public', 'secret'],
-    onError: (error) => logger.warn({ err: error }, 'token refresh failed; keeping the tokens loaded before'),
-  });
-  const visitorIds = new VisitorIds(redis ? new RedisSaltStore(redis, prefix) : new FileSaltStore(dataDir));
-  // The dashboard's state store, shared with it as the token store is: where refusal counts go.
-  const stateStore = openStateStore({ ...config, TALLY_DATA_DIR: dataDir });
-  const refusals = new RefusalCounter(new RefusalCounts(stateStore), {
-    flushMs: config.REFUSAL_FLUSH_MS,
-    onWarning: (message, error) => logger.warn({ err: error }, message),
-  });
-  const ownsLog = !options.log || options.ownsLog === true;
-  const metrics = new GatewayMetrics();
-  let log: RecordLog | null = options.log ?? null;
-  let app: FastifyInstance | null = null;
-  let admin: FastifyInstance | null = null;
-  /** Closes what is open, in order: also when the start fails half-way, so nothing is left behind. */
-  const closeAll = async () => {
-    await app?.close(); // stops accepting, waits for in-flight requests (their appends) to finish
-    await admin?.close();
-    await refusals.close(); // the requests answered since the last flush, after the last of them
-    await stateStore.close();
-    tokens.stop();
-    if (ownsLog) await log?.close(); // releases the embedded log's writer lock
-    await tokenStore.close();
-    redis?.disconnect();
-  };
-  let url: string;
-  let adminUrl: string | null = null;
-  try {
-    await tokens.start();
-    log ??= await openRecordLog(
-      { ...config, TALLY_DATA_DIR: dataDir },
-      {
-        onWarning: (message: string, error: unknown) =>
-          error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
-        writer: true,
-        checkSettings: options.checkLogSettings ?? true,
-        // One line when Kafka becomes unreachable (appends refused at once), one when it is back.
-        onCircuitChange: ({ state, message }) =>
-          state === 'open'
-            ? logger.warn({ circuit: state }, message)
-            : logger.info({ circuit: state }, message),
-      },
+        autoPipelining: true,
+      }),
+      (connection) => connection?.disconnect(),
     );
-    const appLog = log;
-    watchLogSettings(metrics.registry, appLog);
-    app = await buildGateway({
-      config,
-      log: appLog,
-      tokens,
-      visitorIds,
-      redis,
-      redisPrefix: prefix,
-      metrics,
-      logger,
-      refusals,
-      ...(options.worker !== undefined && { worker: options.worker }),
-      ...(options.loops !== undefined && { loops: options.loops }),
-      ...(options.shared?.rateLimits && { rateLimits: options.shared.rateLimits }),
-      ...(options.shared && { ipConnections: options.shared.ipConnections }),
-      ...(options.shared && { countries: openCountryLookup(options.shared.countryDatabase) }),
-    });
-    admin =
+    const tokenStore = resources.add(openTokenStore(config, redis), (store) => store.close());
+    const tokens = resources.add(
+      new TokenVerifier(tokenStore, {
+        refreshMs: config.TOKEN_REFRESH_MS,
+        // Read keys are the dashboard's: to the gateway they are unknown tokens (401 Invalid API token).
+        kinds: ['public', 'secret'],
+        onError: (error) =>
+          logger.warn({ err: error }, 'token refresh failed; keeping the tokens loaded before'),
+      }),
+      (verifier) => verifier.stop(),
+    );
+    const visitorIds = new VisitorIds(
+      redis ? new RedisSaltStore(redis, prefix) : new FileSaltStore(config.dataDir),
+    );
+    // The state store, shared with the dashboard as the token store is: where refusal counts go.
+    const stateStore = resources.add(openStateStore(config, redis), (store) => store.close());
+    const refusals = resources.add(
+      new RefusalCounter(new RefusalCounts(stateStore), {
+        flushMs: config.REFUSAL_FLUSH_MS,
+        onWarning: (message, error) => logger.warn({ err: error }, message),
+      }),
+      (counter) => counter.close(),
+    );
+    const metrics = new GatewayMetrics();
+    await tokens.start();
+    // A log the caller gave is the caller's to close, unless it says otherwise (a thread's port to its
+    // parent's log); else the embedded log's writer lock is released with the gateway.
+    const ownsLog = !options.log || options.ownsLog === true;
+    const log = resources.add(
+      options.log ??
+        (await openRecordLog(config, {
+          onWarning: (message: string, error: unknown) =>
+            error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
+          writer: true,
+          checkSettings: options.checkLogSettings ?? true,
+          // One line when Kafka becomes unreachable (appends refused at once), one when it is back.
+          onCircuitChange: ({ state, message }) =>
+            state === 'open'
+              ? logger.warn({ circuit: state }, message)
+              : logger.info({ circuit: state }, message),
+        })),
+      (opened) => (ownsLog ? opened.close() : undefined),
+    );
+    watchLogSettings(metrics.registry, log);
+    const admin =
       options.admin === false
         ? null
-        : buildAdmin({ health: () => appLog.health(), metrics: () => metrics.registry.metrics(), logger });
+        : resources.add(
+            buildAdmin({ health: () => log.health(), metrics: () => metrics.registry.metrics(), logger }),
+            (server) => server.close(),
+          );
+    const app = resources.add(
+      await buildGateway({
+        config,
+        log,
+        tokens,
+        visitorIds,
+        redis,
+        redisPrefix: prefix,
+        metrics,
+        logger,
+        refusals,
+        ...(options.worker !== undefined && { worker: options.worker }),
+        ...(options.loops !== undefined && { loops: options.loops }),
+        ...(options.shared?.rateLimits && { rateLimits: options.shared.rateLimits }),
+        ...(options.shared && { ipConnections: options.shared.ipConnections }),
+        ...(options.shared && { countries: openCountryLookup(options.shared.countryDatabase) }),
+      }),
+      (server) => server.close(),
+    );
     // reusePort is in Node's listen options from 22.12 (gateway-threads.ts checks); @types/node 20 lacks it.
     const listenOptions = {
       port: config.PORT,
       host: config.HOST,
       ...(options.reusePort && { reusePort: true }),
     };
-    url = await app.listen(listenOptions);
+    const url = await app.listen(listenOptions);
     refusals.start();
-    adminUrl = (await admin?.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST })) ?? null;
-  } catch (error) {
-    await closeAll().catch(() => {});
-    throw error;
-  }
-
-  let closing: Promise<void> | null = null;
-  return {
-    app,
-    admin,
-    url: url.replace('0.0.0.0', '127.0.0.1'),
-    adminUrl,
-    log,
-    metrics,
-    close() {
-      closing ??= closeAll();
-      return closing;
-    },
-  };
+    const adminUrl = (await admin?.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST })) ?? null;
+    return {
+      app,
+      admin,
+      url: url.replace('0.0.0.0', '127.0.0.1'),
+      adminUrl,
+      log,
+      metrics,
+      close: () => resources.close(),
+    };
+  });
 }

@@ -2,7 +2,7 @@
 // validates requests and serialises responses with them, and the OpenAPI document
 // (schemas/openapi-dashboard.yaml) is generated from them (operations.ts, openapi.ts).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { EMBED_ORIGIN_PATTERN } from '@tally/dashboard-store';
+import { EMBED_ORIGIN_PATTERN } from '@tally/state-store';
 import { ATTRIBUTION_DIMENSIONS, BREAKDOWN_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/warehouse';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -3,8 +3,8 @@
 // limited per client address (the route's rate limit, dashboard.ts) and slowed per (client address,
 // account) pair: after failures, that pair waits (deps.signInFailures), never the account from another
 // address. Setting a password ends the user's other sessions; the answer signs this browser in anew.
-import type { Sessions, User } from '@tally/dashboard-store';
-import { SESSION_TTL_MS } from '@tally/dashboard-store';
+import type { Sessions, User } from '@tally/state-store';
+import { SESSION_TTL_MS } from '@tally/state-store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../access.ts';
 import type { DashboardDeps } from '../deps.ts';

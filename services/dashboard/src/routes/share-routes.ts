@@ -1,7 +1,7 @@
 // Share links: created, listed and revoked by a signed-in user of the project; opened by anyone who has the
 // link (GET …/shared/{token}; POST …/unlock with the password for a protected one). The links' tokens are
 // shown once, at creation; the store keeps their hashes.
-import { publicShare } from '@tally/dashboard-store';
+import { publicShare } from '@tally/state-store';
 import type { FastifyInstance } from 'fastify';
 import type { ShareInputBody } from '../api/schemas.ts';
 import type { DashboardDeps } from '../deps.ts';

@@ -27,7 +27,7 @@ it.each([
   damageFile(file, how);
 
   const outcome = runInChild(`
-    import { LmdbStateStore } from '@tally/dashboard-store';
+    import { LmdbStateStore } from '@tally/state-store';
     const store = new LmdbStateStore(${JSON.stringify(dir)});
     console.log((await store.list('sessions')).length);
     await store.close();

@@ -2,8 +2,9 @@
 // tracker, the revenue client, the consumers' batch loop and the warehouse's withRetry), Retry-After parsing
 // (the tracker and the revenue client) and which statuses the tracker retries (the revenue client applies
 // the same rule in its errors.ts). Pure functions (the random number and the current time are arguments) so
-// that they are unit-tested exactly and cost a few bytes in the tracker's bundle. Exported as
-// `@tally/core/backoff`, with a CommonJS copy, because @tally/revenue requires it on Node 18.
+// that they are unit-tested exactly and cost a few bytes in the tracker's bundle. A package of its own
+// (`@tally/backoff`, with a CommonJS copy for @tally/revenue on Node 18), so that servers need not depend on
+// the browser tracker for it.
 
 /**
  * Delay in ms before retry number `attempt` (1 = the first retry): `base`·2^(attempt−1), capped at `max`,

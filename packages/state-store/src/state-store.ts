@@ -1,7 +1,7 @@
-// The dashboard's state store: small JSON documents in named collections (users, sessions, links, share
-// links, project settings, goals, funnels), some with an expiry. One interface, two backends as for the
-// tokens: LMDB in TALLY_DATA_DIR (lmdb-store.ts: transactional, safe for the server and the CLI at once)
-// or Redis when REDIS_URL is set (redis-store.ts: shared by every dashboard replica).
+// The state store: small JSON documents in named collections (users, sessions, links, share links,
+// project settings, goals, funnels, refusal counts), some with an expiry. One interface, two backends as for
+// the tokens: LMDB in TALLY_DATA_DIR (lmdb-store.ts: transactional, safe for the server and the CLI at
+// once) or Redis when REDIS_URL is set (redis-store.ts: shared by every replica).
 
 export interface StateStore {
   /** The document, or null when absent or expired. */

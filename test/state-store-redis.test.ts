@@ -2,8 +2,8 @@
 // the same conformance suite as LMDB, users, sessions and share links stored hashed, and the gateway's
 // refusal counts summed exactly over flushes (a flush written twice counts once).
 import { randomUUID } from 'node:crypto';
-import { RedisStateStore, RefusalCounts, Sessions, ShareLinks, Users } from '@tally/dashboard-store';
-import { stateStoreConformance } from '@tally/dashboard-store/conformance';
+import { RedisStateStore, RefusalCounts, Sessions, ShareLinks, Users } from '@tally/state-store';
+import { stateStoreConformance } from '@tally/state-store/conformance';
 import { Redis } from 'ioredis';
 import { afterAll, expect, inject, it } from 'vitest';
 

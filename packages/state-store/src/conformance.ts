@@ -1,5 +1,5 @@
-// The conformance suite every state-store backend runs (LMDB in dashboard-store.test.ts, Redis in
-// test/dashboard-store-redis.test.ts): documents by collection, expiry, an atomic take, and listing that
+// The conformance suite every state-store backend runs (LMDB in state-store.test.ts, Redis in
+// test/state-store-redis.test.ts): documents by collection, expiry, an atomic take, and listing that
 // keeps collections apart; and what the dashboard keeps on them that must hold on each: a user's one valid
 // sign-in link, sessions that end with a password change, and failed sign-ins counted per (address,
 // account) pair and seen by every handle (replica).
