@@ -19,6 +19,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from 'chdb';
+import { parseAstDump } from '../../ast-dump.ts';
 import { HttpInterfaceError } from './errors.ts';
 import type { NamedSession, SessionRegistry } from './sessions.ts';
 import type { Statement } from './statement.ts';
@@ -28,7 +29,6 @@ import {
   checkStatement,
   type FunctionCatalog,
   functionCatalog,
-  parseAstDump,
 } from './statement-policy.ts';
 import { limitSettings, type WarehouseHttpUser } from './users.ts';
 

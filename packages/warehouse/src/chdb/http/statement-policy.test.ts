@@ -14,9 +14,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAstDump } from '../../ast-dump.ts';
 import { type ClickHouseHttpInterface, serveClickHouseHttp } from './server.ts';
 import { tokens } from './statement.ts';
-import { parseAstDump, settingsNamed } from './statement-policy.ts';
+import { settingsNamed } from './statement-policy.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'tally-policy-'));
 const dataDir = join(root, 'warehouse');

@@ -6,55 +6,16 @@
 //   1. `formatQuery(<the statement as a string literal>)`: the engine parses it, refuses several statements,
 //      and gives it back in its canonical text (standard quoting, no comments, no heredocs);
 //   2. `EXPLAIN AST <that canonical text>`: the tree the engine would execute.
-// This file reads that tree (parseAstDump) and checks it against allow-lists (checkStatement): the kinds of
-// statement a user may run, every function call by where it stands (a table function in FROM, a table or
-// database engine, a column codec or index type, any other call), and every setting a statement, the URL or
-// a session changes. Anything not on a list is refused; an unexpected shape of the tree is refused too.
-// The function allow-list is the engine's own catalog (`system.functions`) restricted to the documentation
-// categories that only compute on values, plus aggregate combinators of allowed aggregates.
+// This file checks that tree (read by the warehouse's parseAstDump) against allow-lists (checkStatement):
+// the kinds of statement a user may run, every function call by where it stands (a table function in FROM,
+// a table or database engine, a column codec or index type, any other call), and every setting a
+// statement, the URL or a session changes. Anything not on a list is refused; an unexpected shape of the
+// tree is refused too. The function allow-list is the engine's own catalog (`system.functions`) restricted
+// to the documentation categories that only compute on values, plus aggregate combinators of allowed
+// aggregates.
+import type { AstNode } from '../../ast-dump.ts';
 import { HttpInterfaceError } from './errors.ts';
 import { type Token, tokens } from './statement.ts';
-
-/** One line of `EXPLAIN AST`: the node's type, the word after it (a function's or table's name), children. */
-export interface AstNode {
-  type: string;
-  name: string;
-  line: string;
-  children: AstNode[];
-}
-
-/**
- * Reads `EXPLAIN AST`'s indented dump (one space per level) into a tree; null when it is not one whole tree:
- * two roots, or a node whose `(children N)` does not match the lines under it (a dump cut short by a
- * setting that limits results cannot pass for a shorter statement).
- */
-export function parseAstDump(dump: string): AstNode | null {
-  const lines = dump.split('\n').filter((line) => line.trim() !== '');
-  const stack: { depth: number; node: AstNode }[] = [];
-  const declared = new Map<AstNode, number>();
-  let root: AstNode | null = null;
-  for (const line of lines) {
-    const depth = line.length - line.trimStart().length;
-    const text = line.trim();
-    // "Function file (alias b) (children 1)", "SelectWithUnionQuery (children 2)", "SYSTEM query".
-    const words = text.split(' ');
-    const node: AstNode = {
-      type: words[0] ?? '',
-      name: words[1] && !words[1].startsWith('(') ? words[1] : '',
-      line: text,
-      children: [],
-    };
-    declared.set(node, Number(/\(children (\d+)\)$/.exec(text)?.[1] ?? 0));
-    while (stack.length && (stack.at(-1) as { depth: number }).depth >= depth) stack.pop();
-    const parent = stack.at(-1);
-    if (parent) parent.node.children.push(node);
-    else if (root) return null;
-    else root = node;
-    stack.push({ depth, node });
-  }
-  for (const [node, count] of declared) if (node.children.length !== count) return null;
-  return root;
-}
 
 /** Documentation categories of `system.functions` whose functions only compute on the values given. */
 const COMPUTING_CATEGORIES = new Set([
