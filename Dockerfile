@@ -21,6 +21,7 @@ COPY packages/service/package.json packages/service/
 COPY packages/state-files/package.json packages/state-files/
 COPY packages/tokens/package.json packages/tokens/
 COPY packages/warehouse/package.json packages/warehouse/
+COPY packages/warehouse-http/package.json packages/warehouse-http/
 COPY services/analytics-consumer/package.json services/analytics-consumer/
 COPY services/embedded/package.json services/embedded/
 COPY services/dashboard/package.json services/dashboard/

@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { readPublishedEndpoint } from '@tally/warehouse';
+import { readPublishedEndpoint } from '@tally/warehouse-http';
 
 export async function runWarehouse(
   config: TallyConfig,

@@ -15,10 +15,10 @@ import {
   openChdbWarehouse,
   openClickHouseWarehouse,
   prepareReland,
-  readPublishedEndpoint,
   type Warehouse,
   WarehouseLockedError,
 } from '@tally/warehouse';
+import { readPublishedEndpoint } from '@tally/warehouse-http';
 
 const STOP_FIRST =
   'stop Tally first (its consumers keep their own positions and would commit over the rewind)';

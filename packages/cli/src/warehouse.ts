@@ -5,13 +5,12 @@ import { resolve } from 'node:path';
 import type { TallyConfig } from '@tally/config';
 import {
   embeddedWarehouseDir,
-  endpointUrl,
   openChdbWarehouse,
   openClickHouseWarehouse,
-  readPublishedEndpoint,
   type Warehouse,
   WarehouseLockedError,
 } from '@tally/warehouse';
+import { endpointUrl, readPublishedEndpoint } from '@tally/warehouse-http';
 
 export async function openWarehouseForCli(config: TallyConfig): Promise<Warehouse> {
   const database = config.CLICKHOUSE_DATABASE;

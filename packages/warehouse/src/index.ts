@@ -6,22 +6,8 @@
 // file only re-exports. A backend's module (chDB's native library, @clickhouse/client) is loaded only when
 // it is opened (open.ts): of the backends, only their types are re-exported here.
 
+export { type AstNode, parseAstDump } from './ast-dump.ts';
 export type { ChdbWarehouseOptions } from './chdb/chdb-warehouse.ts';
-export {
-  analystLimits,
-  type ClickHouseHttpInterface,
-  type ClickHouseHttpInterfaceOptions,
-  endpointFile,
-  endpointUrl,
-  type PublishedEndpoint,
-  publishEndpoint,
-  type QueryLimits,
-  readPublishedEndpoint,
-  unpublishEndpoint,
-  type WarehouseHttpUser,
-  warehouseCredentials,
-  writerLimits,
-} from './chdb/http-interface.ts';
 export type { ClickHouseWarehouseOptions } from './clickhouse/clickhouse-warehouse.ts';
 export * from './damaged-parts.ts';
 export * from './errors.ts';

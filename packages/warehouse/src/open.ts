@@ -1,11 +1,10 @@
 // The warehouse's backends, each loaded only when used: a ClickHouse server (@clickhouse/client) when
 // CLICKHOUSE_URL is set, else the embedded chDB under TALLY_DATA_DIR/warehouse (chDB's native library,
-// ~190 MiB resident once loaded), and ClickHouse's HTTP interface over chDB (chDB again, lz4-napi). A
-// process pays for the one it opens: a consumer given CLICKHOUSE_URL never loads chDB, `npm start` on chDB
-// never loads @clickhouse/client. CLICKHOUSE_CLUSTER names the server's cluster, if any. Nothing else in the package imports a backend's module (index.ts
-// re-exports these loaders and the backends' types only), so importing @tally/warehouse loads neither.
+// ~190 MiB resident once loaded). A process pays for the one it opens: a consumer given CLICKHOUSE_URL
+// never loads chDB, `npm start` on chDB never loads @clickhouse/client. CLICKHOUSE_CLUSTER names the
+// server's cluster, if any. Nothing else in the package imports a backend's module (index.ts re-exports
+// these loaders and the backends' types only), so importing @tally/warehouse loads neither.
 import type { ChdbWarehouseOptions } from './chdb/chdb-warehouse.ts';
-import type { ClickHouseHttpInterface, ClickHouseHttpInterfaceOptions } from './chdb/http/server.ts';
 import type { ClickHouseWarehouseOptions } from './clickhouse/clickhouse-warehouse.ts';
 import { WarehouseError } from './errors.ts';
 import type { Warehouse } from './warehouse.ts';
@@ -45,14 +44,6 @@ export async function openChdbWarehouse(options: ChdbWarehouseOptions): Promise<
 export async function openClickHouseWarehouse(options: ClickHouseWarehouseOptions): Promise<Warehouse> {
   const { openClickHouseWarehouse: open } = await import('./clickhouse/clickhouse-warehouse.ts');
   return open(options);
-}
-
-/** ClickHouse's HTTP interface over a chDB directory (chdb/http/server.ts, chDB, lz4-napi: loaded on the first call). */
-export async function serveClickHouseHttp(
-  options: ClickHouseHttpInterfaceOptions,
-): Promise<ClickHouseHttpInterface> {
-  const { serveClickHouseHttp: serve } = await import('./chdb/http/server.ts');
-  return serve(options);
 }
 
 /** Where the embedded warehouse keeps its data. */

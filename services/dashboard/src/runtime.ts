@@ -18,13 +18,12 @@ import {
 import { FileTokenStore, RedisTokenStore, type TokenStore, TokenVerifier } from '@tally/tokens';
 import {
   embeddedWarehouseDir,
-  endpointUrl,
   migrate,
   openChdbWarehouse,
   openClickHouseWarehouse,
-  readPublishedEndpoint,
   type Warehouse,
 } from '@tally/warehouse';
+import { endpointUrl, readPublishedEndpoint } from '@tally/warehouse-http';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';

@@ -21,21 +21,23 @@ import { openRecordLog, type RecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics, watchLogSettings } from '@tally/service';
 import {
-  analystLimits,
-  type ClickHouseHttpInterface,
   embeddedWarehouseDir,
   migrate,
   openWarehouse,
+  type Warehouse,
+  type WarehouseDamage,
+  warehouseDamage,
+  withRetry,
+} from '@tally/warehouse';
+import {
+  analystLimits,
+  type ClickHouseHttpInterface,
   publishEndpoint,
   serveClickHouseHttp,
   unpublishEndpoint,
-  type Warehouse,
-  type WarehouseDamage,
   warehouseCredentials,
-  warehouseDamage,
-  withRetry,
   writerLimits,
-} from '@tally/warehouse';
+} from '@tally/warehouse-http';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 

@@ -12,9 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseAstDump } from '@tally/warehouse';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAstDump } from '../../ast-dump.ts';
 import { type ClickHouseHttpInterface, serveClickHouseHttp } from './server.ts';
 import { tokens } from './statement.ts';
 import { settingsNamed } from './statement-policy.ts';
@@ -287,7 +287,7 @@ describe('limits, abandoned queries and the writer’s slot', () => {
 
   it('ends running queries on SIGTERM and exits', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tally-policy-sigterm-'));
-    const script = fileURLToPath(new URL('../../../scripts/serve-clickhouse-http.ts', import.meta.url));
+    const script = fileURLToPath(new URL('../scripts/serve-clickhouse-http.ts', import.meta.url));
     const child: ChildProcess = spawn(
       process.execPath,
       ['--conditions=@tally/source', '--import', 'tsx', script, dir, '0'],

@@ -4,7 +4,7 @@
 // with --analyst-password, `analyst` (readonly=1), each with the limits the configuration gives
 // (WAREHOUSE_WRITER_*, WAREHOUSE_ANALYST_*). Prints `CLICKHOUSE_URL=<url>` once listening; stops on
 // SIGTERM (ending the queries still running).
-//   node --import tsx packages/warehouse/scripts/serve-clickhouse-http.ts <data-dir> [port] [--analyst-password=<p>]
+//   node --import tsx packages/warehouse-http/scripts/serve-clickhouse-http.ts <data-dir> [port] [--analyst-password=<p>]
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
 import { analystLimits, serveClickHouseHttp, type WarehouseHttpUser, writerLimits } from '../src/index.ts';

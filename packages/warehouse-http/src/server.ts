@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { openSession } from '@tally/warehouse/chdb';
 import type { Session } from 'chdb';
-import { openSession } from '../chdb-warehouse.ts';
 import {
   chooseResponseCoding,
   decodeContent,

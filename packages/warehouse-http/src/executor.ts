@@ -18,8 +18,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseAstDump } from '@tally/warehouse';
 import { Session } from 'chdb';
-import { parseAstDump } from '../../ast-dump.ts';
 import { HttpInterfaceError } from './errors.ts';
 import type { NamedSession, SessionRegistry } from './sessions.ts';
 import type { Statement } from './statement.ts';
@@ -33,7 +33,7 @@ import {
 import { limitSettings, type WarehouseHttpUser } from './users.ts';
 
 /**
- * Output formats whose streamed chunks concatenate to the whole result (checked in chdb.test.ts); others
+ * Output formats whose streamed chunks concatenate to the whole result (checked in server.test.ts); others
  * (Parquet, Arrow, ORC, JSON with its header and footer, Pretty…) are sent once the query finished.
  */
 export const STREAMABLE_FORMATS = new Set(

@@ -13,7 +13,7 @@
 // tree is refused too. The function allow-list is the engine's own catalog (`system.functions`) restricted
 // to the documentation categories that only compute on values, plus aggregate combinators of allowed
 // aggregates.
-import type { AstNode } from '../../ast-dump.ts';
+import type { AstNode } from '@tally/warehouse';
 import { HttpInterfaceError } from './errors.ts';
 import { type Token, tokens } from './statement.ts';
 
