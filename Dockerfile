@@ -16,6 +16,7 @@ COPY packages/core/package.json packages/core/
 COPY packages/dashboard-store/package.json packages/dashboard-store/
 COPY packages/log/package.json packages/log/
 COPY packages/react/package.json packages/react/
+COPY packages/reports/package.json packages/reports/
 COPY packages/revenue/package.json packages/revenue/
 COPY packages/service/package.json packages/service/
 COPY packages/state-files/package.json packages/state-files/

@@ -6,7 +6,6 @@ import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { divideRounded, toMicros } from '@tally/contract';
-import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
 import {
   ATTRIBUTION_DIMENSIONS,
   type Attribution,
@@ -31,10 +30,10 @@ import {
   searchRevenue,
   TOUCHES,
   type Touch,
-  type TrafficReport,
-  trafficReport,
-  type Warehouse,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
+import { type TrafficReport, trafficReport } from '@tally/reports/traffic';
+import { FileTokenStore, RedisTokenStore } from '@tally/tokens';
+import type { Warehouse } from '@tally/warehouse';
 import { Redis } from 'ioredis';
 import { convertedMonthlyReport, dailyMrrReport, runRates } from './revenue-rates.ts';
 import { withWarehouse } from './warehouse.ts';

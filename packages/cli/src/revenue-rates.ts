@@ -1,7 +1,7 @@
 // `tally report mrr --daily` (or `--interval day`), `--convert-to XXX` of `tally report mrr`, and
 // `tally revenue rates load FILE.csv | list`: the daily MRR report and the operator's exchange rates, with the
-// same functions as the dashboard's API (reports/daily-revenue.ts, reports/exchange-rates.ts), so both give
-// the same figures. Rates come only from the operator's file: Tally never fetches them.
+// same functions as the dashboard's API (@tally/reports revenue/daily.ts, revenue/exchange-rates.ts), so both
+// give the same figures. Rates come only from the operator's file: Tally never fetches them.
 import { readFileSync } from 'node:fs';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
@@ -20,8 +20,8 @@ import {
   rateTableFor,
   readExchangeRates,
   readMrrInputs,
-  type Warehouse,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
+import type { Warehouse } from '@tally/warehouse';
 import { withWarehouse } from './warehouse.ts';
 
 /** The daily report of `tally report mrr --daily`, as JSON or text. */

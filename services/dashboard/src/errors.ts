@@ -5,13 +5,9 @@
 // Messages are fixed texts: internal details go to the log, never into a response.
 
 import { UserError } from '@tally/dashboard-store';
-import {
-  BreakdownError,
-  FilterSyntaxError,
-  RevenueQueryError,
-  TrafficRangeError,
-  WarehouseError,
-} from '@tally/warehouse';
+import { RevenueQueryError } from '@tally/reports/revenue';
+import { BreakdownError, FilterSyntaxError, TrafficRangeError } from '@tally/reports/traffic';
+import { WarehouseError } from '@tally/warehouse';
 
 export abstract class DashboardError extends Error {
   abstract readonly statusCode: number;

@@ -1,15 +1,16 @@
-// Warms the revenue caches of the warehouse (reports/revenue-warm.ts) when the dashboard starts: for the
-// projects and currencies with the most revenue, as many as the caches keep, the revenue page's default
+// Warms the revenue caches of the warehouse (@tally/reports revenue/warm.ts) when the dashboard starts: for
+// the projects and currencies with the most revenue, as many as the caches keep, the revenue page's default
 // range (the twelve months to the current one, as the web app opens it). In the background, after the
 // dashboard listens: it never delays the start, and a request that comes meanwhile shares its reads.
+
 import {
   monthStart,
   REVENUE_CACHE_ENTRIES,
   revenueCurrencies,
   TOUCHES_CACHE_ENTRIES,
-  type Warehouse,
   warmRevenue,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
+import type { Warehouse } from '@tally/warehouse';
 import type { Logger } from 'pino';
 
 export interface RevenueWarmer {

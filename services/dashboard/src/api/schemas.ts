@@ -3,7 +3,8 @@
 // (schemas/openapi-dashboard.yaml) is generated from them (operations.ts, openapi.ts).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { EMBED_ORIGIN_PATTERN } from '@tally/dashboard-store';
-import { ATTRIBUTION_DIMENSIONS, BREAKDOWN_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/warehouse';
+import { ATTRIBUTION_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/reports/revenue';
+import { BREAKDOWN_DIMENSIONS } from '@tally/reports/traffic';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const rate = (description: string) =>

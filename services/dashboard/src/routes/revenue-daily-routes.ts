@@ -1,6 +1,6 @@
 // GET …/revenue/mrr/daily and …/revenue/exchange-rates, and the `convert_to` of the MRR reports: the daily
-// MRR report (reports/daily-revenue.ts) from the cached history, and the operator's exchange rates
-// (reports/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
+// MRR report (@tally/reports revenue/daily.ts) from the cached history, and the operator's exchange rates
+// (revenue/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
 // `converted_to`, with the rates it used and the currencies left out; without rates it is a 400.
 import {
   type Converted,
@@ -11,7 +11,7 @@ import {
   rateTableFor,
   readExchangeRates,
   readMrrInputsCached,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { route } from './route.ts';

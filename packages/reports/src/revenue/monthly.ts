@@ -1,0 +1,365 @@
+// The monthly revenue report of revenue-metrics.md: per calendar month (UTC) and currency, MRR at the
+// start and end, the movements, net new MRR, the churn rates, ARPA and cash revenue. Computed from the
+// deduplicated revenue records (revenue_records: one per project and transaction_id) by folding them in
+// the order of their own timestamps (see ledger.ts). Currencies are never added together.
+// Sums are exact (BigInt micro-units); money is reported as exact decimal text (Money), which no JSON
+// number could hold for every total.
+import { divideRounded, formatMicros, toMicros } from '@tally/contract';
+import type { QueryParams, Warehouse } from '@tally/warehouse';
+import {
+  byRecordTime,
+  type DataWarning,
+  type MovementKind,
+  type MrrInput,
+  MrrLedger,
+  memoOnFrozen,
+} from './ledger.ts';
+
+/** An amount of money as exact decimal text in the currency's major unit: "49", "-12.5", "0.000001". */
+export type Money = string;
+
+export interface MonthlyRevenue {
+  /** YYYY-MM */
+  month: string;
+  currency: string;
+  mrr_start: Money;
+  new: Money;
+  expansion: Money;
+  reactivation: Money;
+  contraction: Money;
+  churn: Money;
+  mrr_end: Money;
+  net_new: Money;
+  /** (churn + contraction) / MRR at the start; null when that is 0. */
+  gross_revenue_churn_rate: number | null;
+  /** (churn + contraction − expansion − reactivation) / MRR at the start; null when that is 0. */
+  net_revenue_churn_rate: number | null;
+  /** Customers paying at the start and not at the end / customers paying at the start; null when none. */
+  customer_churn_rate: number | null;
+  /** MRR at the end / customers paying at the end, to the micro-unit; null when none. */
+  arpa: Money | null;
+  /** Sum of amount over every record of the month (refunds and churns with negative amounts subtract). */
+  cash_revenue: Money;
+  customers_start: number;
+  customers_end: number;
+  churned_customers: number;
+  data_warnings: DataWarning[];
+}
+
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+
+/** Start of a YYYY-MM month in ms (UTC); `offset` months later. */
+export function monthStart(month: string, offset = 0): number {
+  const match = MONTH.exec(month);
+  if (!match) throw new RangeError(`invalid month "${month}" (expected YYYY-MM)`);
+  return Date.UTC(Number(match[1]), Number(match[2]) - 1 + offset, 1);
+}
+
+export function monthsBetween(from: string, to: string): string[] {
+  const months: string[] = [];
+  const end = monthStart(to);
+  for (let i = 0, start = monthStart(from); start <= end; start = monthStart(from, ++i)) {
+    if (i > 1200) throw new RangeError('more than 100 years of months');
+    months.push(new Date(start).toISOString().slice(0, 7));
+  }
+  return months;
+}
+
+/**
+ * The report over months `from`…`to` (YYYY-MM, inclusive) for every currency in `records`, or for
+ * `currencies` when given (a currency without records still gets its months, all zero), or in USD when
+ * there are no records.
+ */
+export function monthlyRevenue(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthlyRevenue[] {
+  // Of a frozen array (the cached history), computed once per range and shared, frozen: callers only read it.
+  if (!Object.isFrozen(records)) return shapeReport(monthlySums(records, from, to, currencies));
+  return memoOnFrozen(reports, records, `${from}|${to}|${currencies?.join(',') ?? '*'}`, () =>
+    Object.freeze(shapeReport(monthSumsOf(records, from, to, currencies))),
+  ) as MonthlyRevenue[];
+}
+
+const reports = new WeakMap<readonly MrrInput[], Map<string, readonly MonthlyRevenue[]>>();
+const sumsMemo = new WeakMap<readonly MrrInput[], Map<string, MonthSums[]>>();
+/** Each warning's record (for the fold's order when a refreshed history's sums are derived). */
+const warningRecords = new WeakMap<DataWarning, MrrInput>();
+
+/** One month of one currency before it is shaped: every figure is a sum over customers. */
+interface MonthSums {
+  month: string;
+  currency: string;
+  mrrStart: bigint;
+  mrrEnd: bigint;
+  sums: Record<MovementKind, bigint>;
+  cash: bigint;
+  payingStart: number;
+  payingEnd: number;
+  churned: number;
+  warnings: DataWarning[];
+}
+
+/** The currencies a report shows: `currencies`, else those of the records, else USD. */
+function wantedCurrencies(records: readonly MrrInput[], currencies?: readonly string[]): string[] {
+  if (currencies) return [...currencies];
+  const found = new Set<string>();
+  for (const r of records) found.add(r.currency);
+  return found.size > 0 ? [...found].sort() : ['USD'];
+}
+
+/** monthlySums of a frozen history, derived from the earlier history's when it was refreshed from one. */
+function monthSumsOf(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthSums[] {
+  return memoOnFrozen(
+    sumsMemo,
+    records,
+    `${from}|${to}|${currencies?.join(',') ?? '*'}`,
+    () => monthlySums(records, from, to, currencies),
+    (previous, change) => {
+      // Every figure is a sum over customers, and a customer's part depends on its own records only:
+      // the earlier sums, less the changed customers' part before, plus their part now.
+      const wanted = wantedCurrencies(records, currencies);
+      const before = monthlySums(change.before, from, to, wanted);
+      const after = monthlySums(change.after, from, to, wanted);
+      if (wantedCurrencies(change.previous, currencies).join(',') !== wanted.join(',')) return undefined;
+      if (previous.length !== after.length) return undefined;
+      return previous.map((p, i) => {
+        const b = before[i] as MonthSums;
+        const a = after[i] as MonthSums;
+        const sums = { ...p.sums };
+        for (const kind of Object.keys(sums) as MovementKind[]) sums[kind] += a.sums[kind] - b.sums[kind];
+        const kept = p.warnings.filter((w) => !change.customers.has(w.customer_id));
+        const warnings = [...kept, ...a.warnings].sort((x, y) =>
+          byRecordTime(warningRecords.get(x) as MrrInput, warningRecords.get(y) as MrrInput),
+        );
+        return {
+          month: p.month,
+          currency: p.currency,
+          mrrStart: p.mrrStart - b.mrrStart + a.mrrStart,
+          mrrEnd: p.mrrEnd - b.mrrEnd + a.mrrEnd,
+          sums,
+          cash: p.cash - b.cash + a.cash,
+          payingStart: p.payingStart - b.payingStart + a.payingStart,
+          payingEnd: p.payingEnd - b.payingEnd + a.payingEnd,
+          churned: p.churned - b.churned + a.churned,
+          warnings,
+        };
+      });
+    },
+  );
+}
+
+/** The fold of months from…to per currency, sorted by month (currencies in `wanted`'s order within one). */
+function monthlySums(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthSums[] {
+  const months = monthsBetween(from, to);
+  // Every month is reported: in the contract's default currency when there are no records at all.
+  const wanted = wantedCurrencies(records, currencies);
+  const report: MonthSums[] = [];
+  for (const currency of wanted) {
+    const ordered = records.filter((r) => r.currency === currency).sort(byRecordTime);
+    const ledger = new MrrLedger(currency);
+    let next = 0; // index of the next record to apply
+    for (const month of months) {
+      const start = monthStart(month);
+      const end = monthStart(month, 1);
+      for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < start; next++) {
+        ledger.apply(ordered[next] as MrrInput);
+      }
+      const mrrStart = ledger.total;
+      const payingAtStart = ledger.payingCustomers();
+      const sums = { new: 0n, expansion: 0n, reactivation: 0n, contraction: 0n, churn: 0n };
+      const warnings: DataWarning[] = [];
+      let cash = 0n;
+      for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < end; next++) {
+        const record = ordered[next] as MrrInput;
+        const { movement, warning } = ledger.apply(record);
+        if (movement) sums[movement.kind] += movement.amount;
+        if (warning) {
+          warningRecords.set(warning, record);
+          warnings.push(warning);
+        }
+        cash += record.amount;
+      }
+      const payingAtEnd = ledger.payingCustomers();
+      report.push({
+        month,
+        currency,
+        mrrStart,
+        mrrEnd: ledger.total,
+        sums,
+        cash,
+        payingStart: payingAtStart.size,
+        payingEnd: payingAtEnd.size,
+        churned: [...payingAtStart].filter((c) => !payingAtEnd.has(c)).length,
+        warnings,
+      });
+    }
+  }
+  return report.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+}
+
+function shapeReport(months: readonly MonthSums[]): MonthlyRevenue[] {
+  return months.map(
+    ({ month, currency, mrrStart, mrrEnd, sums, cash, payingStart, payingEnd, churned, warnings }) => ({
+      month,
+      currency,
+      mrr_start: formatMicros(mrrStart),
+      new: formatMicros(sums.new),
+      expansion: formatMicros(sums.expansion),
+      reactivation: formatMicros(sums.reactivation),
+      contraction: formatMicros(sums.contraction),
+      churn: formatMicros(sums.churn),
+      mrr_end: formatMicros(mrrEnd),
+      net_new: formatMicros(mrrEnd - mrrStart),
+      gross_revenue_churn_rate: rate(sums.churn + sums.contraction, mrrStart),
+      net_revenue_churn_rate: rate(
+        sums.churn + sums.contraction - sums.expansion - sums.reactivation,
+        mrrStart,
+      ),
+      customer_churn_rate: rate(BigInt(churned), BigInt(payingStart)),
+      arpa: payingEnd === 0 ? null : formatMicros(divideRounded(mrrEnd, BigInt(payingEnd))),
+      cash_revenue: formatMicros(cash),
+      customers_start: payingStart,
+      customers_end: payingEnd,
+      churned_customers: churned,
+      data_warnings: [...warnings],
+    }),
+  );
+}
+
+/**
+ * numerator / denominator as a fraction, null when the denominator is 0. A rate is a ratio, not money: the
+ * nearest double is its exact form (each BigInt is rounded once to a double first).
+ */
+export function rate(numerator: bigint, denominator: bigint): number | null {
+  return denominator === 0n ? null : Number(numerator) / Number(denominator);
+}
+
+/**
+ * One stored record as readMrrInputs reads it: a tuple (JSON array) in the order of the query's tuple, so
+ * that a history of hundreds of thousands of records travels as one compact array instead of as as many
+ * JSON objects, each repeating every column's name. Money as decimal text; mrr_impact '' when NULL.
+ */
+type StoredRevenueTuple = [
+  id: string,
+  transaction_id: string,
+  customer_id: string,
+  customer_subscription_id: string,
+  event_type: string,
+  currency: string,
+  amount: string,
+  mrr_impact: string,
+  mrr_impact_null: number | boolean,
+  is_recurring: boolean | null,
+  interval: string,
+  timestamp_ms: number | string,
+  received_at_ms: number | string,
+  bucket?: number | string,
+];
+
+/**
+ * The project's revenue records (one per transaction_id) up to `until` (ms, default: all), of one
+ * currency or all, of some customers or all, as the MRR rules read them, in the order of the fold.
+ */
+export async function readMrrInputs(
+  warehouse: Warehouse,
+  options: {
+    project: string;
+    until?: number | undefined;
+    currency?: string | undefined;
+    customers?: readonly string[] | undefined;
+  },
+): Promise<MrrInput[]> {
+  return (await readStoredHistory(warehouse, options)).records;
+}
+
+/**
+ * readMrrInputs, and with `buckets` each record's bucket (cityHash64(transaction_id) % buckets), of only
+ * the records of the buckets `only` when given: history-cache.ts re-reads just the buckets whose stored
+ * rows changed. Every copy of one transaction is in one bucket, so a bucket's records are the same as
+ * the whole read's records of that bucket (revenue_records keeps one copy per project and transaction_id).
+ */
+export async function readStoredHistory(
+  warehouse: Warehouse,
+  options: {
+    project: string;
+    until?: number | undefined;
+    currency?: string | undefined;
+    customers?: readonly string[] | undefined;
+    buckets?: number | undefined;
+    only?: readonly number[] | undefined;
+  },
+): Promise<{ records: MrrInput[]; buckets: number[] }> {
+  const params: QueryParams = { project: options.project };
+  if (options.until !== undefined) params.until = options.until;
+  if (options.currency) params.currency = options.currency;
+  if (options.customers) params.customers = [...options.customers];
+  if (options.buckets !== undefined) params.buckets = options.buckets;
+  if (options.only) params.only = [...options.only];
+  const bucket = 'cityHash64(transaction_id) % {buckets:UInt32}';
+  // Sorted by the engine (arraySort by timestamp, received_at, transaction_id): the order of groupArray
+  // itself is not defined when the engine reads with several threads.
+  const [row] = await warehouse.query<{ records: StoredRevenueTuple[] }>(
+    `SELECT arraySort(r -> (r.12, r.13, r.2), groupArray((
+              id, transaction_id, customer_id, customer_subscription_id, event_type, currency,
+              toString(amount), toString(ifNull(mrr_impact, 0)), isNull(mrr_impact), is_recurring,
+              metadata['interval'], toUnixTimestamp64Milli(timestamp), toUnixTimestamp64Milli(received_at)
+              ${options.buckets !== undefined ? `, ${bucket}` : ''}
+            ))) AS records
+     FROM revenue_records
+     WHERE project_id = {project:String}
+       ${options.until !== undefined ? "AND timestamp < fromUnixTimestamp64Milli({until:Int64}, 'UTC')" : ''}
+       ${options.currency ? 'AND currency = {currency:String}' : ''}
+       ${options.customers ? 'AND customer_id IN {customers:Array(String)}' : ''}
+       ${options.buckets !== undefined && options.only ? `AND ${bucket} IN {only:Array(UInt32)}` : ''}`,
+    params,
+  );
+  const records = row?.records ?? [];
+  const inputs = new Array<MrrInput>(records.length);
+  const buckets = options.buckets !== undefined ? new Array<number>(records.length) : [];
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i] as StoredRevenueTuple;
+    inputs[i] = {
+      transaction_id: r[1],
+      id: r[0],
+      customer_id: r[2],
+      customer_subscription_id: r[3],
+      event_type: r[4] as MrrInput['event_type'],
+      currency: r[5],
+      amount: toMicros(r[6]),
+      mrr_impact: r[8] === true || r[8] === 1 ? null : toMicros(r[7]),
+      is_recurring: r[9],
+      interval: r[10],
+      timestamp: Number(r[11]),
+      received_at: Number(r[12]),
+    };
+    if (options.buckets !== undefined) buckets[i] = Number(r[13]);
+  }
+  return { records: inputs, buckets };
+}
+
+/** `tally report mrr`: the monthly report of one project, from the warehouse. */
+export async function mrrReport(
+  warehouse: Warehouse,
+  options: { project: string; from: string; to: string; currency?: string | undefined },
+): Promise<MonthlyRevenue[]> {
+  const currency = options.currency?.toUpperCase();
+  const records = await readMrrInputs(warehouse, {
+    project: options.project,
+    until: monthStart(options.to, 1),
+    currency,
+  });
+  return monthlyRevenue(records, options.from, options.to, currency ? [currency] : undefined);
+}
