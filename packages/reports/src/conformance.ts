@@ -9,8 +9,9 @@ import { EVENT_DAY as DAY, eventRow, freshWarehouses, type OpenWarehouse } from 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadExchangeRates, parseExchangeRatesCsv, readExchangeRates } from './revenue/exchange-rates.ts';
+import { readMrrInputs } from './revenue/history.ts';
 import { mrrMovements } from './revenue/ledger.ts';
-import { monthlyRevenue, mrrReport, readMrrInputs } from './revenue/monthly.ts';
+import { monthlyRevenue, mrrReport } from './revenue/monthly.ts';
 import { searchRevenue } from './revenue/search.ts';
 import { backfillMrrMovements, refreshMrrMovements } from './tables/mrr-table.ts';
 import { MRR_MONTHLY_COLUMNS, mrrMonthlyRows, WORKED_EXAMPLE_MONTHS, workedExample } from './testing.ts';

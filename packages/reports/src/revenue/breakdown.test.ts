@@ -20,7 +20,8 @@ import {
   readCustomerAttributes,
   readRevenueMetadataKeys,
 } from './filters.ts';
-import { monthlyRevenue, readMrrInputs } from './monthly.ts';
+import { readMrrInputs } from './history.ts';
+import { monthlyRevenue } from './monthly.ts';
 import { RevenueQueryError } from './scope.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-revenue-breakdown-'));

@@ -6,9 +6,9 @@
 // customer, not subscription: MRR movements are a customer's (ledger.ts), and a customer with two
 // subscriptions on two plans is in the group of the plan on its latest record.
 
-import { type AttributionRow, groupFold } from './attribution.ts';
 import { checkRevenueDimension, NO_ATTRIBUTE } from './filters.ts';
 import type { MrrInput } from './ledger.ts';
+import { type AttributionRow, groupFold } from './money.ts';
 import { foldPeriod } from './period.ts';
 
 export interface RevenueBreakdown {

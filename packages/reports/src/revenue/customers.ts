@@ -4,27 +4,21 @@
 // the fold of ledger.ts over all of a currency's records, as every other revenue figure.
 import { formatMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
-import {
-  type CustomerTouches,
-  LINKED_VISITORS_SQL,
-  readCustomerTouches,
-  type Touchpoint,
-} from './attribution.ts';
-import {
-  byRecordTime,
-  type HistoryChange,
-  type MovementKind,
-  type MrrInput,
-  MrrLedger,
-  memoOnFrozen,
-} from './ledger.ts';
-import type { Money } from './monthly.ts';
+import { type HistoryChange, memoOnFrozen } from './history.ts';
+import { byRecordTime, type MovementKind, type MrrInput, MrrLedger } from './ledger.ts';
+import type { Money } from './money.ts';
 import {
   STORED_RECORD_COLUMNS,
   type StoredRecordRow,
   type StoredRevenueRecord,
   storedRecord,
 } from './search.ts';
+import {
+  type CustomerTouches,
+  LINKED_VISITORS_SQL,
+  readCustomerTouches,
+  type Touchpoint,
+} from './touches.ts';
 
 export type CustomerStatus = 'active' | 'churned' | 'one_off';
 

@@ -11,8 +11,9 @@ import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDayRange, dailyRevenue } from './daily.ts';
+import { readMrrInputs } from './history.ts';
 import type { MrrInput } from './ledger.ts';
-import { type MonthlyRevenue, monthlyRevenue, mrrReport, readMrrInputs } from './monthly.ts';
+import { type MonthlyRevenue, monthlyRevenue, mrrReport } from './monthly.ts';
 import { RevenueQueryError } from './scope.ts';
 
 const MONEY_FIELDS = [

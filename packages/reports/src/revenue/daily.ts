@@ -4,8 +4,9 @@
 // order of their own timestamps), so the last day of a month has exactly the month's mrr_end and a month's
 // daily movements add up exactly to its monthly movements (BigInt micro-units, no rounding).
 import { formatMicros } from '@tally/contract';
-import { byRecordTime, type MovementKind, type MrrInput, MrrLedger, memoOnFrozen } from './ledger.ts';
-import type { Money } from './monthly.ts';
+import { memoOnFrozen } from './history.ts';
+import { byRecordTime, type MovementKind, type MrrInput, MrrLedger } from './ledger.ts';
+import type { Money } from './money.ts';
 import { RevenueQueryError } from './scope.ts';
 
 export interface DailyRevenue {

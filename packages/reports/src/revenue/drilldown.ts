@@ -2,12 +2,12 @@
 // optionally of one attribution group, from the same per-customer fold as the figure itself
 // (period.ts), so the items' amounts add up exactly to the figure the dashboard shows.
 import { formatMicros } from '@tally/contract';
-import { attributionKey, type CustomerTouches } from './attribution.ts';
-import { kept } from './kept.ts';
-import type { MovementKind, MrrInput, MrrMovement } from './ledger.ts';
-import type { Money } from './monthly.ts';
-import { type CustomerPeriod, foldPeriod, MOVEMENT_KINDS, type PeriodFold } from './period.ts';
+import { kept } from './history.ts';
+import { MOVEMENT_KINDS, type MovementKind, type MrrInput, type MrrMovement } from './ledger.ts';
+import type { Money } from './money.ts';
+import { type CustomerPeriod, foldPeriod, type PeriodFold } from './period.ts';
 import { type AttributionDimension, RevenueQueryError, type Touch } from './scope.ts';
+import { attributionKey, type CustomerTouches } from './touches.ts';
 
 export const DRILLDOWN_FIGURES = [
   ...MOVEMENT_KINDS,

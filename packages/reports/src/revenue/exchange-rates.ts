@@ -14,7 +14,8 @@
 import { formatMicros, toMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
 import type { DailyRevenue } from './daily.ts';
-import type { Money, MonthlyRevenue } from './monthly.ts';
+import type { Money } from './money.ts';
+import type { MonthlyRevenue } from './monthly.ts';
 import { RevenueQueryError } from './scope.ts';
 
 export interface ExchangeRate {

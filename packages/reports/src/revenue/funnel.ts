@@ -7,11 +7,11 @@
 import { divideRounded, formatMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
 import { addDays, checkRange } from '../traffic/scope.ts';
-import { LINKED_VISITORS_SQL, NO_VALUE } from './attribution.ts';
 import { foldHistory } from './customers.ts';
 import type { MrrInput } from './ledger.ts';
-import type { Money } from './monthly.ts';
+import type { Money } from './money.ts';
 import { ATTRIBUTION_DIMENSIONS, type AttributionDimension, RevenueQueryError } from './scope.ts';
+import { LINKED_VISITORS_SQL, NO_VALUE } from './touches.ts';
 
 export interface FunnelRow {
   key: string;

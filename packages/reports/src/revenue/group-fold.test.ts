@@ -5,9 +5,10 @@
 import { formatMicros, toMicros } from '@tally/contract';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { groupFold, revenueAttribution } from './attribution.ts';
-import type { MrrInput } from './ledger.ts';
-import { foldPeriod, MOVEMENT_KINDS, movementSum } from './period.ts';
+import { revenueAttribution } from './attribution.ts';
+import { MOVEMENT_KINDS, type MrrInput } from './ledger.ts';
+import { groupFold } from './money.ts';
+import { foldPeriod, movementSum } from './period.ts';
 
 const FIGURES = [
   'new',

@@ -14,9 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revenueAttribution } from './attribution.ts';
 import { customerList, foldHistory } from './customers.ts';
 import { DRILLDOWN_FIGURES, revenueDrilldown } from './drilldown.ts';
+import { readMrrInputs } from './history.ts';
 import { readMrrInputsCached } from './history-cache.ts';
 import type { MrrInput } from './ledger.ts';
-import { monthlyRevenue, readMrrInputs } from './monthly.ts';
+import { monthlyRevenue } from './monthly.ts';
 import { foldPeriod } from './period.ts';
 import { reconcile } from './reconciliation.ts';
 

@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revenueRow } from '../testing.ts';
 import { revenueAttribution } from './attribution.ts';
 import { customerList } from './customers.ts';
+import { readMrrInputs } from './history.ts';
 import { readMrrInputsCached } from './history-cache.ts';
 import type { MrrInput } from './ledger.ts';
-import { monthlyRevenue, readMrrInputs } from './monthly.ts';
+import { monthlyRevenue } from './monthly.ts';
 import { foldPeriod } from './period.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-revenue-cache-'));

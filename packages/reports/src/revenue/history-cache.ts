@@ -7,13 +7,13 @@
 // ids. The probe runs before every read, so a stamp can only be older than the data it labels. When new
 // revenue landed, only the buckets whose probe changed are read again (every copy of a
 // transaction is in one bucket, so what FINAL keeps of a bucket depends on its rows only) and merged into
-// the kept history; the new history records which customers changed (ledger.ts,
+// the kept history; the new history records which customers changed (history.ts,
 // recordHistoryChange), and the folds of period.ts, monthly.ts and customers.ts
 // derive theirs from the earlier history's by folding those customers again. Nothing is served stale, and
 // the figures are the fold's own. The arrays handed out are frozen: the folds memoize on them.
 import type { Warehouse } from '@tally/warehouse';
-import { byRecordTime, type HistoryChange, type MrrInput, recordHistoryChange } from './ledger.ts';
-import { readStoredHistory } from './monthly.ts';
+import { type HistoryChange, readStoredHistory, recordHistoryChange } from './history.ts';
+import { byRecordTime, type MrrInput } from './ledger.ts';
 import { probeRevenue, REVENUE_BUCKETS } from './probe.ts';
 
 /** How many project+currency histories one warehouse keeps (least recently used goes first). */

@@ -1,19 +1,13 @@
-// The revenue reports (`@tally/reports/revenue`), all folds of one MRR ledger (ledger.ts) over the stored
-// revenue history, so that every figure adds up to every other exactly: period.ts a period's fold per
-// customer, which monthly.ts, daily.ts, attribution.ts, breakdown.ts, drilldown.ts, reconciliation.ts,
-// customers.ts and funnel.ts read; history-cache.ts and touches-cache.ts keep what they read per project,
-// refreshed by what changed (probe.ts). scope.ts and filters.ts check what a view is asked for;
-// exchange-rates.ts converts; search.ts finds records by metadata; warm.ts fills the caches. This file
-// only re-exports.
-export {
-  type Attribution,
-  type AttributionRow,
-  type CustomerTouches,
-  readCustomerTouches,
-  revenueAttribution,
-  type Touchpoint,
-  UNATTRIBUTED,
-} from './attribution.ts';
+// The revenue reports (`@tally/reports/revenue`), all folds of one MRR ledger over one stored history, so
+// that every figure adds up to every other exactly. The bases, from the bottom: ledger.ts the MRR rules (a
+// customer's movements, in the order of the records' own time), history.ts the stored history as the
+// ledger reads it (history-cache.ts keeps it per project, refreshed by what changed: probe.ts), money.ts
+// exact money and sums per group, touches.ts the customers' first and last touches (touches-cache.ts keeps
+// them). On them period.ts folds a period per customer, which monthly.ts, daily.ts, attribution.ts,
+// breakdown.ts, drilldown.ts, reconciliation.ts, customers.ts and funnel.ts read. scope.ts and filters.ts
+// check what a view is asked for; exchange-rates.ts converts; search.ts finds records by metadata; warm.ts
+// fills the caches. This file only re-exports.
+export { type Attribution, revenueAttribution } from './attribution.ts';
 export { type RevenueBreakdown, revenueBreakdown } from './breakdown.ts';
 export {
   type CustomerState,
@@ -63,6 +57,7 @@ export {
   readRevenueMetadataKeys,
 } from './filters.ts';
 export { type AcquisitionFunnel, acquisitionFunnel, type FunnelRow } from './funnel.ts';
+export { readMrrInputs } from './history.ts';
 export { forgetRevenueHistory, REVENUE_CACHE_ENTRIES, readMrrInputsCached } from './history-cache.ts';
 export {
   type DataWarning,
@@ -71,14 +66,8 @@ export {
   type MrrMovement,
   mrrMovements,
 } from './ledger.ts';
-export {
-  type Money,
-  type MonthlyRevenue,
-  monthlyRevenue,
-  monthStart,
-  mrrReport,
-  readMrrInputs,
-} from './monthly.ts';
+export type { AttributionRow, Money } from './money.ts';
+export { type MonthlyRevenue, monthlyRevenue, monthStart, mrrReport } from './monthly.ts';
 export {
   CASH_KINDS,
   type CashKind,
@@ -99,5 +88,6 @@ export {
   type Touch,
 } from './scope.ts';
 export { type StoredRevenueRecord, searchRevenue } from './search.ts';
+export { type CustomerTouches, readCustomerTouches, type Touchpoint, UNATTRIBUTED } from './touches.ts';
 export { forgetCustomerTouches, readCustomerTouchesCached, TOUCHES_CACHE_ENTRIES } from './touches-cache.ts';
 export { revenueCurrencies, warmRevenue } from './warm.ts';

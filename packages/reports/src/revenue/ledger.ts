@@ -1,10 +1,10 @@
 // MRR movements as docs revenue-metrics.md defines them, computed from the stored revenue records.
 // This is a fold over a customer's records in the order of their own timestamps, with state the rules
 // need: each subscription's current MRR (a churn without mrr_impact takes all of it away; a customer's
-// MRR never goes below zero) and whether the customer ever had MRR (new business vs reactivation). It is
-// recomputed from the records at every report, so records that arrive late or out of order are simply in
-// their place next time. Money is held in integer micro-units (the warehouse's Decimal scale, 6) as BigInt,
-// so that every sum is exact whatever its size.
+// MRR never goes below zero) and whether the customer ever had MRR (new business vs reactivation). It is recomputed
+// from the records at every report, so records that arrive late or out of order are simply in their
+// place next time. Money is held in integer micro-units (the warehouse's Decimal scale, 6) as BigInt, so
+// that every sum is exact whatever its size.
 import { divideRounded, formatMicros, type RevenueEventType } from '@tally/contract';
 
 /** A stored revenue record, as the MRR rules read it. Money in micro-units. */
@@ -29,6 +29,14 @@ export interface MrrInput {
 }
 
 export type MovementKind = 'new' | 'expansion' | 'reactivation' | 'contraction' | 'churn';
+
+export const MOVEMENT_KINDS: readonly MovementKind[] = [
+  'new',
+  'expansion',
+  'reactivation',
+  'contraction',
+  'churn',
+];
 
 export interface MrrMovement {
   transaction_id: string;
@@ -223,63 +231,4 @@ export function mrrMovements(records: readonly MrrInput[]): {
     if (warning) warnings.push(warning);
   }
   return { movements, warnings };
-}
-
-/**
- * How a frozen history was made from the one before it (history-cache.ts refreshes the cached history by
- * re-reading only what changed): the customers any of whose records were added, removed or replaced, and
- * those customers' records in the earlier history and in this one (each in the fold's order). The MRR
- * fold's state is per customer (its subscriptions, its MRR, whether it ever paid), so every other
- * customer's part of a fold is the same in both histories: a fold of the new history is the earlier fold
- * with the changed customers' parts folded again from `after`.
- */
-export interface HistoryChange {
-  previous: readonly MrrInput[];
-  customers: ReadonlySet<string>;
-  before: readonly MrrInput[];
-  after: readonly MrrInput[];
-}
-
-const changes = new WeakMap<readonly MrrInput[], HistoryChange>();
-
-/**
- * Records that frozen `records` is `change.previous` with `change` applied. One generation is kept: the
- * earlier history's own link is dropped, so that a chain of refreshes does not keep every history alive.
- */
-export function recordHistoryChange(records: readonly MrrInput[], change: HistoryChange): void {
-  if (!Object.isFrozen(records) || !Object.isFrozen(change.previous)) return;
-  changes.delete(change.previous);
-  changes.set(records, change);
-}
-
-/**
- * A result of `compute(records)` kept for as long as `records` (a frozen array, which cannot change) is
- * alive; computed every time for any other array. The cached revenue history (history-cache.ts) is frozen,
- * so the panels of one dashboard page share one fold of it. With `derive`, a result not yet computed for
- * a history that was refreshed from an earlier one (recordHistoryChange) is derived from the earlier
- * history's result for the same key when there is one (`derive` may decline with undefined: computed then).
- */
-export function memoOnFrozen<T>(
-  memo: WeakMap<readonly MrrInput[], Map<string, T>>,
-  records: readonly MrrInput[],
-  key: string,
-  compute: () => T,
-  derive?: (previous: T, change: HistoryChange) => T | undefined,
-): T {
-  if (!Object.isFrozen(records)) return compute();
-  let results = memo.get(records);
-  if (!results) {
-    results = new Map();
-    memo.set(records, results);
-  }
-  let result = results.get(key);
-  if (result === undefined) {
-    const change = derive ? changes.get(records) : undefined;
-    const previous = change ? memo.get(change.previous)?.get(key) : undefined;
-    if (derive && change && previous !== undefined) result = derive(previous, change);
-    if (result === undefined) result = compute();
-    if (results.size >= 32) results.clear();
-    results.set(key, result);
-  }
-  return result;
 }

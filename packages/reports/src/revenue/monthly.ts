@@ -4,19 +4,11 @@
 // the order of their own timestamps (see ledger.ts). Currencies are never added together.
 // Sums are exact (BigInt micro-units); money is reported as exact decimal text (Money), which no JSON
 // number could hold for every total.
-import { divideRounded, formatMicros, toMicros } from '@tally/contract';
-import type { QueryParams, Warehouse } from '@tally/warehouse';
-import {
-  byRecordTime,
-  type DataWarning,
-  type MovementKind,
-  type MrrInput,
-  MrrLedger,
-  memoOnFrozen,
-} from './ledger.ts';
-
-/** An amount of money as exact decimal text in the currency's major unit: "49", "-12.5", "0.000001". */
-export type Money = string;
+import { divideRounded, formatMicros } from '@tally/contract';
+import type { Warehouse } from '@tally/warehouse';
+import { memoOnFrozen, readMrrInputs } from './history.ts';
+import { byRecordTime, type DataWarning, type MovementKind, type MrrInput, MrrLedger } from './ledger.ts';
+import { type Money, rate } from './money.ts';
 
 export interface MonthlyRevenue {
   /** YYYY-MM */
@@ -237,117 +229,6 @@ function shapeReport(months: readonly MonthSums[]): MonthlyRevenue[] {
       data_warnings: [...warnings],
     }),
   );
-}
-
-/**
- * numerator / denominator as a fraction, null when the denominator is 0. A rate is a ratio, not money: the
- * nearest double is its exact form (each BigInt is rounded once to a double first).
- */
-export function rate(numerator: bigint, denominator: bigint): number | null {
-  return denominator === 0n ? null : Number(numerator) / Number(denominator);
-}
-
-/**
- * One stored record as readMrrInputs reads it: a tuple (JSON array) in the order of the query's tuple, so
- * that a history of hundreds of thousands of records travels as one compact array instead of as as many
- * JSON objects, each repeating every column's name. Money as decimal text; mrr_impact '' when NULL.
- */
-type StoredRevenueTuple = [
-  id: string,
-  transaction_id: string,
-  customer_id: string,
-  customer_subscription_id: string,
-  event_type: string,
-  currency: string,
-  amount: string,
-  mrr_impact: string,
-  mrr_impact_null: number | boolean,
-  is_recurring: boolean | null,
-  interval: string,
-  timestamp_ms: number | string,
-  received_at_ms: number | string,
-  bucket?: number | string,
-];
-
-/**
- * The project's revenue records (one per transaction_id) up to `until` (ms, default: all), of one
- * currency or all, of some customers or all, as the MRR rules read them, in the order of the fold.
- */
-export async function readMrrInputs(
-  warehouse: Warehouse,
-  options: {
-    project: string;
-    until?: number | undefined;
-    currency?: string | undefined;
-    customers?: readonly string[] | undefined;
-  },
-): Promise<MrrInput[]> {
-  return (await readStoredHistory(warehouse, options)).records;
-}
-
-/**
- * readMrrInputs, and with `buckets` each record's bucket (cityHash64(transaction_id) % buckets), of only
- * the records of the buckets `only` when given: history-cache.ts re-reads just the buckets whose stored
- * rows changed. Every copy of one transaction is in one bucket, so a bucket's records are the same as
- * the whole read's records of that bucket (revenue_records keeps one copy per project and transaction_id).
- */
-export async function readStoredHistory(
-  warehouse: Warehouse,
-  options: {
-    project: string;
-    until?: number | undefined;
-    currency?: string | undefined;
-    customers?: readonly string[] | undefined;
-    buckets?: number | undefined;
-    only?: readonly number[] | undefined;
-  },
-): Promise<{ records: MrrInput[]; buckets: number[] }> {
-  const params: QueryParams = { project: options.project };
-  if (options.until !== undefined) params.until = options.until;
-  if (options.currency) params.currency = options.currency;
-  if (options.customers) params.customers = [...options.customers];
-  if (options.buckets !== undefined) params.buckets = options.buckets;
-  if (options.only) params.only = [...options.only];
-  const bucket = 'cityHash64(transaction_id) % {buckets:UInt32}';
-  // Sorted by the engine (arraySort by timestamp, received_at, transaction_id): the order of groupArray
-  // itself is not defined when the engine reads with several threads.
-  const [row] = await warehouse.query<{ records: StoredRevenueTuple[] }>(
-    `SELECT arraySort(r -> (r.12, r.13, r.2), groupArray((
-              id, transaction_id, customer_id, customer_subscription_id, event_type, currency,
-              toString(amount), toString(ifNull(mrr_impact, 0)), isNull(mrr_impact), is_recurring,
-              metadata['interval'], toUnixTimestamp64Milli(timestamp), toUnixTimestamp64Milli(received_at)
-              ${options.buckets !== undefined ? `, ${bucket}` : ''}
-            ))) AS records
-     FROM revenue_records
-     WHERE project_id = {project:String}
-       ${options.until !== undefined ? "AND timestamp < fromUnixTimestamp64Milli({until:Int64}, 'UTC')" : ''}
-       ${options.currency ? 'AND currency = {currency:String}' : ''}
-       ${options.customers ? 'AND customer_id IN {customers:Array(String)}' : ''}
-       ${options.buckets !== undefined && options.only ? `AND ${bucket} IN {only:Array(UInt32)}` : ''}`,
-    params,
-  );
-  const records = row?.records ?? [];
-  const inputs = new Array<MrrInput>(records.length);
-  const buckets = options.buckets !== undefined ? new Array<number>(records.length) : [];
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i] as StoredRevenueTuple;
-    inputs[i] = {
-      transaction_id: r[1],
-      id: r[0],
-      customer_id: r[2],
-      customer_subscription_id: r[3],
-      event_type: r[4] as MrrInput['event_type'],
-      currency: r[5],
-      amount: toMicros(r[6]),
-      mrr_impact: r[8] === true || r[8] === 1 ? null : toMicros(r[7]),
-      is_recurring: r[9],
-      interval: r[10],
-      timestamp: Number(r[11]),
-      received_at: Number(r[12]),
-    };
-    if (options.buckets !== undefined) buckets[i] = Number(r[13]);
-  }
-  return { records: inputs, buckets };
 }
 
 /** `tally report mrr`: the monthly report of one project, from the warehouse. */

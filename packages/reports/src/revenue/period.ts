@@ -5,25 +5,16 @@
 // figures, so a breakdown's rows are sums of the same customers' numbers as the unbroken total and add up
 // to it exactly (BigInt micro-units, no rounding anywhere).
 
+import { type HistoryChange, memoOnFrozen } from './history.ts';
 import {
   byRecordTime,
   type DataWarning,
-  type HistoryChange,
   type MovementKind,
   type MrrInput,
   MrrLedger,
   type MrrMovement,
-  memoOnFrozen,
 } from './ledger.ts';
 import { monthStart } from './monthly.ts';
-
-export const MOVEMENT_KINDS: readonly MovementKind[] = [
-  'new',
-  'expansion',
-  'reactivation',
-  'contraction',
-  'churn',
-];
 
 /** One customer's figures of the period, micro-units. */
 export interface CustomerPeriod {

@@ -17,8 +17,8 @@
 // customers before and now, with the query itself (readCustomerTouches for those customers), so the
 // figures are the query's own.
 import type { Warehouse } from '@tally/warehouse';
-import { type CustomerTouches, readCustomerTouches } from './attribution.ts';
 import { probeRevenue, REVENUE_BUCKETS, sharedProbe } from './probe.ts';
+import { type CustomerTouches, readCustomerTouches } from './touches.ts';
 
 /** Buckets of visitor ids the inputs are probed in (transaction ids: probe.ts's REVENUE_BUCKETS). */
 export const TOUCH_BUCKETS = 4096;

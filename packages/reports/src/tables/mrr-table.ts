@@ -5,8 +5,8 @@
 // record re-classified them) are written as deleted. Idempotent: running it again writes the same state.
 import { formatMicros } from '@tally/contract';
 import { parameterLists, type Row, type Warehouse } from '@tally/warehouse';
+import { readMrrInputs } from '../revenue/history.ts';
 import { mrrMovements } from '../revenue/ledger.ts';
-import { readMrrInputs } from '../revenue/monthly.ts';
 
 /** Customers recomputed per query at most, so that the IN list (its size too: parameter-lists.ts) and the history read stay bounded. */
 const CUSTOMERS_PER_QUERY = 500;
