@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { divideRounded, toMicros } from '@tally/contract';
+import { addMonths, DAY_MS, monthStart, utcDayOf, utcMonthOf } from '@tally/reports/calendar';
 import {
   ATTRIBUTION_DIMENSIONS,
   type Attribution,
@@ -16,7 +17,6 @@ import {
   currencyOf,
   filterRevenueRecords,
   type MonthlyRevenue,
-  monthStart,
   mrrReport,
   parseRevenueFilters,
   type Reconciliation,
@@ -44,12 +44,9 @@ const required = (value: string | undefined, what: string): string => {
 };
 
 /** Today (UTC) as YYYY-MM-DD, `offset` days later. */
-const day = (offset = 0) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+const day = (offset = 0) => utcDayOf(Date.now() + offset * DAY_MS);
 /** This month (UTC) as YYYY-MM, `offset` months later. */
-function monthOf(offset = 0): string {
-  const now = new Date();
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + offset, 1)).toISOString().slice(0, 7);
-}
+const monthOf = (offset = 0) => addMonths(utcMonthOf(Date.now()), offset);
 
 /** A project is known when it has a token or records; a report of an unknown one is refused, not empty. */
 async function checkProject(

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
+import { utcDayEnd } from '@tally/reports/calendar';
 import {
   type Converted,
   type ConvertedDay,
@@ -13,7 +14,6 @@ import {
   convertMonthly,
   type DailyRevenue,
   dailyRevenue,
-  dayEnd,
   loadExchangeRates,
   type MonthlyRevenue,
   parseExchangeRatesCsv,
@@ -41,7 +41,11 @@ export async function dailyMrrReport(
   checkDayRange(from, to);
   const currency = options.currency?.toUpperCase();
   const table = convertTo ? await rateTableFor(warehouse, convertTo) : null;
-  const records = await readMrrInputs(warehouse, { project: options.project, until: dayEnd(to), currency });
+  const records = await readMrrInputs(warehouse, {
+    project: options.project,
+    until: utcDayEnd(to),
+    currency,
+  });
   const report = dailyRevenue(records, from, to, currency ? [currency] : undefined);
   const rows: Array<DailyRevenue | ConvertedDay> = table ? convertDaily(report, table) : report;
   if (json) return `${JSON.stringify(rows)}\n`;

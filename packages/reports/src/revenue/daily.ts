@@ -4,6 +4,7 @@
 // order of their own timestamps), so the last day of a month has exactly the month's mrr_end and a month's
 // daily movements add up exactly to its monthly movements (BigInt micro-units, no rounding).
 import { formatMicros } from '@tally/contract';
+import { DAY_MS, utcDayOf, utcDayStart } from '../calendar.ts';
 import { memoOnFrozen } from './history.ts';
 import { byRecordTime, type MovementKind, type MrrInput, MrrLedger } from './ledger.ts';
 import type { Money } from './money.ts';
@@ -32,17 +33,6 @@ export interface DailyRevenue {
 
 /** At most this many days in one daily query (a leap year and a day). */
 export const MAX_REVENUE_DAYS = 366;
-const DAY_MS = 86_400_000;
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** Start of a YYYY-MM-DD day in ms (UTC), or NaN when it is not a real date. */
-export function utcDayStart(day: string): number {
-  const match = DAY.exec(day);
-  if (!match) return Number.NaN;
-  const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  // Date.UTC rolls 2026-02-30 over to March: a day is real only if it reads back the same.
-  return new Date(ms).toISOString().slice(0, 10) === day ? ms : Number.NaN;
-}
 
 /** Checks a day range: real days (YYYY-MM-DD), `from` not after `to`, at most MAX_REVENUE_DAYS days. */
 export function checkDayRange(from: string, to: string): void {
@@ -53,11 +43,6 @@ export function checkDayRange(from: string, to: string): void {
   if (start > end) throw new RevenueQueryError('from must not be after to');
   if ((end - start) / DAY_MS + 1 > MAX_REVENUE_DAYS)
     throw new RevenueQueryError(`a daily revenue range covers at most ${MAX_REVENUE_DAYS} days`);
-}
-
-/** The day after a YYYY-MM-DD day, as ms (UTC): the end of a daily range, for reading records up to it. */
-export function dayEnd(day: string): number {
-  return utcDayStart(day) + DAY_MS;
 }
 
 const reports = new WeakMap<readonly MrrInput[], Map<string, readonly DailyRevenue[]>>();
@@ -126,7 +111,7 @@ function computeDailyRevenue(
       }
       const mrr = ledger.total;
       report.push({
-        date: new Date(start).toISOString().slice(0, 10),
+        date: utcDayOf(start),
         currency,
         mrr: formatMicros(mrr),
         arr: formatMicros(mrr * 12n),

@@ -13,6 +13,7 @@
 // micro-unit from the sums or differences of other converted figures.
 import { formatMicros, toMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
+import { isMonth, parseUtcDay, utcDayStart } from '../calendar.ts';
 import type { DailyRevenue } from './daily.ts';
 import type { Money } from './money.ts';
 import type { MonthlyRevenue } from './monthly.ts';
@@ -38,8 +39,6 @@ export class ExchangeRateFileError extends Error {
 }
 
 const CURRENCY = /^[A-Z]{3}$/;
-const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
-const DAY = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 const RATE = /^(\d{1,15})(?:\.(\d{1,12}))?$/;
 
 /**
@@ -62,7 +61,9 @@ export function parseExchangeRatesCsv(text: string): ExchangeRate[] {
     throw new ExchangeRateFileError(
       `line ${headerAt + 1}: the header must be "month,currency,rate_to_XXX" or "date,currency,rate_to_XXX"`,
     );
-  const period = header[0] === 'month' ? MONTH : DAY;
+  // A period as the header names it: a month, or a day as Date.parse reads it (then checked to be real).
+  const isPeriod = (when: string) =>
+    header[0] === 'month' ? isMonth(when) : !Number.isNaN(parseUtcDay(when));
   const rates: ExchangeRate[] = [];
   const seen = new Set<string>();
   for (let i = ++headerAt; i < lines.length; i++) {
@@ -72,11 +73,11 @@ export function parseExchangeRatesCsv(text: string): ExchangeRate[] {
     const where = `line ${i + 1}`;
     if (cells.length !== 3) throw new ExchangeRateFileError(`${where}: expected 3 columns`);
     const [when, code, rate] = cells as [string, string, string];
-    if (!period.test(when) || (header[0] === 'date' && Number.isNaN(Date.parse(`${when}T00:00:00Z`))))
+    if (!isPeriod(when))
       throw new ExchangeRateFileError(
         `${where}: ${header[0]} must be ${header[0] === 'month' ? 'YYYY-MM' : 'YYYY-MM-DD'}`,
       );
-    if (header[0] === 'date' && new Date(`${when}T00:00:00Z`).toISOString().slice(0, 10) !== when)
+    if (header[0] === 'date' && Number.isNaN(utcDayStart(when)))
       throw new ExchangeRateFileError(`${where}: not a real date`);
     const currency = code.toUpperCase();
     if (!CURRENCY.test(currency))

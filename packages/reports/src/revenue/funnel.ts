@@ -6,6 +6,7 @@
 // visitor of the cohort, so the groups' money adds up to the total.
 import { divideRounded, formatMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
+import { isDayText } from '../calendar.ts';
 import { addDays, checkRange } from '../traffic/scope.ts';
 import { foldHistory } from './customers.ts';
 import type { MrrInput } from './ledger.ts';
@@ -37,8 +38,6 @@ export interface AcquisitionFunnel {
   total: Omit<FunnelRow, 'key'>;
 }
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
 export async function acquisitionFunnel(
   warehouse: Warehouse,
   records: readonly MrrInput[],
@@ -53,7 +52,7 @@ export async function acquisitionFunnel(
   },
 ): Promise<AcquisitionFunnel> {
   if (!ATTRIBUTION_DIMENSIONS.includes(options.by)) throw new RevenueQueryError('unknown breakdown');
-  if (!DAY.test(options.from) || !DAY.test(options.to))
+  if (!isDayText(options.from) || !isDayText(options.to))
     throw new RevenueQueryError('from and to must be days YYYY-MM-DD');
   checkRange(options.from, options.to);
   // `by` is one of ATTRIBUTION_DIMENSIONS (checked above): a column name, never request text.

@@ -22,7 +22,7 @@ export {
   TIMELINE_VISITS,
   type TimelineVisit,
 } from './customers.ts';
-export { checkDayRange, type DailyRevenue, dailyRevenue, dayEnd, MAX_REVENUE_DAYS } from './daily.ts';
+export { checkDayRange, type DailyRevenue, dailyRevenue, MAX_REVENUE_DAYS } from './daily.ts';
 export {
   DRILLDOWN_FIGURES,
   type Drilldown,
@@ -67,7 +67,7 @@ export {
   mrrMovements,
 } from './ledger.ts';
 export type { AttributionRow, Money } from './money.ts';
-export { type MonthlyRevenue, monthlyRevenue, monthStart, mrrReport } from './monthly.ts';
+export { type MonthlyRevenue, monthlyRevenue, mrrReport } from './monthly.ts';
 export {
   CASH_KINDS,
   type CashKind,

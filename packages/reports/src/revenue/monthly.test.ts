@@ -4,9 +4,10 @@
 import { formatMicros, isExactMoney, MAX_MONEY, toMicros } from '@tally/contract';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { monthsBetween } from '../calendar.ts';
 import { WORKED_EXAMPLE_MONTHS, workedExample } from '../testing.ts';
 import { type MrrInput, mrrMovements } from './ledger.ts';
-import { monthlyRevenue, monthsBetween } from './monthly.ts';
+import { monthlyRevenue } from './monthly.ts';
 
 let sequence = 0;
 function record(

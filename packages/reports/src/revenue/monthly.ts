@@ -6,6 +6,7 @@
 // number could hold for every total.
 import { divideRounded, formatMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
+import { monthStart, monthsBetween } from '../calendar.ts';
 import { memoOnFrozen, readMrrInputs } from './history.ts';
 import { byRecordTime, type DataWarning, type MovementKind, type MrrInput, MrrLedger } from './ledger.ts';
 import { type Money, rate } from './money.ts';
@@ -36,25 +37,6 @@ export interface MonthlyRevenue {
   customers_end: number;
   churned_customers: number;
   data_warnings: DataWarning[];
-}
-
-const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
-
-/** Start of a YYYY-MM month in ms (UTC); `offset` months later. */
-export function monthStart(month: string, offset = 0): number {
-  const match = MONTH.exec(month);
-  if (!match) throw new RangeError(`invalid month "${month}" (expected YYYY-MM)`);
-  return Date.UTC(Number(match[1]), Number(match[2]) - 1 + offset, 1);
-}
-
-export function monthsBetween(from: string, to: string): string[] {
-  const months: string[] = [];
-  const end = monthStart(to);
-  for (let i = 0, start = monthStart(from); start <= end; start = monthStart(from, ++i)) {
-    if (i > 1200) throw new RangeError('more than 100 years of months');
-    months.push(new Date(start).toISOString().slice(0, 7));
-  }
-  return months;
 }
 
 /**

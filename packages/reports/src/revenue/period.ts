@@ -5,6 +5,7 @@
 // figures, so a breakdown's rows are sums of the same customers' numbers as the unbroken total and add up
 // to it exactly (BigInt micro-units, no rounding anywhere).
 
+import { monthStart } from '../calendar.ts';
 import { type HistoryChange, memoOnFrozen } from './history.ts';
 import {
   byRecordTime,
@@ -14,7 +15,6 @@ import {
   MrrLedger,
   type MrrMovement,
 } from './ledger.ts';
-import { monthStart } from './monthly.ts';
 
 /** One customer's figures of the period, micro-units. */
 export interface CustomerPeriod {

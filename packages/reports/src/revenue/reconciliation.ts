@@ -6,9 +6,9 @@
 // lags or is wrong). Every discrepancy is listed in `errors`, never hidden.
 import { formatMicros, toMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
+import { monthStart } from '../calendar.ts';
 import { MOVEMENT_KINDS, type MovementKind, type MrrInput } from './ledger.ts';
 import type { Money } from './money.ts';
-import { monthStart } from './monthly.ts';
 import { foldPeriod, movementSum } from './period.ts';
 
 /** Cash revenue by kind of record: recurring (subscription, renewal, upgrade, downgrade), one-off

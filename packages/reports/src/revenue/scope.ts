@@ -1,7 +1,7 @@
 // What the revenue views are asked for, checked once: months (YYYY-MM, calendar months in UTC), a month
 // range, a currency, an attribution dimension and touch. A bad one is a RevenueQueryError (the dashboard
 // answers 400 with its fixed message, which never quotes the request).
-import { monthStart } from './monthly.ts';
+import { isMonth, monthSpan } from '../calendar.ts';
 
 export class RevenueQueryError extends Error {
   constructor(message: string) {
@@ -18,11 +18,9 @@ export type Touch = (typeof TOUCHES)[number];
 /** At most this many months in one revenue query (the MRR report folds every month of it). */
 export const MAX_REVENUE_MONTHS = 120;
 
-const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
-
 /** Checks a month (YYYY-MM with a real month). */
 export function checkMonth(month: string, what = 'month'): void {
-  if (!MONTH.test(month)) throw new RevenueQueryError(`${what} must be a month YYYY-MM`);
+  if (!isMonth(month)) throw new RevenueQueryError(`${what} must be a month YYYY-MM`);
 }
 
 /** Checks a month range: real months, `from` not after `to`, at most MAX_REVENUE_MONTHS. */
@@ -30,11 +28,7 @@ export function checkMonthRange(from: string, to: string): void {
   checkMonth(from, 'from');
   checkMonth(to, 'to');
   if (from > to) throw new RevenueQueryError('from must not be after to');
-  const start = new Date(monthStart(from));
-  const end = new Date(monthStart(to));
-  const months =
-    (end.getUTCFullYear() - start.getUTCFullYear()) * 12 + end.getUTCMonth() - start.getUTCMonth() + 1;
-  if (months > MAX_REVENUE_MONTHS)
+  if (monthSpan(from, to) > MAX_REVENUE_MONTHS)
     throw new RevenueQueryError(`a revenue range covers at most ${MAX_REVENUE_MONTHS} months`);
 }
 

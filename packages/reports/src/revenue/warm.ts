@@ -5,10 +5,11 @@
 // while warming waits for the same reads (the caches keep the read in flight), never for a second one.
 
 import type { Warehouse } from '@tally/warehouse';
+import { monthStart } from '../calendar.ts';
 import { revenueAttribution } from './attribution.ts';
 import { foldHistory } from './customers.ts';
 import { readMrrInputsCached } from './history-cache.ts';
-import { monthlyRevenue, monthStart } from './monthly.ts';
+import { monthlyRevenue } from './monthly.ts';
 import { foldPeriod } from './period.ts';
 import { readCustomerTouchesCached } from './touches-cache.ts';
 

@@ -2,8 +2,9 @@
 // alternatives, errors that never quote the input), the parameters filters become (values never enter SQL
 // text), comparison periods, and the buckets of a range in a time zone across daylight-saving changes.
 import { describe, expect, it } from 'vitest';
+import { isTimeZone, todayIn } from '../calendar.ts';
 import { FilterSyntaxError, filterCondition, parseFilters } from './filters.ts';
-import { checkRange, comparisonRange, isTimeZone, todayIn } from './scope.ts';
+import { checkRange, comparisonRange } from './scope.ts';
 import { bucketsOf } from './timeseries.ts';
 
 describe('parseFilters', () => {

@@ -2,7 +2,9 @@
 // characters); its conversion rate is the visitors who reached it in the range / the range's unique
 // visitors. A funnel is ordered goals reached by one visitor within the range, each after the previous
 // one; each step counts the visitors who reached it and every step before it, in order.
+
 import type { QueryParams, Warehouse } from '@tally/warehouse';
+import { DAY_MS } from '../calendar.ts';
 import { dayNumber, type TrafficQuery, trafficScope } from './scope.ts';
 
 export interface GoalTarget {
@@ -96,7 +98,7 @@ export async function funnelSteps(
     `(toUInt64(toUnixTimestamp64Milli(t)), ${conditions.map((c) => `toUInt8(${c})`).join(', ')})`;
   const reachesAny = (conditions: string[]) => conditions.filter((c) => c !== '0').join(' OR ') || '0';
   // The window covers the whole range (a day may have 25 hours): every chain within it counts.
-  const windowMs = (dayNumber(query.to) - dayNumber(query.from) + 2) * 86_400_000;
+  const windowMs = (dayNumber(query.to) - dayNumber(query.from) + 2) * DAY_MS;
   // Only the records in the range that reach some step take part, as (time, reaches step 1, step 2, …).
   const rows = await warehouse.query<{ level: number; visitors: number }>(
     `${scope.with}

@@ -29,11 +29,9 @@ export { type TrafficReport, trafficReport } from './report.ts';
 export {
   checkRange,
   comparisonRange,
-  isTimeZone,
   MAX_RANGE_DAYS,
   type TrafficQuery,
   TrafficRangeError,
-  todayIn,
 } from './scope.ts';
 export { currentVisitors, type TrafficFigures, trafficFigures, trafficFiguresOfPeriods } from './summary.ts';
 export { MAX_HOURLY_DAYS, type TrafficInterval, type TrafficPoint, trafficTimeseries } from './timeseries.ts';

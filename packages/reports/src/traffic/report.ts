@@ -1,7 +1,9 @@
 // The traffic report of one project over a range of days (UTC, both ends included): pageviews, unique
 // visitors, sessions, custom events and identified customers, with the top paths, referrer sources,
 // campaigns and event names. Read from the views (FINAL: no redelivered duplicate counts; no bots).
+
 import type { Warehouse } from '@tally/warehouse';
+import { DAY_MS, parseUtcDay } from '../calendar.ts';
 
 export interface TrafficReport {
   project: string;
@@ -26,13 +28,11 @@ export interface TrafficReport {
   event_names: { event_name: string; events: number; visitors: number }[];
 }
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-/** Start of a YYYY-MM-DD day in ms (UTC), `offset` days later. */
+/** Start of a YYYY-MM-DD day in ms (UTC), `offset` days later (a day past its month's end runs on). */
 export function dayStart(day: string, offset = 0): number {
-  const ms = Date.parse(`${day}T00:00:00Z`);
-  if (!DAY.test(day) || Number.isNaN(ms)) throw new RangeError(`invalid day "${day}" (expected YYYY-MM-DD)`);
-  return ms + offset * 86_400_000;
+  const ms = parseUtcDay(day);
+  if (Number.isNaN(ms)) throw new RangeError(`invalid day "${day}" (expected YYYY-MM-DD)`);
+  return ms + offset * DAY_MS;
 }
 
 export async function trafficReport(

@@ -2,6 +2,7 @@
 // comparison period, the filters, and the SQL that selects the visits in scope from the visits table (with
 // FINAL: each visit once, in its latest version; deleted ones gone).
 import type { QueryParams } from '@tally/warehouse';
+import { dayNumber as calendarDayNumber, dayOf, yearBefore } from '../calendar.ts';
 import { filterCondition, type TrafficFilter } from './filters.ts';
 
 export interface TrafficQuery {
@@ -14,20 +15,19 @@ export interface TrafficQuery {
   filters: readonly TrafficFilter[];
 }
 
-const DAY_MS = 86_400_000;
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 /** The longest range a query may cover (two years and a day). */
 export const MAX_RANGE_DAYS = 731;
 
-/** Days since the epoch of a YYYY-MM-DD date (a calendar date, no time zone). */
+/**
+ * Days since the epoch of a YYYY-MM-DD date (a calendar date, no time zone): the calendar's, with a day
+ * that is not real answered as a TrafficRangeError.
+ */
 export function dayNumber(day: string): number {
-  const ms = Date.parse(`${day}T00:00:00Z`);
-  if (!DAY.test(day) || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) {
-    throw new TrafficRangeError('dates must be real days, YYYY-MM-DD');
-  }
-  return ms / DAY_MS;
+  const n = calendarDayNumber(day);
+  if (Number.isNaN(n)) throw new TrafficRangeError('dates must be real days, YYYY-MM-DD');
+  return n;
 }
-export const dayOf = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
+/** The day `days` after `day`, a TrafficRangeError when `day` is not real. */
 export const addDays = (day: string, days: number): string => dayOf(dayNumber(day) + days);
 
 export class TrafficRangeError extends Error {
@@ -50,41 +50,10 @@ export function comparisonRange(
   to: string,
   compare: 'previous' | 'year',
 ): { from: string; to: string } {
-  if (compare === 'year') {
-    const shift = (day: string) => {
-      const year = Number(day.slice(0, 4)) - 1;
-      const candidate = `${year}${day.slice(4)}`;
-      // 29 February of a leap year is 28 February a year earlier.
-      return Number.isNaN(Date.parse(`${candidate}T00:00:00Z`)) ||
-        new Date(`${candidate}T00:00:00Z`).toISOString().slice(0, 10) !== candidate
-        ? `${year}${day.slice(4, 8)}28`
-        : candidate;
-    };
-    return { from: shift(from), to: shift(to) };
-  }
+  // 29 February of a leap year is 28 February a year earlier.
+  if (compare === 'year') return { from: yearBefore(from), to: yearBefore(to) };
   const days = dayNumber(to) - dayNumber(from) + 1;
   return { from: addDays(from, -days), to: addDays(from, -1) };
-}
-
-/** Today's date in a time zone (YYYY-MM-DD). */
-export function todayIn(timeZone: string, now = Date.now()): string {
-  return new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(now);
-}
-
-/** Whether `timeZone` is an IANA time zone this runtime (and so, with the same database, ClickHouse) knows. */
-export function isTimeZone(timeZone: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/.test(timeZone)) return false;
-  try {
-    new Intl.DateTimeFormat('en', { timeZone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -1,7 +1,9 @@
 // The dashboard's figures per hour, day, week (from Monday) or month of the project's time zone:
 // pageviews, custom events and unique visitors by their records' own time, visits (with bounce rate and
 // mean duration) in the bucket where they start. Every bucket of the range is present, zeros included.
+
 import type { Warehouse } from '@tally/warehouse';
+import { dayOf, utcDayEnd, utcDayStart } from '../calendar.ts';
 import { addDays, dayNumber, ratio, type TrafficQuery, TrafficRangeError, trafficScope } from './scope.ts';
 
 export type TrafficInterval = 'hour' | 'day' | 'week' | 'month';
@@ -52,8 +54,8 @@ export function bucketsOf(from: string, to: string, interval: TrafficInterval, t
       return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:00`;
     };
     // The instants bounding the range: search around UTC midnight for the zone's midnight (offsets < 15 h).
-    const first = Date.parse(`${from}T00:00:00Z`) - 15 * 3_600_000;
-    const last = Date.parse(`${addDays(to, 1)}T00:00:00Z`) + 15 * 3_600_000;
+    const first = utcDayStart(from) - 15 * 3_600_000;
+    const last = utcDayEnd(to) + 15 * 3_600_000;
     for (let ms = first; ms < last; ms += 1_800_000) {
       const l = label(ms);
       const day = l.slice(0, 10);
@@ -62,7 +64,7 @@ export function bucketsOf(from: string, to: string, interval: TrafficInterval, t
     return labels;
   }
   for (let n = dayNumber(from); n <= dayNumber(to); n++) {
-    const day = addDays('1970-01-01', n);
+    const day = dayOf(n);
     const weekday = (n + 3) % 7; // 1970-01-01 was a Thursday; 0 is Monday
     const start =
       interval === 'day' ? day : interval === 'week' ? addDays(day, -weekday) : `${day.slice(0, 7)}-01`;

@@ -2,7 +2,7 @@
 // project without data, its public tokens (to show how to install the tracker). Definitions change only by
 // a signed-in user granted the project (access `editor`); read keys and share links read them.
 import { ALL_PROJECTS } from '@tally/dashboard-store';
-import { isTimeZone, todayIn } from '@tally/reports/traffic';
+import { isTimeZone, todayIn } from '@tally/reports/calendar';
 import type { FastifyInstance } from 'fastify';
 import { type Caller, canReadRevenue } from '../access.ts';
 import type { FunnelInputBody, GoalInputBody } from '../api/schemas.ts';

@@ -9,6 +9,8 @@
 // changed; the customer page reads its own records) and shapes the answers (JSON or CSV).
 // The daily MRR report, the exchange rates and the conversion of the MRR reports are in
 // revenue-daily-routes.ts.
+
+import { monthStart } from '@tally/reports/calendar';
 import {
   type AttributionDimension,
   acquisitionFunnel,
@@ -23,7 +25,6 @@ import {
   filterRevenueRecords,
   type MrrInput,
   monthlyRevenue,
-  monthStart,
   mrrHistory,
   parseRevenueFilters,
   rateTableFor,
