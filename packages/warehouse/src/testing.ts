@@ -1,9 +1,15 @@
 // Test fixtures of the warehouse conformance suite, shared with the reports' (@tally/reports/conformance):
-// an `events` row as the analytics consumer stores it, and a database of each test's own.
+// an `events` row as the analytics consumer stores it, and a database of each test's own. And what of the
+// backends a process that imports a package has loaded (backendsLoadedBy).
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach } from 'vitest';
 import { migrate } from './migrations.ts';
 import type { Warehouse } from './warehouse.ts';
+
+const run = promisify(execFile);
 
 /** Opens the backend under test on a database of its own. */
 export type OpenWarehouse = (database: string) => Promise<Warehouse>;
@@ -66,4 +72,45 @@ export function freshWarehouses(open: OpenWarehouse): (migrated?: boolean) => Pr
     if (migrated) await migrate(warehouse);
     return warehouse;
   };
+}
+
+/** What of the backends a process has loaded: chDB's native library mapped, chDB's or @clickhouse/client's modules. */
+export interface BackendsLoaded {
+  chdbMapped: boolean;
+  chdb: boolean;
+  clickhouseClient: boolean;
+}
+
+/**
+ * Runs `script` (the body of an ES module, the workspace packages resolved to their sources) in a process
+ * of its own, where `mark(name)` takes down what of the backends is loaded at that point: the native library
+ * from /proc/self/maps, the modules (CommonJS, both) from the module cache. Resolves with every mark.
+ */
+export async function backendsLoadedBy(script: string): Promise<Record<string, BackendsLoaded>> {
+  const prelude = `
+    import { readFileSync } from 'node:fs';
+    import { createRequire } from 'node:module';
+    const cache = createRequire(import.meta.url).cache;
+    const marks = {};
+    const has = (pattern) => Object.keys(cache).some((file) => pattern.test(file));
+    const mark = (name) => {
+      marks[name] = {
+        chdbMapped: /libchdb/.test(readFileSync('/proc/self/maps', 'utf8')),
+        chdb: has(/\\/node_modules\\/(chdb|@chdb\\/[^/]+)\\//),
+        clickhouseClient: has(/\\/node_modules\\/@clickhouse\\/client(-common)?\\//),
+      };
+    };`;
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--conditions=@tally/source',
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `${prelude}\n${script}\nprocess.stdout.write(JSON.stringify(marks));`,
+    ],
+    { cwd: fileURLToPath(new URL('../../../', import.meta.url)), timeout: 60_000 },
+  );
+  return JSON.parse(stdout) as Record<string, BackendsLoaded>;
 }
