@@ -16,12 +16,14 @@ COPY packages/contract/package.json packages/contract/
 COPY packages/core/package.json packages/core/
 COPY packages/log/package.json packages/log/
 COPY packages/react/package.json packages/react/
+COPY packages/reports/package.json packages/reports/
 COPY packages/revenue/package.json packages/revenue/
 COPY packages/service/package.json packages/service/
 COPY packages/state-files/package.json packages/state-files/
 COPY packages/state-store/package.json packages/state-store/
 COPY packages/tokens/package.json packages/tokens/
 COPY packages/warehouse/package.json packages/warehouse/
+COPY packages/warehouse-http/package.json packages/warehouse-http/
 COPY services/analytics-consumer/package.json services/analytics-consumer/
 COPY services/embedded/package.json services/embedded/
 COPY services/dashboard/package.json services/dashboard/

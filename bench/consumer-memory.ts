@@ -1,7 +1,7 @@
 // Memory of a consumer process (`npm run bench:consumer-memory`): the analytics consumer as its own
 // process (services/analytics-consumer, compiled as the image runs it, or from the sources), on the Kafka
 // record log and a ClickHouse URL (ClickHouse's HTTP interface over chDB, served by
-// packages/warehouse/scripts/serve-clickhouse-http.ts as a process of its own), idle: VmRSS (and its
+// packages/warehouse-http/scripts/serve-clickhouse-http.ts as a process of its own), idle: VmRSS (and its
 // anonymous and file-backed parts) `--idle-seconds` after its readiness file, and whether chDB's native
 // library is mapped into it (/proc/<pid>/maps). `--repeat` runs, each on topics of its own. Prints one JSON
 // object on stdout; progress on stderr.
@@ -49,7 +49,7 @@ const warehouseDir = tempDir('consumer-memory-warehouse');
 const runs: Run[] = [];
 const before = loadSnapshot();
 try {
-  const warehouse = startNode('warehouse', 'packages/warehouse/scripts/serve-clickhouse-http.ts', [
+  const warehouse = startNode('warehouse', 'packages/warehouse-http/scripts/serve-clickhouse-http.ts', [
     warehouseDir,
     '0',
   ]);

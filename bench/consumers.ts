@@ -1,6 +1,7 @@
 // Consumers catching up a backlog (`npm run bench:consumers`): the path a high-volume user takes past one
 // machine — records in Kafka, analytics consumers as processes of their own, the warehouse a ClickHouse
-// HTTP interface (Tally's over chDB, packages/warehouse/scripts/serve-clickhouse-http.ts, in its own process).
+// HTTP interface (Tally's over chDB, packages/warehouse-http/scripts/serve-clickhouse-http.ts, in its own
+// process).
 // For each run: a fresh warehouse (optionally holding `--prefill` records already: events, their ids and
 // visits, spread over the past year), `--records` records appended to Kafka before any consumer starts
 // (70% pageview, 25% event, 5% identify, over `--projects` projects and `--visitors` visitors — by default a
@@ -69,9 +70,14 @@ interface RunResult {
 /** The warehouse's HTTP interface over a fresh chDB directory, in a process of its own. */
 async function startWarehouse(dir: string): Promise<{ child: Child; url: string }> {
   // (a script of the package, not compiled: it runs from the sources through tsx, whose cost is at load)
-  const child = startNode('warehouse', 'packages/warehouse/scripts/serve-clickhouse-http.ts', [dir, '0'], {
-    env: serverEnv({ UV_THREADPOOL_SIZE: '8' }),
-  });
+  const child = startNode(
+    'warehouse',
+    'packages/warehouse-http/scripts/serve-clickhouse-http.ts',
+    [dir, '0'],
+    {
+      env: serverEnv({ UV_THREADPOOL_SIZE: '8' }),
+    },
+  );
   const [, url] = await child.waitFor(/CLICKHOUSE_URL=(\S+)/, 60_000);
   return { child, url: url as string };
 }

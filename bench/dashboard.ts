@@ -2,12 +2,12 @@
 // default) over `--days` days (90) into an embedded chDB warehouse, in the realistic mix of bench/ (70%
 // pageview, 20% event, 5% identify, 5% revenue; the pages, referrers, campaigns, events and browsers of
 // bench/lib/workload.ts), builds the visits table with the analytics consumer's own backfill (the fold of
-// reports/visits.ts over every visitor's records), then measures every query of the dashboard's read API
-// for the last 30 days, without and with a filter: p50 and p95 per panel over `--runs` runs, and the whole
-// page's data (every panel one after the other, and all at once; and what a page shows at first), with the
-// CPU time each took (the engine runs in this process). Then the revenue views (issue 11): `--customers`
-// customers (50,000) with a year of revenue history each (subscription, monthly renewals, upgrades,
-// downgrades, churn and returns) and an identify record linking each to a seeded visitor, the
+// @tally/reports traffic/visits.ts over every visitor's records), then measures every query of the
+// dashboard's read API for the last 30 days, without and with a filter: p50 and p95 per panel over `--runs`
+// runs, and the whole page's data (every panel one after the other, and all at once; and what a page shows at
+// first), with the CPU time each took (the engine runs in this process). Then the revenue views (issue 11):
+// `--customers` customers (50,000) with a year of revenue history each (subscription, monthly renewals,
+// upgrades, downgrades, churn and returns) and an identify record linking each to a seeded visitor, the
 // mrr_movements table built as the revenue consumer builds it, and every revenue panel and query measured
 // the same way: warm, unwarmed (the cache dropped), the first request after the caches were warmed as the
 // dashboard warms them at start (and that warming), and after new revenue landed (10 records before each run,
@@ -18,23 +18,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ingestionHealth } from '@tally/reports/ingestion-health';
 import {
   acquisitionFunnel,
-  backfillMrrMovements,
-  backfillVisits,
-  comparisonRange,
-  currentVisitors,
   customerListPage,
   forgetCustomerTouches,
   forgetRevenueHistory,
-  funnelSteps,
-  goalConversions,
-  ingestionHealth,
-  migrate,
   monthlyRevenue,
-  openChdbWarehouse,
-  parseFilters,
-  type Row,
   readCustomerRecords,
   readCustomerTouches,
   readCustomerTouchesCached,
@@ -45,13 +35,21 @@ import {
   reconcile,
   revenueAttribution,
   revenueDrilldown,
+  warmRevenue,
+} from '@tally/reports/revenue';
+import { backfillMrrMovements, backfillVisits } from '@tally/reports/tables';
+import {
+  comparisonRange,
+  currentVisitors,
+  funnelSteps,
+  goalConversions,
+  parseFilters,
   type TrafficQuery,
   trafficBreakdown,
   trafficFiguresOfPeriods,
   trafficTimeseries,
-  type Warehouse,
-  warmRevenue,
-} from '@tally/warehouse';
+} from '@tally/reports/traffic';
+import { migrate, openChdbWarehouse, type Row, type Warehouse } from '@tally/warehouse';
 import { loadSnapshot, machineInfo } from './lib/machine.ts';
 import { parseArgs } from './lib/report.ts';
 import { CAMPAIGNS, EVENTS, PAGES, REFERRERS } from './lib/workload.ts';

@@ -16,12 +16,8 @@
 //     [--drain-timeout 120] [--cpu-prof <dir>]
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import {
-  endpointUrl,
-  openClickHouseWarehouse,
-  readPublishedEndpoint,
-  type Warehouse,
-} from '@tally/warehouse';
+import { openClickHouseWarehouse, type Warehouse } from '@tally/warehouse';
+import { endpointUrl, readPublishedEndpoint } from '@tally/warehouse-http';
 import { Monitor, onInterrupt, sleep, stopAll } from './lib/children.ts';
 import { percentiles } from './lib/fixed-rate.ts';
 import { startLoad } from './lib/load.ts';

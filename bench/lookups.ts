@@ -37,7 +37,7 @@ async function serve(dataDir: string): Promise<{ url: string; child: ChildProces
       '--conditions=@tally/source',
       '--import',
       'tsx',
-      'packages/warehouse/scripts/serve-clickhouse-http.ts',
+      'packages/warehouse-http/scripts/serve-clickhouse-http.ts',
       dataDir,
       '0',
     ],

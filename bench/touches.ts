@@ -1,8 +1,8 @@
-// The attribution panels' touches cache (reports/touches-cache.ts) at a size: seeds `--customers`
-// customers (50,000), each with a visitor identified as it, `--visits` visits of that visitor and six
-// revenue records, plus as many anonymous visitors' visits, into an embedded chDB warehouse; then times,
-// once each (`--runs` for more), the uncached query (readCustomerTouches), a cold cached read, a warm one
-// (the probe alone), and the read after one new identify (a new visitor with a visit, identified as an
+// The attribution panels' touches cache (@tally/reports revenue/touches-cache.ts) at a size: seeds
+// `--customers` customers (50,000), each with a visitor identified as it, `--visits` visits of that visitor
+// and six revenue records, plus as many anonymous visitors' visits, into an embedded chDB warehouse; then
+// times, once each (`--runs` for more), the uncached query (readCustomerTouches), a cold cached read, a warm
+// one (the probe alone), and the read after one new identify (a new visitor with a visit, identified as an
 // existing customer), after an anonymous visitor's visit, and after one revenue record. A small script for
 // the cost of the cache's parts, not the dashboard benchmark; prints one JSON object with the load average.
 //
@@ -13,13 +13,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   forgetCustomerTouches,
-  migrate,
-  openChdbWarehouse,
-  type Row,
   readCustomerTouches,
   readCustomerTouchesCached,
-  type Warehouse,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
+import { migrate, openChdbWarehouse, type Row, type Warehouse } from '@tally/warehouse';
 import { parseArgs } from './lib/report.ts';
 
 const options = parseArgs({ customers: 50_000, visits: 3, runs: 1 }, process.argv.slice(2));

@@ -6,14 +6,10 @@
 // exactly once, and the visits — the table every traffic figure reads — equal the fold of visits over the
 // stored records from scratch, in every project: exact whatever member landed which record (issue 21).
 import { randomUUID } from 'node:crypto';
+import { VISIT_RECORD_COLUMNS } from '@tally/reports/tables';
+import { type VisitRecord, visitsOf } from '@tally/reports/traffic';
 import { RedisTokenStore } from '@tally/tokens';
-import {
-  openClickHouseWarehouse,
-  VISIT_RECORD_COLUMNS,
-  type VisitRecord,
-  visitsOf,
-  type Warehouse,
-} from '@tally/warehouse';
+import { openClickHouseWarehouse, type Warehouse } from '@tally/warehouse';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {

@@ -10,8 +10,8 @@
 // keeps landing. Screenshots go to test-output/dashboard-web/ to be looked at.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { workedExample } from '@tally/reports/testing';
 import { FileTokenStore } from '@tally/tokens';
-import { workedExample } from '@tally/warehouse/testing';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';

@@ -5,8 +5,8 @@
 // drill-downs that add up to their figure, a customer's page, and the project's ingestion health.
 import { randomUUID } from 'node:crypto';
 import { type RevenueData, toMicros } from '@tally/contract';
+import { workedExample } from '@tally/reports/testing';
 import { FileTokenStore } from '@tally/tokens';
-import { workedExample } from '@tally/warehouse/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
 import { pipelineEnv, send, startTallyProcess, type TallyProcess } from './support/tally-process.ts';

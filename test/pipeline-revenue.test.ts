@@ -4,14 +4,14 @@
 // the spec's monthly table: sent in order, in reverse order, and with every record sent twice.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { FileTokenStore } from '@tally/tokens';
-import type { Warehouse } from '@tally/warehouse';
 import {
   MRR_MONTHLY_COLUMNS,
   mrrMonthlyRows,
   WORKED_EXAMPLE_MONTHS,
   workedExample,
-} from '@tally/warehouse/testing';
+} from '@tally/reports/testing';
+import { FileTokenStore } from '@tally/tokens';
+import type { Warehouse } from '@tally/warehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
 import {

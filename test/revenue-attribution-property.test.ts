@@ -16,14 +16,11 @@ import { join } from 'node:path';
 import { analyticsLander } from '@tally/analytics-consumer';
 import { formatMicros, type IngestRecord, toMicros } from '@tally/contract';
 import type { LogMessage } from '@tally/log';
-import { revenueLander } from '@tally/revenue-consumer';
 import {
   ATTRIBUTION_DIMENSIONS,
   DRILLDOWN_FIGURES,
   filterRevenueRecords,
-  migrate,
   mrrReport,
-  openChdbWarehouse,
   parseRevenueFilters,
   readCustomerAttributes,
   readCustomerTouches,
@@ -34,8 +31,9 @@ import {
   revenueBreakdown,
   revenueDrilldown,
   TOUCHES,
-  type Warehouse,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
+import { revenueLander } from '@tally/revenue-consumer';
+import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

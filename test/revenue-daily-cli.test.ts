@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { workedExample } from '@tally/reports/testing';
 import { FileTokenStore } from '@tally/tokens';
-import { workedExample } from '@tally/warehouse/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
 import { pipelineEnv, send, startTallyProcess, type TallyProcess } from './support/tally-process.ts';

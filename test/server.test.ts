@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openEmbeddedLog } from '@tally/log';
 import { decodedOnly } from '@tally/log/conformance';
 import { FileTokenStore } from '@tally/tokens';
-import { readPublishedEndpoint } from '@tally/warehouse';
+import { readPublishedEndpoint } from '@tally/warehouse-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, postIngest, startGatewayProcess, tempDataDir } from './support/processes.ts';
 import { startTallyProcess } from './support/tally-process.ts';

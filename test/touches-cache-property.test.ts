@@ -1,6 +1,6 @@
-// The attribution panels' cached touches (readCustomerTouchesCached, reports/touches-cache.ts) against the
-// uncached query, on random data through real chDB and the real landers: visits, identifies (a visitor
-// identified again as another customer among them) and revenue (a transaction sent again, as another
+// The attribution panels' cached touches (readCustomerTouchesCached, @tally/reports revenue/touches-cache.ts)
+// against the uncached query, on random data through real chDB and the real landers: visits, identifies (a
+// visitor identified again as another customer among them) and revenue (a transaction sent again, as another
 // copy with another customer and visitor: the one received first is kept) land in several deliveries,
 // some delivered twice (the analytics lander then writes the same visits again with a new version), some
 // followed by merges of the tables (which drop replaced rows from the raw tables the probe reads).
@@ -15,14 +15,9 @@ import { join } from 'node:path';
 import { analyticsLander } from '@tally/analytics-consumer';
 import type { IngestRecord } from '@tally/contract';
 import type { LogMessage } from '@tally/log';
+import { readCustomerTouches, readCustomerTouchesCached } from '@tally/reports/revenue';
 import { revenueLander } from '@tally/revenue-consumer';
-import {
-  migrate,
-  openChdbWarehouse,
-  readCustomerTouches,
-  readCustomerTouchesCached,
-  type Warehouse,
-} from '@tally/warehouse';
+import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

@@ -1,14 +1,18 @@
-// The warehouse conformance suite on the ClickHouse backend (@clickhouse/client over HTTP), against a
-// real ClickHouse engine: CLICKHOUSE_URL when set, else ClickHouse's HTTP interface over chDB (see
-// test/setup/services.ts). A database per test. And what an HTTP answer that is not ClickHouse's (a proxy's, a
-// server's refusal of a URL too long) is taken for.
+// The warehouse's and the reports' conformance suites on the ClickHouse backend (@clickhouse/client over
+// HTTP), against a real ClickHouse engine: CLICKHOUSE_URL when set, else ClickHouse's HTTP interface over
+// chDB (see test/setup/services.ts). A database per test. And what an HTTP answer that is not ClickHouse's
+// (a proxy's, a server's refusal of a URL too long) is taken for.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { describeReportsConformance } from '@tally/reports/conformance';
 import { openClickHouseWarehouse, WarehouseError, WarehouseUnavailableError } from '@tally/warehouse';
 import { describeWarehouseConformance } from '@tally/warehouse/conformance';
 import { expect, inject, it } from 'vitest';
 
 describeWarehouseConformance('ClickHouse (@clickhouse/client)', (database) =>
+  openClickHouseWarehouse({ url: inject('clickhouseUrl'), database }),
+);
+describeReportsConformance('ClickHouse (@clickhouse/client)', (database) =>
   openClickHouseWarehouse({ url: inject('clickhouseUrl'), database }),
 );
 

@@ -3,7 +3,7 @@
 //   2. a container through testcontainers, when a Docker engine is reachable;
 //   3. the native service from infra/ (installed from Debian's packages and started on 127.0.0.1).
 // ClickHouse: CLICKHOUSE_URL when set (a real server); else ClickHouse's HTTP interface served over chDB
-// by packages/warehouse/scripts/serve-clickhouse-http.ts on 127.0.0.1 (the same engine, in-process).
+// by packages/warehouse-http/scripts/serve-clickhouse-http.ts on 127.0.0.1 (the same engine, in-process).
 // Kafka and the schema registry: KAFKA_BROKERS and SCHEMA_REGISTRY_URL when both are set; else containers;
 // else infra/kafka (Apache Kafka 4 in KRaft mode, jars from Maven Central) and infra/schema-registry
 // (Apicurio Registry, which serves the Confluent API).

@@ -3,12 +3,8 @@
 // warehouse through the query endpoint it publishes, as the tally CLI does.
 
 import { randomUUID } from 'node:crypto';
-import {
-  endpointUrl,
-  openClickHouseWarehouse,
-  readPublishedEndpoint,
-  type Warehouse,
-} from '@tally/warehouse';
+import { openClickHouseWarehouse, type Warehouse } from '@tally/warehouse';
+import { endpointUrl, readPublishedEndpoint } from '@tally/warehouse-http';
 import { inject } from 'vitest';
 import { type GatewayProcess, spawnTallyService } from './processes.ts';
 

@@ -1,6 +1,7 @@
-// ClickHouse's HTTP interface over a chDB directory (packages/warehouse/scripts/serve-clickhouse-http.ts)
-// as a process of its own on 127.0.0.1: what @clickhouse/client is tested against when no ClickHouse
-// server is given, and what a fault test kills to make the warehouse unreachable.
+// ClickHouse's HTTP interface over a chDB directory
+// (packages/warehouse-http/scripts/serve-clickhouse-http.ts) as a process of its own on 127.0.0.1: what
+// @clickhouse/client is tested against when no ClickHouse server is given, and what a fault test kills to
+// make the warehouse unreachable.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { ROOT, SOURCE_NODE_ARGS } from './processes.ts';
 
@@ -15,7 +16,7 @@ export async function startWarehouseServer(
 ): Promise<{ url: string; process: ChildProcess }> {
   const args = [
     ...SOURCE_NODE_ARGS,
-    'packages/warehouse/scripts/serve-clickhouse-http.ts',
+    'packages/warehouse-http/scripts/serve-clickhouse-http.ts',
     dataDir,
     String(port),
   ];

@@ -5,6 +5,7 @@
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { divideRounded, toMicros } from '@tally/contract';
+import { addMonths, DAY_MS, monthStart, utcDayOf, utcMonthOf } from '@tally/reports/calendar';
 import {
   ATTRIBUTION_DIMENSIONS,
   type Attribution,
@@ -15,7 +16,6 @@ import {
   currencyOf,
   filterRevenueRecords,
   type MonthlyRevenue,
-  monthStart,
   mrrReport,
   parseRevenueFilters,
   type Reconciliation,
@@ -29,10 +29,9 @@ import {
   searchRevenue,
   TOUCHES,
   type Touch,
-  type TrafficReport,
-  trafficReport,
-  type Warehouse,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
+import { type TrafficReport, trafficReport } from '@tally/reports/traffic';
+import type { Warehouse } from '@tally/warehouse';
 import { convertedMonthlyReport, dailyMrrReport, runRates } from './revenue-rates.ts';
 import { tokenStoreOf } from './tokens.ts';
 import { UsageError } from './usage-error.ts';
@@ -44,12 +43,9 @@ const required = (value: string | undefined, what: string): string => {
 };
 
 /** Today (UTC) as YYYY-MM-DD, `offset` days later. */
-const day = (offset = 0) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+const day = (offset = 0) => utcDayOf(Date.now() + offset * DAY_MS);
 /** This month (UTC) as YYYY-MM, `offset` months later. */
-function monthOf(offset = 0): string {
-  const now = new Date();
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + offset, 1)).toISOString().slice(0, 7);
-}
+const monthOf = (offset = 0) => addMonths(utcMonthOf(Date.now()), offset);
 
 /** A project is known when it has a token or records; a report of an unknown one is refused, not empty. */
 async function checkProject(

@@ -1,10 +1,11 @@
 // `tally report mrr --daily` (or `--interval day`), `--convert-to XXX` of `tally report mrr`, and
 // `tally revenue rates load FILE.csv | list`: the daily MRR report and the operator's exchange rates, with the
-// same functions as the dashboard's API (reports/daily-revenue.ts, reports/exchange-rates.ts), so both give
-// the same figures. Rates come only from the operator's file: Tally never fetches them.
+// same functions as the dashboard's API (@tally/reports revenue/daily.ts, revenue/exchange-rates.ts), so both
+// give the same figures. Rates come only from the operator's file: Tally never fetches them.
 import { readFileSync } from 'node:fs';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
+import { utcDayEnd } from '@tally/reports/calendar';
 import {
   type Converted,
   type ConvertedDay,
@@ -13,15 +14,14 @@ import {
   convertMonthly,
   type DailyRevenue,
   dailyRevenue,
-  dayEnd,
   loadExchangeRates,
   type MonthlyRevenue,
   parseExchangeRatesCsv,
   rateTableFor,
   readExchangeRates,
   readMrrInputs,
-  type Warehouse,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
+import type { Warehouse } from '@tally/warehouse';
 import { UsageError } from './usage-error.ts';
 import { withWarehouse } from './warehouse.ts';
 
@@ -42,7 +42,11 @@ export async function dailyMrrReport(
   checkDayRange(from, to);
   const currency = options.currency?.toUpperCase();
   const table = convertTo ? await rateTableFor(warehouse, convertTo) : null;
-  const records = await readMrrInputs(warehouse, { project: options.project, until: dayEnd(to), currency });
+  const records = await readMrrInputs(warehouse, {
+    project: options.project,
+    until: utcDayEnd(to),
+    currency,
+  });
   const report = dailyRevenue(records, from, to, currency ? [currency] : undefined);
   const rows: Array<DailyRevenue | ConvertedDay> = table ? convertDaily(report, table) : report;
   if (json) return `${JSON.stringify(rows)}\n`;

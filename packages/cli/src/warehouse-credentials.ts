@@ -4,7 +4,7 @@
 // TALLY_DATA_DIR (owner-only files); nothing is printed when no process serves the interface.
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { readPublishedEndpoint } from '@tally/warehouse';
+import { readPublishedEndpoint } from '@tally/warehouse-http';
 import { UsageError } from './usage-error.ts';
 
 export async function runWarehouse(

@@ -9,13 +9,8 @@
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
 import { EmbeddedLogLockedError, embeddedLogDir, openEmbeddedLog } from '@tally/log';
-import {
-  openWarehouse,
-  prepareReland,
-  readPublishedEndpoint,
-  type Warehouse,
-  WarehouseLockedError,
-} from '@tally/warehouse';
+import { openWarehouse, prepareReland, type Warehouse, WarehouseLockedError } from '@tally/warehouse';
+import { readPublishedEndpoint } from '@tally/warehouse-http';
 
 const STOP_FIRST =
   'stop Tally first (its consumers keep their own positions and would commit over the rewind)';

@@ -7,8 +7,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AstNode } from './ast-dump.ts';
 import { openChdbWarehouse } from './chdb/chdb-warehouse.ts';
-import type { AstNode } from './chdb/http/statement-policy.ts';
 import {
   bindClusterNames,
   CLUSTER_PLACEHOLDER,

@@ -12,8 +12,7 @@
 // must be itself, and its tree the source's but for the table name and the engine. The cluster and the
 // database are written as placeholders, replaced when the migrations run (bindClusterNames).
 
-import type { AstNode } from './chdb/http/statement-policy.ts';
-import { parseAstDump } from './chdb/http/statement-policy.ts';
+import { type AstNode, parseAstDump } from './ast-dump.ts';
 import { WarehouseError } from './errors.ts';
 import { checkClusterName, checkDatabaseName, type Warehouse } from './warehouse.ts';
 

@@ -1,165 +1,116 @@
-// Test fixtures shared by the unit tests, the warehouse conformance suite and the end-to-end tests: the
-// worked example of docs/revenue.md as revenue payloads (what a client sends) and the monthly table
-// the spec gives for it.
-import type { RevenueData } from '@tally/contract';
+// Test fixtures of the warehouse conformance suite, shared with the reports' (@tally/reports/conformance):
+// an `events` row as the analytics consumer stores it, and a database of each test's own. And what of the
+// backends a process that imports a package has loaded (backendsLoadedBy).
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach } from 'vitest';
+import { migrate } from './migrations.ts';
+import type { Warehouse } from './warehouse.ts';
 
-/** The example's records, in the spec's order; `timestamp` is noon UTC of the spec's date. */
-export function workedExample(prefix: string): RevenueData[] {
-  const at = (date: string) => Date.parse(`${date}T12:00:00Z`);
-  const record = (
-    n: number,
-    date: string,
-    customer: string,
-    event_type: RevenueData['event_type'],
-    amount: number,
-    mrr_impact: number | undefined,
-    extra: Partial<RevenueData> = {},
-  ): RevenueData => ({
-    visitor_fingerprint: `fp_${customer}`,
-    session_id: `s_${customer}`,
-    customer_id: customer,
-    amount,
-    currency: 'USD',
-    transaction_id: `${prefix}_tx_${n}`,
-    event_type,
-    ...(mrr_impact === undefined ? {} : { mrr_impact }),
-    timestamp: at(date),
-    ...extra,
-  });
-  return [
-    record(1, '2026-01-05', 'A', 'subscription', 100, 100, { is_recurring: true, metadata: { plan: 'pro' } }),
-    record(2, '2026-01-10', 'B', 'subscription', 50, 50, { is_recurring: true, metadata: { plan: 'basic' } }),
-    record(3, '2026-02-03', 'A', 'upgrade', 50, 50, { metadata: { plan: 'business' } }),
-    record(4, '2026-02-20', 'B', 'downgrade', 30, -20, { metadata: { plan: 'starter' } }),
-    record(5, '2026-02-25', 'C', 'subscription', 1200, 100, {
-      is_recurring: true,
-      metadata: { plan: 'pro', interval: 'annual' },
-    }),
-    record(6, '2026-03-01', 'A', 'renewal', 150, 0, { is_recurring: true }),
-    record(7, '2026-03-15', 'B', 'churn', 0, -30),
-    record(8, '2026-04-02', 'B', 'subscription', 40, 40, {
-      is_recurring: true,
-      metadata: { plan: 'starter' },
-    }),
-    record(9, '2026-04-10', 'D', 'purchase', 500, undefined, { metadata: { plan: 'lifetime' } }),
-  ];
-}
+const run = promisify(execFile);
 
-/** The spec's monthly table (money as exact decimal text, rates as fractions; null where the spec shows —). */
-export const WORKED_EXAMPLE_MONTHS = [
-  {
-    month: '2026-01',
-    currency: 'USD',
-    mrr_start: '0',
-    new: '150',
-    expansion: '0',
-    reactivation: '0',
-    contraction: '0',
-    churn: '0',
-    mrr_end: '150',
-    net_new: '150',
-    gross_revenue_churn_rate: null,
-    net_revenue_churn_rate: null,
-    customer_churn_rate: null,
-    arpa: '75',
-    cash_revenue: '150',
-  },
-  {
-    month: '2026-02',
-    currency: 'USD',
-    mrr_start: '150',
-    new: '100',
-    expansion: '50',
-    reactivation: '0',
-    contraction: '20',
-    churn: '0',
-    mrr_end: '280',
-    net_new: '130',
-    gross_revenue_churn_rate: 20 / 150,
-    net_revenue_churn_rate: (20 - 50) / 150,
-    customer_churn_rate: 0,
-    arpa: '93.333333',
-    cash_revenue: '1280',
-  },
-  {
-    month: '2026-03',
-    currency: 'USD',
-    mrr_start: '280',
-    new: '0',
-    expansion: '0',
-    reactivation: '0',
-    contraction: '0',
-    churn: '30',
-    mrr_end: '250',
-    net_new: '-30',
-    gross_revenue_churn_rate: 30 / 280,
-    net_revenue_churn_rate: 30 / 280,
-    customer_churn_rate: 1 / 3,
-    arpa: '125',
-    cash_revenue: '150',
-  },
-  {
-    month: '2026-04',
-    currency: 'USD',
-    mrr_start: '250',
-    new: '0',
-    expansion: '0',
-    reactivation: '40',
-    contraction: '0',
-    churn: '0',
-    mrr_end: '290',
-    net_new: '40',
-    gross_revenue_churn_rate: 0,
-    net_revenue_churn_rate: -40 / 250,
-    customer_churn_rate: 0,
-    arpa: '96.666667',
-    cash_revenue: '540',
-  },
-] as const;
+/** Opens the backend under test on a database of its own. */
+export type OpenWarehouse = (database: string) => Promise<Warehouse>;
 
-/** mrr_monthly's columns as WORKED_EXAMPLE_MONTHS gives them: money as exact decimal text, ARPA to 6 places. */
-export const MRR_MONTHLY_COLUMNS = [
-  'substring(toString(month), 1, 7) AS month',
-  'currency',
-  ...['mrr_start', 'new', 'expansion', 'reactivation', 'contraction', 'churn', 'mrr_end', 'net_new'].map(
-    (c) => `toString(${c}) AS ${c}`,
-  ),
-  'gross_revenue_churn_rate',
-  'net_revenue_churn_rate',
-  'round(arpa, 6) AS arpa',
-].join(', ');
+/** The day eventRow's rows fall on (2026-03-10, midnight UTC, in ms). */
+export const EVENT_DAY = Date.parse('2026-03-10T00:00:00Z');
 
-/** The rows mrr_monthly (read with MRR_MONTHLY_COLUMNS) holds for months of the report: no report-only columns. */
-export function mrrMonthlyRows(months: readonly (typeof WORKED_EXAMPLE_MONTHS)[number][]) {
-  return months.map(({ customer_churn_rate: _c, cash_revenue: _cash, arpa, ...m }) => ({
-    ...m,
-    arpa: arpa === null ? null : Number(arpa),
-  }));
+/** A stored `events` row (a desktop Chrome pageview of visitor v1, an hour into EVENT_DAY), with `overrides`. */
+export function eventRow(overrides: Record<string, unknown>): Record<string, unknown> {
+  return {
+    project_id: 'p',
+    type: 'pageview',
+    id: randomUUID(),
+    timestamp: EVENT_DAY + 3_600_000,
+    received_at: EVENT_DAY + 3_600_000,
+    client_timestamp: null,
+    timestamp_clamped: false,
+    visitor_id: 'v1',
+    visitor_id_derived: false,
+    session_id: 's1',
+    event_name: '',
+    event_data: {},
+    url: 'https://shop.example/',
+    hostname: 'shop.example',
+    path: '/',
+    referrer: '',
+    referrer_source: '',
+    referrer_medium: '',
+    title: '',
+    locale: '',
+    utm_source: '',
+    utm_medium: '',
+    utm_campaign: '',
+    utm_term: '',
+    utm_content: '',
+    browser: 'Chrome',
+    browser_version: '124',
+    os: 'Linux',
+    os_version: '',
+    device_type: 'desktop',
+    is_bot: false,
+    user_agent: '',
+    extra: '',
+    ...overrides,
+  };
 }
 
 /**
- * A stored `revenue` row as the revenue consumer writes it (a renewal of 10 USD without a visitor), with
- * `fields` over the defaults: tests that write the warehouse directly build their rows from it.
+ * For the tests of one describe block: opens a warehouse on a database of the test's own, migrated unless
+ * told otherwise, and closes it after the test.
  */
-export function revenueRow(fields: Record<string, unknown> & { project_id: string; transaction_id: string }) {
-  return {
-    id: `00000000-0000-4000-8000-${String(fields.transaction_id).replace(/\W/g, '').slice(-12).padStart(12, '0')}`,
-    timestamp: '2026-01-10 12:00:00.000',
-    received_at: '2026-01-10 12:00:00.000',
-    customer_id: 'ann',
-    visitor_id: '',
-    session_id: '',
-    event_type: 'renewal',
-    amount: '10',
-    currency: 'USD',
-    mrr_impact: '0',
-    is_recurring: true,
-    customer_subscription_id: '',
-    payment_processor: 'stripe',
-    timestamp_clamped: false,
-    metadata: {},
-    payload: '{}',
-    user_agent: '',
-    ...fields,
+export function freshWarehouses(open: OpenWarehouse): (migrated?: boolean) => Promise<Warehouse> {
+  const opened: Warehouse[] = [];
+  afterEach(async () => {
+    for (const w of opened.splice(0)) await w.close();
+  });
+  return async (migrated = true) => {
+    const warehouse = await open(`conformance_${randomUUID().replace(/-/g, '')}`);
+    opened.push(warehouse);
+    if (migrated) await migrate(warehouse);
+    return warehouse;
   };
+}
+
+/** What of the backends a process has loaded: chDB's native library mapped, chDB's or @clickhouse/client's modules. */
+export interface BackendsLoaded {
+  chdbMapped: boolean;
+  chdb: boolean;
+  clickhouseClient: boolean;
+}
+
+/**
+ * Runs `script` (the body of an ES module, the workspace packages resolved to their sources) in a process
+ * of its own, where `mark(name)` takes down what of the backends is loaded at that point: the native library
+ * from /proc/self/maps, the modules (CommonJS, both) from the module cache. Resolves with every mark.
+ */
+export async function backendsLoadedBy(script: string): Promise<Record<string, BackendsLoaded>> {
+  const prelude = `
+    import { readFileSync } from 'node:fs';
+    import { createRequire } from 'node:module';
+    const cache = createRequire(import.meta.url).cache;
+    const marks = {};
+    const has = (pattern) => Object.keys(cache).some((file) => pattern.test(file));
+    const mark = (name) => {
+      marks[name] = {
+        chdbMapped: /libchdb/.test(readFileSync('/proc/self/maps', 'utf8')),
+        chdb: has(/\\/node_modules\\/(chdb|@chdb\\/[^/]+)\\//),
+        clickhouseClient: has(/\\/node_modules\\/@clickhouse\\/client(-common)?\\//),
+      };
+    };`;
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--conditions=@tally/source',
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `${prelude}\n${script}\nprocess.stdout.write(JSON.stringify(marks));`,
+    ],
+    { cwd: fileURLToPath(new URL('../../../', import.meta.url)), timeout: 60_000 },
+  );
+  return JSON.parse(stdout) as Record<string, BackendsLoaded>;
 }

@@ -21,15 +21,8 @@ import {
   type RunningBatchLoop,
 } from '@tally/consumer';
 import { type RecordType, validateRecord } from '@tally/contract';
-import {
-  backfillVisits,
-  type Row,
-  recordIdRow,
-  refreshVisits,
-  VisitCache,
-  type VisitRecord,
-  type Warehouse,
-} from '@tally/warehouse';
+import { backfillVisits, refreshVisits, VisitCache, type VisitRecord } from '@tally/reports/tables';
+import { type Row, recordIdRow, type Warehouse } from '@tally/warehouse';
 import { eventRow, identityRow } from './rows.ts';
 
 export const ANALYTICS_GROUP = 'analytics';

@@ -11,16 +11,14 @@ import type { LogMessage } from '@tally/log';
 import {
   funnelSteps,
   goalConversions,
-  migrate,
-  openChdbWarehouse,
   parseFilters,
   type TrafficQuery,
   trafficBreakdown,
   trafficFigures,
   trafficFiguresOfPeriods,
   trafficTimeseries,
-  type Warehouse,
-} from '@tally/warehouse';
+} from '@tally/reports/traffic';
+import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyticsLander } from './consumer.ts';

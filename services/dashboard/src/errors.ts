@@ -5,15 +5,11 @@
 // input problems, `{ error }` for credentials, limits and availability. Messages are fixed texts:
 // internal details go to the log, never into a response.
 
+import { RevenueQueryError } from '@tally/reports/revenue';
+import { BreakdownError, FilterSyntaxError, TrafficRangeError } from '@tally/reports/traffic';
 import { type ErrorTable, ServiceError, serviceErrors } from '@tally/service';
 import { UserError } from '@tally/state-store';
-import {
-  BreakdownError,
-  FilterSyntaxError,
-  RevenueQueryError,
-  TrafficRangeError,
-  WarehouseError,
-} from '@tally/warehouse';
+import { WarehouseError } from '@tally/warehouse';
 
 /** Every answer of the dashboard to an error, by kind: status and body (schemas/openapi-dashboard.yaml). */
 export const DASHBOARD_ERRORS = {

@@ -4,8 +4,8 @@
 // drill-down and customers to the same customers, a search that lists the records with a metadata value,
 // CSV, and a share link sees them only when it includes revenue.
 import { formatMicros, toMicros } from '@tally/contract';
+import { workedExample } from '@tally/reports/testing';
 import type { Warehouse } from '@tally/warehouse';
-import { workedExample } from '@tally/warehouse/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';

@@ -4,7 +4,8 @@
 // answer is marked converted, lists its rates and the currencies left out; share links show it only when
 // they include revenue; CSV answers.
 import { formatMicros, toMicros } from '@tally/contract';
-import { loadExchangeRates, parseExchangeRatesCsv, type Warehouse } from '@tally/warehouse';
+import { loadExchangeRates, parseExchangeRatesCsv } from '@tally/reports/revenue';
+import type { Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';

@@ -2,8 +2,9 @@
 // panel is asked once so that its history and folds are cached, then a record lands in the warehouse
 // (a new customer, an upgrade dated before an earlier record of its customer, a redelivered copy) and the
 // next request of each panel, without waiting or retrying, shows figures that include it.
+
+import { revenueRow } from '@tally/reports/testing';
 import type { Warehouse } from '@tally/warehouse';
-import { revenueRow } from '@tally/warehouse/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';

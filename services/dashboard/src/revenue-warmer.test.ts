@@ -2,7 +2,7 @@
 // warming, the revenue page's panels of the default range read nothing but the caches' probes (no history,
 // no touches: the queries the first request of a process would otherwise run), and their figures are
 // those of a dashboard that did not warm. Stopping the warmer before it ran warms nothing.
-import { revenueRow } from '@tally/warehouse/testing';
+import { revenueRow } from '@tally/reports/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRevenueWarmer } from './revenue-warmer.ts';

@@ -1,15 +1,16 @@
-// Warms the revenue caches of the warehouse (reports/revenue-warm.ts) when the dashboard starts: for the
-// projects and currencies with the most revenue, as many as the caches keep, the revenue page's default
+// Warms the revenue caches of the warehouse (@tally/reports revenue/warm.ts) when the dashboard starts: for
+// the projects and currencies with the most revenue, as many as the caches keep, the revenue page's default
 // range (the twelve months to the current one, as the web app opens it). In the background, after the
 // dashboard listens: it never delays the start, and a request that comes meanwhile shares its reads.
+
+import { addMonths, utcMonthOf } from '@tally/reports/calendar';
 import {
-  monthStart,
   REVENUE_CACHE_ENTRIES,
   revenueCurrencies,
   TOUCHES_CACHE_ENTRIES,
-  type Warehouse,
   warmRevenue,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
+import type { Warehouse } from '@tally/warehouse';
 import type { Logger } from 'pino';
 
 export interface RevenueWarmer {
@@ -19,14 +20,12 @@ export interface RevenueWarmer {
   stop(): Promise<void>;
 }
 
-const month = (ms: number) => new Date(ms).toISOString().slice(0, 7);
-
 export function startRevenueWarmer(warehouse: Warehouse, logger: Logger, now = Date.now()): RevenueWarmer {
   let stopped = false;
   const run = async () => {
     const started = performance.now();
-    const to = month(now);
-    const from = month(monthStart(to, -11));
+    const to = utcMonthOf(now);
+    const from = addMonths(to, -11);
     const projects = new Set<string>();
     let warmed = 0;
     for (const { project, currency } of await revenueCurrencies(warehouse)) {

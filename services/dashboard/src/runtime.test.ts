@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import { FileTokenStore } from '@tally/tokens';
-import { publishEndpoint, readPublishedEndpoint } from '@tally/warehouse';
+import { publishEndpoint, readPublishedEndpoint } from '@tally/warehouse-http';
 import { pino } from 'pino';
 import { afterAll, expect, it } from 'vitest';
 import { startDashboard } from './runtime.ts';

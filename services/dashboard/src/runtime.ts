@@ -17,7 +17,8 @@ import {
   Users,
 } from '@tally/state-store';
 import { connectRedis, openTokenStore, TokenVerifier } from '@tally/tokens';
-import { migrate, reachWarehouse, type Warehouse } from '@tally/warehouse';
+import { migrate, type Warehouse } from '@tally/warehouse';
+import { reachWarehouse } from '@tally/warehouse-http';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { buildDashboard } from './dashboard.ts';

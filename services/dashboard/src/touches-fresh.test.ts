@@ -1,10 +1,11 @@
 // The attribution panels see new visits and identifies on the very next request (inject, real chDB): the
-// attribution route is asked once so that the customers' touches are cached (reports/touches-cache.ts),
-// then a visit, an anonymous visitor's visit and an identify land in the warehouse, and the next request,
-// without waiting or retrying, groups the customer by its new first touch (or, for the anonymous visit,
-// as before).
+// attribution route is asked once so that the customers' touches are cached (@tally/reports
+// revenue/touches-cache.ts), then a visit, an anonymous visitor's visit and an identify land in the
+// warehouse, and the next request, without waiting or retrying, groups the customer by its new first touch
+// (or, for the anonymous visit, as before).
+
+import { revenueRow } from '@tally/reports/testing';
 import type { Warehouse } from '@tally/warehouse';
-import { revenueRow } from '@tally/warehouse/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';

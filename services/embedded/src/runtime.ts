@@ -20,20 +20,22 @@ import { openRecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics, startOrUnwind, watchLogSettings } from '@tally/service';
 import {
-  analystLimits,
-  type ClickHouseHttpInterface,
   embeddedWarehouseDir,
   migrate,
   openWarehouse,
+  type WarehouseDamage,
+  warehouseDamage,
+  withRetry,
+} from '@tally/warehouse';
+import {
+  analystLimits,
+  type ClickHouseHttpInterface,
   publishEndpoint,
   serveClickHouseHttp,
   unpublishEndpoint,
-  type WarehouseDamage,
   warehouseCredentials,
-  warehouseDamage,
-  withRetry,
   writerLimits,
-} from '@tally/warehouse';
+} from '@tally/warehouse-http';
 import { type Logger, pino } from 'pino';
 
 export interface RunningTally {

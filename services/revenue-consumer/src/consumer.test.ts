@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import type { IngestRecord } from '@tally/contract';
 import { type LogMessage, openEmbeddedLog } from '@tally/log';
 import { testRecord } from '@tally/log/conformance';
+import { workedExample } from '@tally/reports/testing';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
-import { workedExample } from '@tally/warehouse/testing';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { revenueLander, startRevenueConsumer } from './consumer.ts';
 

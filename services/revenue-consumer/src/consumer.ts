@@ -17,14 +17,8 @@ import {
   type RunningBatchLoop,
 } from '@tally/consumer';
 import { type IngestRecordOf, validateRecord } from '@tally/contract';
-import {
-  backfillMrrMovements,
-  parameterLists,
-  type Row,
-  recordIdRow,
-  refreshMrrMovements,
-  type Warehouse,
-} from '@tally/warehouse';
+import { backfillMrrMovements, refreshMrrMovements } from '@tally/reports/tables';
+import { parameterLists, type Row, recordIdRow, type Warehouse } from '@tally/warehouse';
 import { revenueRow } from './rows.ts';
 
 export const REVENUE_GROUP = 'revenue';

@@ -2,7 +2,7 @@
 // directory. Only the async API is used (queryAsync, queryBindAsync, insert): the synchronous one blocks
 // the event loop. chDB runs one statement at a time per session, so operations are queued here; and one
 // process only may open a data directory, so a second process gets WarehouseLockedError (the running
-// process serves queries over HTTP instead: see http-interface.ts).
+// process serves queries over HTTP instead: @tally/warehouse-http).
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { makePrivateDir } from '@tally/state-files';

@@ -2,8 +2,9 @@
 // validates requests and serialises responses with them, and the OpenAPI document
 // (schemas/openapi-dashboard.yaml) is generated from them (operations.ts, openapi.ts).
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { ATTRIBUTION_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/reports/revenue';
+import { BREAKDOWN_DIMENSIONS } from '@tally/reports/traffic';
 import { EMBED_ORIGIN_PATTERN } from '@tally/state-store';
-import { ATTRIBUTION_DIMENSIONS, BREAKDOWN_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/warehouse';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const rate = (description: string) =>

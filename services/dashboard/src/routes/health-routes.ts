@@ -1,7 +1,7 @@
 // GET …/health: a project's ingestion health. From the warehouse: records landed per minute by type and
-// the last of each, with stalled types (reports/ingestion-health.ts). From the record log (npm start's, or
-// the one a dashboard of its own opens: health-log.ts): each consumer group's lag and the age of the
-// oldest record it has not landed (of the whole log: the log does not index by project), and the
+// the last of each, with stalled types (@tally/reports ingestion-health.ts). From the record log (npm
+// start's, or the one a dashboard of its own opens: health-log.ts): each consumer group's lag and the age of
+// the oldest record it has not landed (of the whole log: the log does not index by project), and the
 // project's dead letters by type and reason (error codes only: a letter's error text may quote the
 // record). From the state store: the requests the gateway refused for the project, per hour and status
 // (a 401 has no project and is never among them). From the engine: parts of the warehouse it detached as
@@ -15,7 +15,9 @@
 // difference), and each topic's retention.ms, against which a group's oldest record not landed is
 // measured: Kafka deletes records by age whether they were read or not, so a group whose oldest record
 // is older than RETENTION_WARNING of it is flagged (near_retention) before it loses records.
-import { ingestionHealth, RELAND_COMMAND, warehouseDamage } from '@tally/warehouse';
+
+import { ingestionHealth } from '@tally/reports/ingestion-health';
+import { RELAND_COMMAND, warehouseDamage } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { route } from './route.ts';

@@ -1,8 +1,9 @@
 // Projects, and what is defined per project: its settings (time zone), goals and funnels; and, for a
 // project without data, its public tokens (to show how to install the tracker). Definitions change only by
 // a signed-in user granted the project (access `editor`); read keys and share links read them.
+
+import { isTimeZone, todayIn } from '@tally/reports/calendar';
 import { ALL_PROJECTS } from '@tally/state-store';
-import { isTimeZone, todayIn } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { type Caller, canReadRevenue } from '../access.ts';
 import type { FunnelInputBody, GoalInputBody } from '../api/schemas.ts';

@@ -1,17 +1,18 @@
 // GET …/revenue/mrr/daily and …/revenue/exchange-rates, and the `convert_to` of the MRR reports: the daily
-// MRR report (reports/daily-revenue.ts) from the cached history, and the operator's exchange rates
-// (reports/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
+// MRR report (@tally/reports revenue/daily.ts) from the cached history, and the operator's exchange rates
+// (revenue/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
 // `converted_to`, with the rates it used and the currencies left out; without rates it is a 400.
+
+import { utcDayEnd } from '@tally/reports/calendar';
 import {
   type Converted,
   checkDayRange,
   convertDaily,
   dailyRevenue,
-  dayEnd,
   rateTableFor,
   readExchangeRates,
   readMrrInputsCached,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { route } from './route.ts';
@@ -44,7 +45,7 @@ export function revenueDailyRoutes(app: FastifyInstance, deps: DashboardDeps): v
     const table = q.convert_to ? await rateTableFor(deps.warehouse, q.convert_to) : null;
     const records = await readMrrInputsCached(deps.warehouse, {
       project: request.params.project as string,
-      until: dayEnd(q.to),
+      until: utcDayEnd(q.to),
       currency,
     });
     const report = dailyRevenue(records, q.from, q.to, currency ? [currency] : undefined);

@@ -2,13 +2,15 @@
 // revenue (access `revenue`): the monthly MRR report (as `tally report mrr --json`), MRR by first or last
 // touch, the reconciliation of a month, the drill-down of any figure, the acquisition funnel, the
 // customers and a customer's page, the breakdown by plan, interval, … or metadata key, and the metadata
-// search. `filters` (revenue-filters.ts) narrows the MRR report, attribution, breakdown, drill-down and
-// customers to the customers it keeps; the funnel counts visitors, which have no plan, so it takes none.
-// The figures are the warehouse's (reports/revenue-*); this layer checks the query, reads the records (the
-// cached history of reports/revenue-cache.ts, re-read whenever the stored revenue changed; the customer page
-// reads its own records) and shapes the answers (JSON or CSV).
+// search. `filters` (@tally/reports revenue/filters.ts) narrows the MRR report, attribution, breakdown,
+// drill-down and customers to the customers it keeps; the funnel counts visitors, which have no plan, so it
+// takes none. The figures are @tally/reports' (revenue/); this layer checks the query, reads the
+// records (the cached history of @tally/reports revenue/history-cache.ts, re-read whenever the stored revenue
+// changed; the customer page reads its own records) and shapes the answers (JSON or CSV).
 // The daily MRR report, the exchange rates and the conversion of the MRR reports are in
 // revenue-daily-routes.ts.
+
+import { monthStart } from '@tally/reports/calendar';
 import {
   type AttributionDimension,
   acquisitionFunnel,
@@ -23,7 +25,6 @@ import {
   filterRevenueRecords,
   type MrrInput,
   monthlyRevenue,
-  monthStart,
   mrrHistory,
   parseRevenueFilters,
   rateTableFor,
@@ -43,7 +44,7 @@ import {
   searchRevenue,
   type Touch,
   type Touchpoint,
-} from '@tally/warehouse';
+} from '@tally/reports/revenue';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
@@ -61,7 +62,7 @@ interface MonthsQuery {
   format?: string;
 }
 
-/** The records of the customers that `filters` keeps (revenue-filters.ts), attributes as of `until`. */
+/** The records of the customers that `filters` keeps (@tally/reports revenue/filters.ts), attributes as of `until`. */
 const restrict = (
   deps: DashboardDeps,
   project: string,

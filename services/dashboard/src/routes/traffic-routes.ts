@@ -13,7 +13,7 @@ import {
   trafficBreakdown,
   trafficFiguresOfPeriods,
   trafficTimeseries,
-} from '@tally/warehouse';
+} from '@tally/reports/traffic';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { toCsv, wantsCsv } from '../csv.ts';
 import type { DashboardDeps } from '../deps.ts';

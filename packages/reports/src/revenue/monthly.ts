@@ -1,0 +1,228 @@
+// The monthly revenue report of docs/revenue.md: per calendar month (UTC) and currency, MRR at the
+// start and end, the movements, net new MRR, the churn rates, ARPA and cash revenue. Computed from the
+// deduplicated revenue records (revenue_records: one per project and transaction_id) by folding them in
+// the order of their own timestamps (see ledger.ts). Currencies are never added together.
+// Sums are exact (BigInt micro-units); money is reported as exact decimal text (Money), which no JSON
+// number could hold for every total.
+import { divideRounded, formatMicros } from '@tally/contract';
+import type { Warehouse } from '@tally/warehouse';
+import { monthStart, monthsBetween } from '../calendar.ts';
+import { memoOnFrozen, readMrrInputs } from './history.ts';
+import { byRecordTime, type DataWarning, type MovementKind, type MrrInput, MrrLedger } from './ledger.ts';
+import { type Money, rate } from './money.ts';
+
+export interface MonthlyRevenue {
+  /** YYYY-MM */
+  month: string;
+  currency: string;
+  mrr_start: Money;
+  new: Money;
+  expansion: Money;
+  reactivation: Money;
+  contraction: Money;
+  churn: Money;
+  mrr_end: Money;
+  net_new: Money;
+  /** (churn + contraction) / MRR at the start; null when that is 0. */
+  gross_revenue_churn_rate: number | null;
+  /** (churn + contraction − expansion − reactivation) / MRR at the start; null when that is 0. */
+  net_revenue_churn_rate: number | null;
+  /** Customers paying at the start and not at the end / customers paying at the start; null when none. */
+  customer_churn_rate: number | null;
+  /** MRR at the end / customers paying at the end, to the micro-unit; null when none. */
+  arpa: Money | null;
+  /** Sum of amount over every record of the month (refunds and churns with negative amounts subtract). */
+  cash_revenue: Money;
+  customers_start: number;
+  customers_end: number;
+  churned_customers: number;
+  data_warnings: DataWarning[];
+}
+
+/**
+ * The report over months `from`…`to` (YYYY-MM, inclusive) for every currency in `records`, or for
+ * `currencies` when given (a currency without records still gets its months, all zero), or in USD when
+ * there are no records.
+ */
+export function monthlyRevenue(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthlyRevenue[] {
+  // Of a frozen array (the cached history), computed once per range and shared, frozen: callers only read it.
+  if (!Object.isFrozen(records)) return shapeReport(monthlySums(records, from, to, currencies));
+  return memoOnFrozen(reports, records, `${from}|${to}|${currencies?.join(',') ?? '*'}`, () =>
+    Object.freeze(shapeReport(monthSumsOf(records, from, to, currencies))),
+  ) as MonthlyRevenue[];
+}
+
+const reports = new WeakMap<readonly MrrInput[], Map<string, readonly MonthlyRevenue[]>>();
+const sumsMemo = new WeakMap<readonly MrrInput[], Map<string, MonthSums[]>>();
+/** Each warning's record (for the fold's order when a refreshed history's sums are derived). */
+const warningRecords = new WeakMap<DataWarning, MrrInput>();
+
+/** One month of one currency before it is shaped: every figure is a sum over customers. */
+interface MonthSums {
+  month: string;
+  currency: string;
+  mrrStart: bigint;
+  mrrEnd: bigint;
+  sums: Record<MovementKind, bigint>;
+  cash: bigint;
+  payingStart: number;
+  payingEnd: number;
+  churned: number;
+  warnings: DataWarning[];
+}
+
+/** The currencies a report shows: `currencies`, else those of the records, else USD. */
+function wantedCurrencies(records: readonly MrrInput[], currencies?: readonly string[]): string[] {
+  if (currencies) return [...currencies];
+  const found = new Set<string>();
+  for (const r of records) found.add(r.currency);
+  return found.size > 0 ? [...found].sort() : ['USD'];
+}
+
+/** monthlySums of a frozen history, derived from the earlier history's when it was refreshed from one. */
+function monthSumsOf(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthSums[] {
+  return memoOnFrozen(
+    sumsMemo,
+    records,
+    `${from}|${to}|${currencies?.join(',') ?? '*'}`,
+    () => monthlySums(records, from, to, currencies),
+    (previous, change) => {
+      // Every figure is a sum over customers, and a customer's part depends on its own records only:
+      // the earlier sums, less the changed customers' part before, plus their part now.
+      const wanted = wantedCurrencies(records, currencies);
+      const before = monthlySums(change.before, from, to, wanted);
+      const after = monthlySums(change.after, from, to, wanted);
+      if (wantedCurrencies(change.previous, currencies).join(',') !== wanted.join(',')) return undefined;
+      if (previous.length !== after.length) return undefined;
+      return previous.map((p, i) => {
+        const b = before[i] as MonthSums;
+        const a = after[i] as MonthSums;
+        const sums = { ...p.sums };
+        for (const kind of Object.keys(sums) as MovementKind[]) sums[kind] += a.sums[kind] - b.sums[kind];
+        const kept = p.warnings.filter((w) => !change.customers.has(w.customer_id));
+        const warnings = [...kept, ...a.warnings].sort((x, y) =>
+          byRecordTime(warningRecords.get(x) as MrrInput, warningRecords.get(y) as MrrInput),
+        );
+        return {
+          month: p.month,
+          currency: p.currency,
+          mrrStart: p.mrrStart - b.mrrStart + a.mrrStart,
+          mrrEnd: p.mrrEnd - b.mrrEnd + a.mrrEnd,
+          sums,
+          cash: p.cash - b.cash + a.cash,
+          payingStart: p.payingStart - b.payingStart + a.payingStart,
+          payingEnd: p.payingEnd - b.payingEnd + a.payingEnd,
+          churned: p.churned - b.churned + a.churned,
+          warnings,
+        };
+      });
+    },
+  );
+}
+
+/** The fold of months from…to per currency, sorted by month (currencies in `wanted`'s order within one). */
+function monthlySums(
+  records: readonly MrrInput[],
+  from: string,
+  to: string,
+  currencies?: readonly string[],
+): MonthSums[] {
+  const months = monthsBetween(from, to);
+  // Every month is reported: in the contract's default currency when there are no records at all.
+  const wanted = wantedCurrencies(records, currencies);
+  const report: MonthSums[] = [];
+  for (const currency of wanted) {
+    const ordered = records.filter((r) => r.currency === currency).sort(byRecordTime);
+    const ledger = new MrrLedger(currency);
+    let next = 0; // index of the next record to apply
+    for (const month of months) {
+      const start = monthStart(month);
+      const end = monthStart(month, 1);
+      for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < start; next++) {
+        ledger.apply(ordered[next] as MrrInput);
+      }
+      const mrrStart = ledger.total;
+      const payingAtStart = ledger.payingCustomers();
+      const sums = { new: 0n, expansion: 0n, reactivation: 0n, contraction: 0n, churn: 0n };
+      const warnings: DataWarning[] = [];
+      let cash = 0n;
+      for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < end; next++) {
+        const record = ordered[next] as MrrInput;
+        const { movement, warning } = ledger.apply(record);
+        if (movement) sums[movement.kind] += movement.amount;
+        if (warning) {
+          warningRecords.set(warning, record);
+          warnings.push(warning);
+        }
+        cash += record.amount;
+      }
+      const payingAtEnd = ledger.payingCustomers();
+      report.push({
+        month,
+        currency,
+        mrrStart,
+        mrrEnd: ledger.total,
+        sums,
+        cash,
+        payingStart: payingAtStart.size,
+        payingEnd: payingAtEnd.size,
+        churned: [...payingAtStart].filter((c) => !payingAtEnd.has(c)).length,
+        warnings,
+      });
+    }
+  }
+  return report.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+}
+
+function shapeReport(months: readonly MonthSums[]): MonthlyRevenue[] {
+  return months.map(
+    ({ month, currency, mrrStart, mrrEnd, sums, cash, payingStart, payingEnd, churned, warnings }) => ({
+      month,
+      currency,
+      mrr_start: formatMicros(mrrStart),
+      new: formatMicros(sums.new),
+      expansion: formatMicros(sums.expansion),
+      reactivation: formatMicros(sums.reactivation),
+      contraction: formatMicros(sums.contraction),
+      churn: formatMicros(sums.churn),
+      mrr_end: formatMicros(mrrEnd),
+      net_new: formatMicros(mrrEnd - mrrStart),
+      gross_revenue_churn_rate: rate(sums.churn + sums.contraction, mrrStart),
+      net_revenue_churn_rate: rate(
+        sums.churn + sums.contraction - sums.expansion - sums.reactivation,
+        mrrStart,
+      ),
+      customer_churn_rate: rate(BigInt(churned), BigInt(payingStart)),
+      arpa: payingEnd === 0 ? null : formatMicros(divideRounded(mrrEnd, BigInt(payingEnd))),
+      cash_revenue: formatMicros(cash),
+      customers_start: payingStart,
+      customers_end: payingEnd,
+      churned_customers: churned,
+      data_warnings: [...warnings],
+    }),
+  );
+}
+
+/** `tally report mrr`: the monthly report of one project, from the warehouse. */
+export async function mrrReport(
+  warehouse: Warehouse,
+  options: { project: string; from: string; to: string; currency?: string | undefined },
+): Promise<MonthlyRevenue[]> {
+  const currency = options.currency?.toUpperCase();
+  const records = await readMrrInputs(warehouse, {
+    project: options.project,
+    until: monthStart(options.to, 1),
+    currency,
+  });
+  return monthlyRevenue(records, options.from, options.to, currency ? [currency] : undefined);
+}
