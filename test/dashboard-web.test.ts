@@ -39,7 +39,13 @@ const contexts: BrowserContext[] = [];
 const consoleErrors: string[] = [];
 
 async function newPage(
-  options: { colorScheme?: 'light' | 'dark'; viewport?: typeof DESKTOP; bypassCSP?: boolean } = {},
+  options: {
+    colorScheme?: 'light' | 'dark';
+    viewport?: typeof DESKTOP;
+    bypassCSP?: boolean;
+    /** Console errors this page is meant to cause (the answers a test makes fail on purpose). */
+    expectedErrors?: RegExp;
+  } = {},
 ) {
   const context = await browser.newContext({
     bypassCSP: options.bypassCSP ?? false,
@@ -50,12 +56,31 @@ async function newPage(
     acceptDownloads: true,
   });
   contexts.push(context);
-  const page = await context.newPage();
+  return watch(await context.newPage(), options.expectedErrors);
+}
+
+/** Records the page's console errors (but those it is meant to cause) and uncaught exceptions. */
+function watch(page: Page, expectedErrors?: RegExp): Page {
   page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(`${message.text()} (${message.location().url})`);
+    const line = `${message.text()} (${message.location().url})`;
+    if (message.type() === 'error' && !expectedErrors?.test(line)) consoleErrors.push(line);
   });
   page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: uncaught ${error.message}`));
   return page;
+}
+
+/**
+ * Another tab of a signed-in browser (`signedIn`'s), dark or light, at a phone's or a desktop's size: the
+ * dashboard allows 10 sign-in attempts per 15 minutes and address, which the tests would otherwise use up.
+ */
+async function newTab(
+  signedIn: Page,
+  options: { colorScheme?: 'light' | 'dark'; viewport?: typeof DESKTOP; expectedErrors?: RegExp } = {},
+): Promise<Page> {
+  const tab = watch(await signedIn.context().newPage(), options.expectedErrors);
+  await tab.emulateMedia({ colorScheme: options.colorScheme ?? 'light' });
+  await tab.setViewportSize(options.viewport ?? DESKTOP);
+  return tab;
 }
 
 async function shoot(page: Page, name: string) {
@@ -398,6 +423,40 @@ describe('the dashboard in Chromium', () => {
     await expect
       .poll(() => figures(page), POLL)
       .toMatchObject({ visitors: '3', visits: '4', pageviews: '5' });
+  });
+
+  it('keeps a failing request to its panel, with its message and a Retry that recovers it', async () => {
+    const failing = await newTab(page, {
+      expectedErrors: /status of 500 .*\/traffic\/(summary|breakdown\/country)\?/,
+    });
+    let broken = true;
+    const fail = (what: string) => (url: URL) => broken && url.pathname.endsWith(what);
+    for (const what of ['/traffic/summary', '/traffic/breakdown/country'])
+      await failing.route(fail(what), (route) =>
+        route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"boom"}' }),
+      );
+    await failing.goto(`${dashboard}${pagePath(PROJECT)}`);
+    const top = failing.locator('.top-figures [role="alert"]');
+    await expect
+      .poll(() => top.locator('p').innerText(), POLL)
+      .toBe('The top figures could not be loaded. The dashboard could not answer. Try again in a moment.');
+    expect(await top.getByRole('button', { name: 'Retry' }).isVisible()).toBe(true);
+    const countries = failing.locator('section[data-panel="locations"] [role="alert"]');
+    await expect
+      .poll(() => countries.innerText(), POLL)
+      .toMatch(/^Countries could not be loaded\. The dashboard could not answer/);
+    // The rest of the page works.
+    await expect.poll(() => rowsOf(failing, 'sources').then((rows) => rows.length), POLL).toBe(3);
+    await expect.poll(() => rowsOf(failing, 'pages').then((rows) => rows.length), POLL).toBe(4);
+    await failing.locator('.chart canvas').first().waitFor();
+    await shoot(failing, 'panel-errors-desktop-light');
+
+    broken = false;
+    await top.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => figures(failing), POLL).toMatchObject({ visitors: '3', visits: '4' });
+    await countries.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => rowsOf(failing, 'locations'), POLL).toEqual([['(unknown)', '4', '3', '100%']]);
+    expect(await failing.locator('[role="alert"]').count()).toBe(0);
   });
 
   it('defines a goal and a funnel in the app and shows their conversions', async () => {

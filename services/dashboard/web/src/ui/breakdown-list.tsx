@@ -51,7 +51,7 @@ export function BreakdownList(props: {
   const main = mainColumn(props.dimension);
   const filterDimension = props.dimension === 'event_property' ? `prop:${props.property}` : props.dimension;
 
-  if (result.error) return <ErrorMessage error={result.error} />;
+  if (result.error) return <ErrorMessage error={result.error} what={props.caption} onRetry={result.reload} />;
   const rows = result.data?.rows;
   if (rows && rows.length === 0 && !result.stale) return <p class="empty">No data for this range.</p>;
   const max = Math.max(1, ...(rows ?? []).map((r) => (r[main.key] as number | undefined) ?? 0));

@@ -170,7 +170,7 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
         />
       </div>
       {series.error ? (
-        <ErrorMessage error={series.error} />
+        <ErrorMessage error={series.error} what="The time series" onRetry={series.reload} />
       ) : (
         <div
           ref={container}

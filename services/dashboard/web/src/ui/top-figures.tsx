@@ -1,11 +1,13 @@
 // The top figures of the range with their change against the comparison period; choosing one draws it in
 // the time series. Current visitors is not a figure of the range: it is the last 5 minutes, refreshed.
+// When the summary fails, the figures say so (with a Retry) and the rest of the page stays.
 import { useState } from 'preact/hooks';
 import type { Compare, PeriodSummary, Summary } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { type Change, change, formatCount, formatDecimal, formatDuration, formatPercent } from '../format.ts';
 import type { Metric } from '../query/view-state.ts';
 import { useTraffic } from '../views/traffic-context.ts';
+import { ErrorMessage } from './messages.tsx';
 import { useInterval } from './use-interval.ts';
 
 interface FigureDef {
@@ -82,12 +84,21 @@ const COMPARE_NAMES: Record<Compare, string> = {
 
 export function TopFigures(props: {
   summary: Summary | undefined;
+  error?: Error | undefined;
+  onRetry(): void;
   stale: boolean;
   metric: Metric;
   compare: Compare;
   onMetric(metric: Metric): void;
 }) {
   const { summary } = props;
+  if (props.error) {
+    return (
+      <section class="top-figures" aria-label="Top figures">
+        <ErrorMessage error={props.error} what="The top figures" onRetry={props.onRetry} />
+      </section>
+    );
+  }
   return (
     <section
       class={props.stale ? 'top-figures is-stale' : 'top-figures'}

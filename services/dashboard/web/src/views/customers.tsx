@@ -42,7 +42,7 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
       ...(query.filters ? { filters: query.filters } : {}),
       offset: String(o),
     })}`;
-  if (list.error) return <ErrorMessage error={list.error} />;
+  if (list.error) return <ErrorMessage error={list.error} what="Customers" onRetry={list.reload} />;
   if (!list.data) return <Loading />;
   const data = list.data;
   return (
@@ -122,7 +122,8 @@ function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path:
     `/projects/${encodeURIComponent(props.projectId)}/revenue/customers/${encodeURIComponent(props.customer)}`,
   );
   useSignInOn(props.api.kind === 'session' ? page.error : undefined, route);
-  if (page.error) return <ErrorMessage error={page.error} />;
+  if (page.error)
+    return <ErrorMessage error={page.error} what={`Customer ${props.customer}`} onRetry={page.reload} />;
   if (!page.data) return <Loading />;
   const c = page.data;
   const identified = c.identified_at;

@@ -144,7 +144,11 @@ export function BreakdownCard(props: {
         </form>
       </div>
       {result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage
+          error={result.error}
+          what={`Revenue by ${label.toLowerCase()}`}
+          onRetry={result.reload}
+        />
       ) : !data ? (
         <Loading />
       ) : data.rows.length === 0 ? (
@@ -241,7 +245,7 @@ export function MetadataSearchCard(props: {
         <button type="submit">Search</button>
       </form>
       {!asked ? null : result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} what="The records" onRetry={result.reload} />
       ) : !records ? (
         <Loading />
       ) : records.length === 0 ? (

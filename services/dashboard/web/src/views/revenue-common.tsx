@@ -77,7 +77,7 @@ export function DrilldownDialog(props: {
   return (
     <Dialog open={r !== null} title={title} wide onClose={props.onClose}>
       {drill.error ? (
-        <ErrorMessage error={drill.error} />
+        <ErrorMessage error={drill.error} what="The items" onRetry={drill.reload} />
       ) : !data ? (
         <Loading />
       ) : (

@@ -113,7 +113,7 @@ export function MrrOverTimeCard(props: {
         </div>
       </div>
       {source?.error ? (
-        <ErrorMessage error={source.error} />
+        <ErrorMessage error={source.error} what="MRR over time" onRetry={source.reload} />
       ) : !points ? (
         <Loading />
       ) : (

@@ -3,6 +3,7 @@
 // and each month's movements, MRR by the customers' first or last touch, the
 // acquisition funnel, and the reconciliation of one month. Every money figure opens its drill-down: the
 // records, movements or customers that add up to it. Money is per currency, never summed across them.
+// Each card loads and fails on its own, with a Retry button.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { AcquisitionFunnel, Attribution, MrrMonth, Reconciliation } from '../api/types.ts';
@@ -68,7 +69,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
       <RangeBar state={state} update={update} />
       <RevenueFilterChips state={state} update={update} customersPath={customersPath} />
       {months.error ? (
-        <ErrorMessage error={months.error} />
+        <ErrorMessage error={months.error} what="The revenue figures" onRetry={months.reload} />
       ) : !months.data ? (
         <Loading />
       ) : (
@@ -315,7 +316,7 @@ function AttributionCard(props: {
         />
       </div>
       {result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} what="MRR by acquisition" onRetry={result.reload} />
       ) : !data ? (
         <Loading />
       ) : (
@@ -361,7 +362,7 @@ function FunnelCard(props: { api: ViewProps['api']; base: string; state: Revenue
         </h2>
       </div>
       {result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} what="The acquisition funnel" onRetry={result.reload} />
       ) : !data ? (
         <Loading />
       ) : data.rows.length === 0 ? (
@@ -452,7 +453,7 @@ function ReconciliationCard(props: {
         </label>
       </div>
       {result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} what="The reconciliation" onRetry={result.reload} />
       ) : !r ? (
         <Loading />
       ) : (

@@ -15,7 +15,7 @@ export function SettingsView({ api, project }: ViewProps) {
       <TimeZoneForm api={api} project={project} />
       <ShareLinks api={api} base={base} />
       {install.error ? (
-        <ErrorMessage error={install.error} />
+        <ErrorMessage error={install.error} what="The install guide" onRetry={install.reload} />
       ) : install.data ? (
         <InstallGuide api={api} project={project} install={install.data} />
       ) : (
@@ -84,7 +84,7 @@ function ShareLinks({ api, base }: { api: ViewProps['api']; base: string }) {
         A share link shows this project's dashboard, read-only, to anyone who has it (and its password, if it
         has one). Revenue stays hidden unless you include it.
       </p>
-      {shares.error && <ErrorMessage error={shares.error} />}
+      {shares.error && <ErrorMessage error={shares.error} what="Share links" onRetry={shares.reload} />}
       {shares.data && shares.data.shares.length > 0 && (
         <table class="plain">
           <caption class="sr-only">Share links</caption>
