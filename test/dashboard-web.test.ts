@@ -507,6 +507,36 @@ describe('the dashboard in Chromium', () => {
     await shoot(page, 'settings-desktop-light');
   });
 
+  it("never puts a token's first characters in a snippet: a placeholder until a whole new token is made", async () => {
+    const install = page.locator('.install');
+    const hint = await install.locator('#token-hidden code').first().innerText(); // "pub_uiTx…"
+    expect(hint).toMatch(/^pub_/);
+    const snippets = () => install.locator('.snippet code').allInnerTexts();
+    for (const snippet of await snippets()) {
+      expect(snippet).not.toContain(hint.replace(/…$/, ''));
+      expect(snippet).toContain('YOUR_PUBLIC_TOKEN');
+    }
+    expect(await install.locator('mark.placeholder').count()).toBe(2);
+    expect(await install.locator('#token-hidden').innerText()).toContain('cannot be shown again');
+    await install.locator('h2').scrollIntoViewIfNeeded();
+    await shoot(page, 'settings-install-placeholder-desktop-light');
+
+    await install.getByRole('button', { name: 'Create a new public token' }).click();
+    const token = await install.locator('code.token').innerText();
+    expect(token).toMatch(/^pub_\w{16,}$/);
+    expect((await snippets())[0]).toBe(
+      `<script defer src="${running.url}/tally.js" data-token="${token}"></script>`,
+    );
+    expect(await install.locator('mark.placeholder').count()).toBe(0);
+    // Whole: the gateway takes it (an identify, which changes no traffic figure).
+    const identify = {
+      type: 'identify',
+      data: { visitor_fingerprint: 'v_tok', session_id: 's_tok', customer_id: 'T' },
+    };
+    expect((await send(running.url, token, identify)).status).toBe(202);
+    expect((await send(running.url, token.slice(0, 8), identify)).status).toBe(401);
+  });
+
   it('opens a share link signed out, without anything of revenue', async () => {
     const shared = await newPage();
     const requests: string[] = [];
@@ -555,7 +585,7 @@ describe('the dashboard in Chromium', () => {
     await page.goto(`${dashboard}/projects/${EMPTY}`);
     await page.getByRole('heading', { name: `Install the tracker on ${EMPTY}` }).waitFor();
     expect(await page.locator('.install').innerText()).toContain('starting pub_');
-    await page.getByRole('button', { name: 'Create a public token' }).click();
+    await page.getByRole('button', { name: 'Create a new public token' }).click();
     const token = await page.locator('code.token').innerText();
     expect(token).toMatch(/^pub_/);
     // The script tag loads tally.js from this Tally's gateway, which it then sends to.
