@@ -19,6 +19,8 @@ import { pipelineEnv, send, startTallyProcess, type TallyProcess } from './suppo
 const SHOTS = join(ROOT, 'test-output', 'dashboard-web');
 const PROJECT = 'worked';
 const EMPTY = 'empty-site';
+/** Traffic (101 pages: more than a details dialog lists) and no revenue. */
+const TRAFFIC_ONLY = 'traffic-only';
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'a long enough password';
 /** Two days ago (UTC, the project's time zone): inside "Last 7 days", outside "Today". */
@@ -147,8 +149,10 @@ beforeAll(async () => {
   const secretToken = (await store.create(PROJECT, 'secret')).token;
   readKey = (await store.create(PROJECT, 'read')).token;
   await store.create(EMPTY, 'public');
+  const trafficOnlyPublic = (await store.create(TRAFFIC_ONLY, 'public')).token;
+  const trafficOnlyRead = (await store.create(TRAFFIC_ONLY, 'read')).token;
   const printed = await tally(
-    ['users', 'add', EMAIL, '--project', PROJECT, '--project', EMPTY],
+    ['users', 'add', EMAIL, '--project', PROJECT, '--project', EMPTY, '--project', TRAFFIC_ONLY],
     pipelineEnv({ TALLY_DATA_DIR: dataDir }),
   );
   signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
@@ -212,12 +216,31 @@ beforeAll(async () => {
     },
   };
   expect((await send(running.url, secretToken, revenue)).status).toBe(202);
+  // A site with traffic and no revenue: one visitor reading 101 pages, one more than a details dialog lists.
+  const reads = Array.from({ length: 101 }, (_, i) =>
+    pageview('v_reader', `13:${String(Math.floor(i / 4)).padStart(2, '0')}`, `/p-${i}`),
+  );
+  for (let i = 0; i < reads.length; i += 20) {
+    const statuses = await Promise.all(
+      reads.slice(i, i + 20).map(async (r) => (await send(running.url, trafficOnlyPublic, r)).status),
+    );
+    expect(statuses).toEqual(statuses.map(() => 202));
+  }
   await eventually(30_000, 'the worked example landing in visits', async () => {
     const res = await fetch(`${dashboard}/api/v1/projects/${PROJECT}/traffic/summary?from=${DAY}&to=${DAY}`, {
       headers: { authorization: `Bearer ${readKey}` },
     });
     const body = (await res.json()) as { pageviews: number; events: number };
     return res.status === 200 && body.pageviews === 5 && body.events === 1;
+  });
+  await eventually(30_000, 'the 101 pages landing', async () => {
+    const res = await fetch(
+      `${dashboard}/api/v1/projects/${TRAFFIC_ONLY}/traffic/summary?from=${DAY}&to=${DAY}`,
+      {
+        headers: { authorization: `Bearer ${trafficOnlyRead}` },
+      },
+    );
+    return res.status === 200 && ((await res.json()) as { pageviews: number }).pageviews === 101;
   });
 }, 180_000);
 
@@ -337,7 +360,7 @@ describe('the dashboard in Chromium', () => {
       .toEqual(['Organic Search', 'Email', 'Direct']);
     expect(await sources.locator('th[aria-sort]').innerText()).toContain('Channel');
     await sources.getByRole('button', { name: 'Details' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Sources: Channels' });
+    const dialog = page.getByRole('dialog', { name: 'Channels' });
     await expect
       .poll(() => tableRows(dialog.locator('table.bars:not(.is-stale) tbody tr')), POLL)
       .toEqual([
@@ -348,6 +371,95 @@ describe('the dashboard in Chromium', () => {
       ]);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it('names each details dialog by its list, never the panel and the tab twice ("Sources: Sources")', async () => {
+    const expected: [string, string, string][] = [
+      ['sources', 'Channels', 'Channels'],
+      ['sources', 'Sources', 'Sources'],
+      ['sources', 'Referrers', 'Referrers'],
+      ['sources', 'Campaigns', 'UTM sources'],
+      ['pages', 'Top pages', 'Top pages'],
+      ['pages', 'Entry pages', 'Entry pages'],
+      ['pages', 'Exit pages', 'Exit pages'],
+      ['locations', '', 'Countries'],
+      ['devices', 'Browsers', 'Browsers'],
+      ['devices', 'Systems', 'Operating systems'],
+      ['devices', 'Devices', 'Device types'],
+      ['devices', 'Screens', 'Screen sizes'],
+      ['events', 'Events', 'Custom events'],
+      ['events', 'Properties', 'Event property keys'],
+    ];
+    const panels = ['sources', 'pages', 'devices', 'events'];
+    const selectedTab = (panel: string) =>
+      page.locator(`section[data-panel="${panel}"] [role="tab"][aria-selected="true"]`).innerText();
+    const before = await Promise.all(panels.map(selectedTab));
+    const titles: string[] = [];
+    for (const [panel, tab, _] of expected) {
+      const section = page.locator(`section[data-panel="${panel}"]`);
+      if (tab) await section.getByRole('tab', { name: tab, exact: true }).click();
+      await section.getByRole('button', { name: 'Details' }).click();
+      const dialog = page.locator('dialog[open]');
+      titles.push(await dialog.locator('h2').innerText());
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+    }
+    expect(titles).toEqual(expected.map((e) => e[2]));
+    // The tabs as they were, for the tests that follow.
+    for (const [i, panel] of panels.entries())
+      await page
+        .locator(`section[data-panel="${panel}"]`)
+        .getByRole('tab', { name: before[i], exact: true })
+        .click();
+  });
+
+  it('searches the rows of a details dialog, and says when the list has more than it shows', async () => {
+    // The pages panel shows its entry pages (an earlier test chose them).
+    await page.locator('section[data-panel="pages"]').getByRole('button', { name: 'Details' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Entry pages' });
+    const names = () =>
+      tableRows(dialog.locator('table.bars:not(.is-stale) tbody tr')).then((rows) => rows.map((r) => r[0]));
+    await expect.poll(names, POLL).toEqual(['/', '/blog/a', '/pricing', '/signup']);
+    await dialog.getByLabel('Search').fill('PRI');
+    await expect.poll(names, POLL).toEqual(['/pricing']);
+    expect(await dialog.locator('#search-note').innerText()).toBe('1 of 4 rows match.');
+    await dialog.getByLabel('Search').fill('nothing like it');
+    await expect.poll(names, POLL).toEqual([]);
+    expect(await dialog.locator('.empty').innerText()).toBe('No row matches nothing like it.');
+    await dialog.getByRole('button', { name: 'Close' }).click(); // Escape would first clear the search
+    await dialog.waitFor({ state: 'hidden' });
+
+    // 101 pages: the dialog lists 100, and its search says it looks at those only.
+    const other = await newTab(page);
+    await other.goto(`${dashboard}${pagePath(TRAFFIC_ONLY)}`);
+    await other.locator('section[data-panel="pages"]').getByRole('button', { name: 'Details' }).click();
+    const big = other.getByRole('dialog', { name: 'Top pages' });
+    await expect.poll(() => big.locator('table.bars:not(.is-stale) tbody tr').count(), POLL).toBe(100);
+    expect(await big.locator('#search-note').innerText()).toBe(
+      'The search looks only at the 100 rows shown, the top ones of the list as sorted; the CSV export has every row.',
+    );
+    await big.getByLabel('Search').fill('/p-10');
+    const shown = await tableRows(big.locator('tbody tr'));
+    expect(shown.length).toBeGreaterThan(0);
+    for (const row of shown) expect(row[0]).toContain('/p-10');
+    expect(await big.locator('#search-note').innerText()).toMatch(
+      new RegExp(`^${shown.length} of 100 rows match\\. The search looks only at the 100 rows shown`),
+    );
+    await big.screenshot({ path: join(SHOTS, 'details-search-desktop-light.png') });
+  });
+
+  it('shows device types capitalised, and filters by the value as stored', async () => {
+    const devices = page.locator('section[data-panel="devices"]');
+    const before = await devices.locator('[role="tab"][aria-selected="true"]').innerText();
+    await devices.getByRole('tab', { name: 'Devices', exact: true }).click();
+    await expect.poll(() => rowsOf(page, 'devices'), POLL).toEqual([['Desktop', '4', '3', '100%']]);
+    await page.getByRole('button', { name: 'Filter by device type Desktop' }).click();
+    await page.waitForURL(/filters=device%3D%3Ddesktop/); // the stored value: what the API filters on
+    expect(await page.locator('.chip').innerText()).toContain('Device type is Desktop');
+    await expect.poll(() => figures(page), POLL).toMatchObject({ visitors: '3', visits: '4' });
+    await page.getByRole('button', { name: 'Remove filter: Device type is Desktop' }).click();
+    await page.waitForURL((u) => !u.search.includes('filters'));
+    await devices.getByRole('tab', { name: before, exact: true }).click();
   });
 
   it('exports a list as CSV', async () => {
