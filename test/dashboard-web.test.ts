@@ -31,6 +31,12 @@ const DESKTOP = { width: 1280, height: 900 };
 const POLL = { timeout: 20_000, interval: 100 };
 const PHONE = { width: 390, height: 844 };
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** A day as the chart labels it: "24 Nov". */
+const dayLabel = (day: string) => `${Number(day.slice(8))} ${MONTHS[Number(day.slice(5, 7)) - 1]}`;
+const addDays = (day: string, days: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
 let browser: Browser;
 let running: TallyProcess;
 let dashboard: string;
@@ -535,6 +541,66 @@ describe('the dashboard in Chromium', () => {
     await expect
       .poll(() => figures(page), POLL)
       .toMatchObject({ visitors: '3', visits: '4', pageviews: '5' });
+  });
+
+  it('draws today by hour up to now: the hours to come left out (not zeros), the running one dashed and said so', async () => {
+    const today = await newTab(page);
+    await today.goto(`${dashboard}/projects/${PROJECT}?period=today`);
+    const table = today.locator('section[aria-labelledby="chart-title"] .sr-only tbody tr');
+    // The project's zone is UTC: the hour now, there.
+    const expected = () => {
+      const hour = new Date().getUTCHours();
+      return Array.from({ length: 24 }, (_, h) => (h < hour ? '0' : h === hour ? '0 so far' : 'not yet'));
+    };
+    await expect.poll(async () => (await tableRows(table)).map((r) => r[1]), POLL).toEqual(expected());
+    const hour = new Date().getUTCHours();
+    const clock = (h: number) => `${String(h).padStart(2, '0')}:00`;
+    expect(await today.locator('#chart-partial-note').innerText()).toBe(
+      `This hour (${clock(hour)}) is not over: its figure so far is drawn dashed${hour < 23 ? ', and the hours still to come are not drawn' : ''}.`,
+    );
+    expect(await today.locator('#partial-caveat').innerText()).toBe(
+      'Today is not over: the changes compare it so far with the whole previous period.',
+    );
+    // Away from the chart, its legend shows the last hour that is over, not "—".
+    const legend = today.locator('.chart .u-legend .u-series td.u-value');
+    if (hour > 0) {
+      expect(await legend.nth(0).innerText()).toBe(clock(hour - 1));
+      expect(await legend.nth(1).innerText()).toBe('0');
+    }
+    await shoot(today, 'traffic-today-desktop-light');
+
+    // By day, the last day is today: marked too.
+    await today.goto(`${dashboard}/projects/${PROJECT}?period=7d`);
+    await expect
+      .poll(() => today.locator('#chart-partial-note').innerText(), POLL)
+      .toBe(
+        `Today (${dayLabel(new Date().toISOString().slice(0, 10))}) is not over: its figure so far is drawn dashed.`,
+      );
+    // A range that is over has no note.
+    await today.goto(`${dashboard}${pagePath(PROJECT)}`);
+    await figures(today);
+    await today.waitForLoadState('networkidle');
+    expect(await today.locator('#chart-partial-note').count()).toBe(0);
+    expect(await today.locator('#partial-caveat').count()).toBe(0);
+  });
+
+  it('shows a figure in the chart legend before any hover: the last bucket that is over', async () => {
+    const before = addDays(DAY, -1);
+    await page.goto(
+      `${dashboard}${pagePath(PROJECT, `period=custom&from=${before}&to=${DAY}&interval=day`)}`,
+    );
+    const legend = page.locator('.chart .u-legend .u-series');
+    type Row = { style: { display: string }; querySelector(s: string): { innerText: string } };
+    const values = () =>
+      legend.evaluateAll((rows) =>
+        (rows as unknown as Row[])
+          .filter((row) => row.style.display !== 'none') // the running bucket's own row, hidden
+          .map((row) => row.querySelector('.u-value').innerText),
+      );
+    // Date, unique visitors, the previous period's (the two days before).
+    await expect.poll(values, POLL).toEqual([dayLabel(DAY), '3', `0 (${dayLabel(addDays(DAY, -2))})`]);
+    await page.locator('.chart').scrollIntoViewIfNeeded();
+    await shoot(page, 'traffic-legend-desktop-light');
   });
 
   it('keeps a failing request to its panel, with its message and a Retry that recovers it', async () => {

@@ -82,6 +82,14 @@ const COMPARE_NAMES: Record<Compare, string> = {
   none: '',
 };
 
+/** The comparison's words when the range ends today: the period is not over, the one compared with is. */
+function partialNote(compare: Compare, today: string, range: { from: string; to: string }): string | null {
+  if (compare === 'none' || range.to !== today) return null;
+  const what = range.from === range.to ? 'Today is' : 'The range ends today, which is';
+  const whole = compare === 'year' ? 'the whole of the same days a year before' : 'the whole previous period';
+  return `${what} not over: the changes compare it so far with ${whole}.`;
+}
+
 export function TopFigures(props: {
   summary: Summary | undefined;
   error?: Error | undefined;
@@ -92,6 +100,8 @@ export function TopFigures(props: {
   onMetric(metric: Metric): void;
 }) {
   const { summary } = props;
+  const { project, range } = useTraffic();
+  const partial = partialNote(props.compare, project.today, range);
   if (props.error) {
     return (
       <section class="top-figures" aria-label="Top figures">
@@ -141,6 +151,11 @@ export function TopFigures(props: {
         Visitors without an id of their own are counted by a cookieless id that rotates daily, so a visitor
         who comes back on another day counts again.
       </p>
+      {partial && (
+        <p class="caveat" id="partial-caveat">
+          {partial}
+        </p>
+      )}
     </section>
   );
 }
