@@ -118,7 +118,11 @@ export function MrrOverTimeCard(props: {
         <Loading />
       ) : (
         <div class={source?.stale ? 'is-stale' : ''}>
-          <MrrSeriesChart points={points} caption={`MRR, ${what}, at the ${when}`} />
+          <MrrSeriesChart
+            points={points}
+            currency={convertTo ?? state.currency}
+            caption={`MRR, ${what}, at the ${when}`}
+          />
           {interval === 'day' ? (
             <p class="hint">
               {days.from} to {days.to}, UTC days

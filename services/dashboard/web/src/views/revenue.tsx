@@ -2,13 +2,15 @@
 // month, MRR over time (monthly or daily, converted when the operator loaded rates: revenue-mrr-card.tsx)
 // and each month's movements, MRR by the customers' first or last touch, the
 // acquisition funnel, and the reconciliation of one month. Every money figure opens its drill-down: the
-// records, movements or customers that add up to it. Money is per currency, never summed across them.
-// Each card loads and fails on its own, with a Retry button.
+// records, movements or customers that add up to it. Money is per currency, never summed across them, and
+// reads as money (../money.ts): cents in the tables, compact on the cards, each card's exact amount in its
+// title. Each card loads and fails on its own, with a Retry button.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { AcquisitionFunnel, Attribution, MrrMonth, Reconciliation } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatPercent } from '../format.ts';
+import { formatMoney, formatMoneyExact, formatMoneyShort } from '../money.ts';
 import { useSignInOn } from '../pages/session.ts';
 import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
@@ -20,7 +22,6 @@ import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-c
 import { MrrOverTimeCard } from './revenue-mrr-card.tsx';
 import {
   addMonths,
-  formatMoney,
   formatTime,
   lastDay,
   MONTH,
@@ -90,7 +91,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
                   Movements <span class="muted">{state.currency} per month</span>
                 </h2>
               </div>
-              <MovementsChart months={months.data} />
+              <MovementsChart months={months.data} currency={state.currency} />
             </section>
           </div>
         </div>
@@ -171,12 +172,18 @@ function RevenueFigures(props: {
 }) {
   const last = props.months.at(-1);
   if (!last) return null;
-  const { from, to } = props.state;
+  const { from, to, currency } = props.state;
   const cashText = moneyOfMicros(props.months.reduce((total, m) => total + microsOf(m.cash_revenue), 0n));
+  // A card shows money compact past 10,000 and rounded to cents; its title has the exact amount.
+  const money = (text: string | null) => ({
+    value: formatMoneyShort(text, currency),
+    exact: formatMoneyExact(text, currency),
+  });
   const figures: Array<{
     id: string;
     label: string;
     value: string;
+    exact?: string;
     note: string;
     figure?: string;
     range?: boolean;
@@ -184,23 +191,23 @@ function RevenueFigures(props: {
     {
       id: 'mrr',
       label: 'MRR',
-      value: formatMoney(last.mrr_end),
+      ...money(last.mrr_end),
       note: `end of ${monthLabel(last.month)}`,
       figure: 'mrr_end',
     },
-    { id: 'arr', label: 'ARR', value: formatMoney(timesTwelve(last.mrr_end)), note: '12 × MRR' },
-    { id: 'net-new', label: 'Net new MRR', value: formatMoney(last.net_new), note: monthLabel(last.month) },
+    { id: 'arr', label: 'ARR', ...money(timesTwelve(last.mrr_end)), note: '12 × MRR' },
+    { id: 'net-new', label: 'Net new MRR', ...money(last.net_new), note: monthLabel(last.month) },
     {
       id: 'new',
       label: 'New business',
-      value: formatMoney(last.new),
+      ...money(last.new),
       note: monthLabel(last.month),
       figure: 'new',
     },
     {
       id: 'churned',
       label: 'Churned MRR',
-      value: formatMoney(last.churn),
+      ...money(last.churn),
       note: monthLabel(last.month),
       figure: 'churn',
     },
@@ -211,7 +218,7 @@ function RevenueFigures(props: {
       note: `end of ${monthLabel(last.month)}`,
       figure: 'paying_customers',
     },
-    { id: 'arpa', label: 'ARPA', value: formatMoney(last.arpa), note: 'MRR / paying customers' },
+    { id: 'arpa', label: 'ARPA', ...money(last.arpa), note: 'MRR / paying customers' },
     {
       id: 'gross-churn',
       label: 'Gross revenue churn',
@@ -233,7 +240,7 @@ function RevenueFigures(props: {
     {
       id: 'cash',
       label: 'Cash revenue',
-      value: formatMoney(cashText),
+      ...money(cashText),
       note: from === to ? monthLabel(to) : `${monthLabel(from)} – ${monthLabel(to)}`,
       figure: 'cash_revenue',
       range: true,
@@ -246,7 +253,11 @@ function RevenueFigures(props: {
           const body = (
             <>
               <span class="figure-label">{f.label}</span>
-              <span class="figure-value" id={`revenue-${f.id}`}>
+              <span
+                class="figure-value"
+                id={`revenue-${f.id}`}
+                title={f.exact && f.exact !== f.value ? `Exactly ${f.exact}` : undefined}
+              >
                 {f.value}
               </span>
               <span class="change neutral">{f.note}</span>
@@ -325,6 +336,7 @@ function AttributionCard(props: {
           heading={BY_TABS.find((t) => t.id === state.by)?.label ?? state.by}
           rows={data.rows}
           total={data.total}
+          currency={data.currency}
           stale={result.stale}
           open={(column, row) =>
             row
@@ -405,9 +417,11 @@ function FunnelCard(props: { api: ViewProps['api']; base: string; state: Revenue
                   <td class="num">
                     {formatCount(row.paying)} <span class="muted">{formatPercent(row.paying_rate)}</span>
                   </td>
-                  <td class="num">{formatMoney(row.mrr)}</td>
-                  <td class="num">{formatMoney(row.cash_revenue)}</td>
-                  <td class="num">{formatMoney(row.mrr_per_1000_visitors)}</td>
+                  <td class="num">{formatMoney(row.mrr, data.currency)}</td>
+                  <td class="num">{formatMoney(row.cash_revenue, data.currency)}</td>
+                  <td class="num" title={formatMoneyExact(row.mrr_per_1000_visitors, data.currency)}>
+                    {formatMoney(row.mrr_per_1000_visitors, data.currency)}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -487,14 +501,14 @@ function ReconciliationCard(props: {
                 ).map(([label, value]) => (
                   <tr key={label}>
                     <th scope="row">{label}</th>
-                    <td class="num">{formatMoney(value)}</td>
+                    <td class="num">{formatMoneyExact(value, r.currency)}</td>
                   </tr>
                 ))}
               </tbody>
               <tfoot>
                 <tr>
                   <th scope="row">Total ({r.cash.records} records)</th>
-                  <td class="num">{formatMoney(r.cash.total)}</td>
+                  <td class="num">{formatMoneyExact(r.cash.total, r.currency)}</td>
                 </tr>
               </tfoot>
             </table>
@@ -514,14 +528,14 @@ function ReconciliationCard(props: {
                 ).map(([label, value]) => (
                   <tr key={label}>
                     <th scope="row">{label}</th>
-                    <td class="num">{formatMoney(value)}</td>
+                    <td class="num">{formatMoneyExact(value, r.currency)}</td>
                   </tr>
                 ))}
               </tbody>
               <tfoot>
                 <tr class={r.bridge.closes ? '' : 'bad'}>
                   <th scope="row">MRR at the end</th>
-                  <td class="num">{formatMoney(r.bridge.mrr_end)}</td>
+                  <td class="num">{formatMoneyExact(r.bridge.mrr_end, r.currency)}</td>
                 </tr>
               </tfoot>
             </table>
