@@ -42,6 +42,7 @@ let running: TallyProcess;
 let dashboard: string;
 let readKey: string;
 let signInToken: string;
+let trafficOnlySecret: string;
 const contexts: BrowserContext[] = [];
 /** Console errors and uncaught exceptions of every page, with the page's URL. */
 const consoleErrors: string[] = [];
@@ -156,6 +157,7 @@ beforeAll(async () => {
   readKey = (await store.create(PROJECT, 'read')).token;
   await store.create(EMPTY, 'public');
   const trafficOnlyPublic = (await store.create(TRAFFIC_ONLY, 'public')).token;
+  trafficOnlySecret = (await store.create(TRAFFIC_ONLY, 'secret')).token;
   const trafficOnlyRead = (await store.create(TRAFFIC_ONLY, 'read')).token;
   const printed = await tally(
     ['users', 'add', EMAIL, '--project', PROJECT, '--project', EMPTY, '--project', TRAFFIC_ONLY],
@@ -773,6 +775,24 @@ describe('the dashboard in Chromium', () => {
     await shoot(page, 'install-desktop-light');
   });
 
+  it('shows a project with traffic but no revenue how to send revenue, instead of zeros', async () => {
+    await page.goto(`${dashboard}/projects/${TRAFFIC_ONLY}/revenue`);
+    const guide = page.locator('.revenue-onboarding');
+    await guide.getByRole('heading', { name: `Send revenue to ${TRAFFIC_ONLY}` }).waitFor();
+    expect(await page.locator('#revenue-empty').innerText()).toMatch(
+      /^No revenue in USD has reached this project yet\./,
+    );
+    expect(await page.locator('#revenue-mrr').count()).toBe(0); // no card of zeros
+    const [command, curl, client] = await guide.locator('.snippet code').allInnerTexts();
+    expect(command).toBe(`npx tally tokens create --project ${TRAFFIC_ONLY} --kind secret`);
+    expect(curl).toContain(`curl -i ${running.url}/api/ingest `);
+    expect(curl).toContain('-H "X-API-Token: $TALLY_SECRET_TOKEN"');
+    expect(client).toContain("import { RevenueClient } from '@tally/revenue';");
+    expect(client).toContain(`endpoint: '${running.url}'`);
+    expect(client).toContain("currency: 'USD'");
+    await shoot(page, 'revenue-onboarding-desktop-light');
+  });
+
   it('looks right dark and on a phone (screenshots)', async () => {
     const views: [string, string][] = [
       ['traffic', pagePath(PROJECT)],
@@ -855,6 +875,17 @@ describe('the dashboard in Chromium', () => {
       expect(await axeViolations(shared), `share password, ${colorScheme}`).toEqual([]);
     }
   });
+
+  it('replaces the revenue guide with the figures once its example record is sent', async () => {
+    await page.goto(`${dashboard}/projects/${TRAFFIC_ONLY}/revenue`);
+    const curl = await page.locator('.revenue-onboarding .snippet code').nth(1).innerText();
+    const body = JSON.parse(/-d '(.*)'$/s.exec(curl)?.[1] as string) as { type: string; data: unknown };
+    expect((await send(running.url, trafficOnlySecret, body)).status).toBe(202);
+    // The guide checks every 10 seconds.
+    await expect.poll(() => page.locator('#revenue-mrr').count(), { timeout: 40_000, interval: 500 }).toBe(1);
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('$49.00');
+    expect(await page.locator('.revenue-onboarding').count()).toBe(0);
+  }, 60_000);
 
   it('logged no console error', () => {
     // Browsers log every 401 answer as a failed resource: the app meets them only where it asks whether

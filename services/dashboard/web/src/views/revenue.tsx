@@ -4,10 +4,11 @@
 // acquisition funnel, and the reconciliation of one month. Every money figure opens its drill-down: the
 // records, movements or customers that add up to it. Money is per currency, never summed across them, and
 // reads as money (../money.ts): cents in the tables, compact on the cards, each card's exact amount in its
-// title. Each card loads and fails on its own, with a Retry button.
+// title. A project without revenue in the currency shows how to send it instead of zeros
+// (revenue-onboarding.tsx). Each card loads and fails on its own, with a Retry button.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import type { AcquisitionFunnel, Attribution, MrrMonth, Reconciliation } from '../api/types.ts';
+import type { AcquisitionFunnel, Attribution, CustomerList, MrrMonth, Reconciliation } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatPercent } from '../format.ts';
 import { formatMoney, formatMoneyExact, formatMoneyShort } from '../money.ts';
@@ -20,6 +21,7 @@ import type { ViewProps } from '../views.ts';
 import { BreakdownCard, MetadataSearchCard, RevenueFilterChips } from './revenue-breakdown.tsx';
 import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-common.tsx';
 import { MrrOverTimeCard } from './revenue-mrr-card.tsx';
+import { RevenueOnboarding } from './revenue-onboarding.tsx';
 import {
   addMonths,
   formatTime,
@@ -52,6 +54,9 @@ export function RevenueView({ api, project, path }: ViewProps) {
     currency: state.currency,
     filters: state.filters || undefined,
   });
+  // Whether any customer has revenue in this currency (a project that never sent revenue has none): one
+  // customer is enough to know. Filters left out: they narrow the figures, not whether revenue exists.
+  const customers = useQuery<CustomerList>(api, `${base}/customers`, { currency: state.currency, limit: 1 });
   const { route } = useLocation();
   useSignInOn(api.kind === 'session' ? months.error : undefined, route);
   const customersPath = path.replace(/\/revenue$/, '/customers');
@@ -65,13 +70,30 @@ export function RevenueView({ api, project, path }: ViewProps) {
       ...(state.filters ? { filters: state.filters } : {}),
     });
 
+  if (customers.data?.total === 0 && !customers.stale) {
+    return (
+      <>
+        <RangeBar state={state} update={update} />
+        <RevenueOnboarding
+          api={api}
+          project={project}
+          currency={state.currency}
+          onCheck={() => {
+            customers.reload();
+            months.reload();
+          }}
+        />
+      </>
+    );
+  }
+
   return (
     <>
       <RangeBar state={state} update={update} />
       <RevenueFilterChips state={state} update={update} customersPath={customersPath} />
       {months.error ? (
         <ErrorMessage error={months.error} what="The revenue figures" onRetry={months.reload} />
-      ) : !months.data ? (
+      ) : !months.data || (!customers.data && !customers.error) ? (
         <Loading />
       ) : (
         <div class={months.stale ? 'is-stale' : ''}>
