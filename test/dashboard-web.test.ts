@@ -3,8 +3,13 @@
 // who sets a password through the link `tally users add` prints and signs in, the exact figures on the page,
 // a filter that changes every panel and lives in the URL, a range change, a CSV export, goals and funnels
 // defined in the app, share links opened signed out (one with a password, neither showing or requesting
-// revenue), an empty project's install guide, and no console errors. Screenshots of the main views, light
-// and dark, desktop and phone, go to test-output/dashboard-web/ (git-ignored) to be looked at.
+// revenue), an empty project's install guide, and no console errors. What a new user trips over: a snippet
+// never carries a token's prefix, every view fits a phone (the details dialog keeps its names), today's hours
+// to come are not drawn and the running one is marked, one failing request stays in its panel with a Retry,
+// legends show a figure before any hover, details dialogs are named by their list and searchable, device
+// types read capitalised, and a project with traffic but no revenue shows how to send revenue. Screenshots
+// of the main views, light and dark, desktop and phone, go to test-output/dashboard-web/ (git-ignored) to be
+// looked at.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -30,7 +35,6 @@ const DESKTOP = { width: 1280, height: 900 };
 /** How long a poll of the page waits for what it expects (the first queries of a fresh chDB can be slow). */
 const POLL = { timeout: 20_000, interval: 100 };
 const PHONE = { width: 390, height: 844 };
-
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** A day as the chart labels it: "24 Nov". */
 const dayLabel = (day: string) => `${Number(day.slice(8))} ${MONTHS[Number(day.slice(5, 7)) - 1]}`;
@@ -793,41 +797,97 @@ describe('the dashboard in Chromium', () => {
     await shoot(page, 'revenue-onboarding-desktop-light');
   });
 
-  it('looks right dark and on a phone (screenshots)', async () => {
-    const views: [string, string][] = [
-      ['traffic', pagePath(PROJECT)],
-      ['install', `/projects/${EMPTY}`],
+  it('fits every view on a phone, light and dark, and shows the names in the details dialog (screenshots)', async () => {
+    const views: [string, string, (page: Page) => Promise<unknown>][] = [
+      [
+        'traffic',
+        pagePath(PROJECT),
+        (p) => expect.poll(() => figures(p), POLL).toMatchObject({ visitors: '3' }),
+      ],
+      ['revenue', `/projects/${PROJECT}/revenue`, (p) => p.locator('#revenue-mrr').waitFor()],
+      ['customers', `/projects/${PROJECT}/customers`, (p) => p.locator('#customers-table').waitFor()],
+      ['customer', `/projects/${PROJECT}/customers?customer=C`, (p) => p.locator('#history-table').waitFor()],
+      ['health', `/projects/${PROJECT}/health`, (p) => p.locator('#health-table').waitFor()],
+      ['settings', `/projects/${PROJECT}/settings`, (p) => p.locator('.install').waitFor()],
+      ['install', `/projects/${EMPTY}`, (p) => p.locator('.install').waitFor()],
+      [
+        'revenue-onboarding',
+        `/projects/${TRAFFIC_ONLY}/revenue`,
+        (p) => p.locator('#revenue-empty').waitFor(),
+      ],
     ];
+    const overflow = (p: Page) =>
+      p.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      ) as Promise<number>;
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const [size, viewport] of [
         ['desktop', DESKTOP],
         ['phone', PHONE],
       ] as const) {
-        if (colorScheme === 'light' && size === 'desktop') continue; // taken above
-        const shot = await newPage({ colorScheme, viewport });
-        await signIn(shot);
-        for (const [name, path] of views) {
+        const shot = await newTab(page, { colorScheme, viewport });
+        for (const [name, path, ready] of views) {
           await shot.goto(`${dashboard}${path}`);
-          if (name === 'traffic')
-            await expect.poll(() => figures(shot), POLL).toMatchObject({ visitors: '3' });
-          else await shot.locator('.install').waitFor();
+          await ready(shot);
           await shoot(shot, `${name}-${size}-${colorScheme}`);
-          // Nothing makes the page wider than the screen (the views' navigation scrolls within it).
-          expect(await shot.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
-            viewport.width,
-          );
+          // Nothing makes the page wider than the screen: tables scroll inside their cards.
+          expect(await overflow(shot), `${name}, ${size}, ${colorScheme}`).toBeLessThanOrEqual(0);
+          // Every view's link is on the screen (the navigation wraps on a phone rather than cut one off).
+          const width = (await shot.evaluate('document.documentElement.clientWidth')) as number;
+          for (const link of await shot.locator('.views-nav a').all()) {
+            const box = await link.boundingBox();
+            expect(box, `${await link.innerText()} in ${name}`).not.toBeNull();
+            expect(
+              (box?.x ?? 0) + (box?.width ?? 0),
+              `${await link.innerText()} in ${name}`,
+            ).toBeLessThanOrEqual(width);
+          }
         }
+        // The details dialog keeps its names readable and its headers apart.
+        await shot.goto(`${dashboard}${pagePath(PROJECT)}`);
+        await expect.poll(() => rowsOf(shot, 'sources').then((rows) => rows.length), POLL).toBe(3);
+        await shot.locator('section[data-panel="sources"]').getByRole('button', { name: 'Details' }).click();
+        const dialog = shot.getByRole('dialog', { name: 'Channels' });
+        await dialog.locator('table.bars:not(.is-stale) tbody tr').first().waitFor();
+        const names = dialog.locator('tbody .value-text');
+        expect(await names.allInnerTexts()).toEqual(['Direct', 'Email', 'Organic Search']);
+        type Box = { clientWidth: number; scrollWidth: number };
+        for (const name of await names.all()) {
+          expect(await name.isVisible()).toBe(true);
+          // Wide enough for its whole text: not cut to nothing, nor to an ellipsis.
+          const { clientWidth, scrollWidth } = await name.evaluate((e) => {
+            const box = e as unknown as Box;
+            return { clientWidth: box.clientWidth, scrollWidth: box.scrollWidth };
+          });
+          expect(clientWidth).toBeGreaterThan(20);
+          expect(scrollWidth).toBeLessThanOrEqual(clientWidth + 1);
+        }
+        type Cell = {
+          querySelector(s: string): Cell | null;
+          getBoundingClientRect(): { left: number; right: number };
+        };
+        const headers = await dialog.locator('thead th').evaluateAll((cells) =>
+          (cells as unknown as Cell[]).map((c) => {
+            const r = (c.querySelector('button') ?? c).getBoundingClientRect();
+            return [r.left, r.right];
+          }),
+        );
+        for (let i = 1; i < headers.length; i++)
+          expect((headers[i] as number[])[0], `header ${i}`).toBeGreaterThanOrEqual(
+            (headers[i - 1] as number[])[1] as number,
+          );
+        await dialog.screenshot({ path: join(SHOTS, `details-${size}-${colorScheme}.png`) });
         const shared = await newPage({ colorScheme, viewport });
         await shared.goto(`${shares.open}?period=custom&from=${DAY}&to=${DAY}`);
         await expect.poll(() => figures(shared), POLL).toMatchObject({ visitors: '3' });
         await shoot(shared, `share-${size}-${colorScheme}`);
+        expect(await overflow(shared)).toBeLessThanOrEqual(0);
       }
     }
   });
 
   it('is usable with the keyboard', async () => {
-    const keys = await newPage();
-    await signIn(keys);
+    const keys = await newTab(page);
     await keys.goto(`${dashboard}${pagePath(PROJECT)}`);
     await figures(keys);
     // Tabs: one tab stop, arrows move between them.
