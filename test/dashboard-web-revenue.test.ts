@@ -7,7 +7,9 @@
 // lists the matching records, a month reconciles, a customer's page shows its history and visits, the MRR
 // chart switches to days and, once the operator loads rates (`tally revenue rates load`), to a converted
 // series labelled as such, and the health view shows a type stalled once its records stop while another
-// keeps landing. Screenshots go to test-output/dashboard-web/ to be looked at.
+// keeps landing. Money reads as money (the reader's locale, the currency's symbol, cents), the exact amount
+// in a card's title and in the drill-downs and the reconciliation, which show every decimal.
+// Screenshots go to test-output/dashboard-web/ to be looked at.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workedExample } from '@tally/reports/testing';
@@ -68,6 +70,10 @@ function tableRows(rows: Locator): Promise<string[][]> {
 }
 
 const text = (page: Page, selector: string) => page.locator(selector).innerText();
+/** A whole number of dollars as the page shows it (en-US): "1,200" → "$1,200.00". */
+const usd = (amount: string) => `$${amount}.00`;
+/** A table row whose cells from `from` on are dollars. */
+const usdFrom = (from: number, row: string[]) => row.map((cell, i) => (i >= from ? usd(cell) : cell));
 const view = (name: string, query = RANGE) =>
   `${dashboard}/projects/${PROJECT}/${name}${query ? `?${query}` : ''}`;
 
@@ -178,16 +184,25 @@ describe('the revenue views in Chromium', () => {
         POLL,
       )
       .toEqual({
-        mrr: '290',
-        arr: '3,480',
-        'net-new': '40',
-        new: '0',
-        churned: '0',
+        mrr: '$290.00',
+        arr: '$3,480.00',
+        'net-new': '$40.00',
+        new: '$0.00',
+        churned: '$0.00',
         paying: '3',
         'gross-churn': '0%',
         'logo-churn': '0%',
-        cash: '2,120',
+        cash: '$2,120.00',
       });
+    // ARPA is 290 / 3: read to the cent, exact in the card's title.
+    expect(await figure('arpa')).toBe('$96.67');
+    expect(await page.locator('#revenue-arpa').getAttribute('title')).toBe('Exactly $96.666667');
+    expect(await page.locator('#revenue-mrr').getAttribute('title')).toBeNull(); // nothing more to say
+    // The funnel's money (MRR now, cash to date, MRR per 1,000 visitors) to the cent too, never "96,666.666667".
+    await page.locator('#funnel-table tbody tr').first().waitFor();
+    const funnel = await tableRows(page.locator('#funnel-table tbody tr'));
+    expect(funnel.length).toBeGreaterThan(1);
+    for (const row of funnel) for (const cell of row.slice(4)) expect(cell).toMatch(/^(\$[\d,]+\.\d\d|—)$/);
     // Nothing wider than the window (no horizontal scroll bar).
     expect(
       await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
@@ -199,13 +214,15 @@ describe('the revenue views in Chromium', () => {
     const rows = () =>
       tableRows(page.locator('#attribution-table:not(.is-stale) tbody tr, #attribution-table tfoot tr'));
     // key, customers, paying, new, expansion, reactivation, contraction, churn, MRR at end, cash
-    await expect.poll(rows, POLL).toEqual([
-      ['Organic Search', '1', '1', '100', '50', '0', '0', '0', '150', '300'],
-      ['Email', '1', '1', '100', '0', '0', '0', '0', '100', '1,200'],
-      ['Direct', '1', '1', '50', '0', '40', '20', '30', '40', '120'],
-      ['(unattributed)', '1', '0', '0', '0', '0', '0', '0', '0', '500'],
-      ['Total', '4', '3', '250', '50', '40', '20', '30', '290', '2,120'],
-    ]);
+    await expect.poll(rows, POLL).toEqual(
+      [
+        ['Organic Search', '1', '1', '100', '50', '0', '0', '0', '150', '300'],
+        ['Email', '1', '1', '100', '0', '0', '0', '0', '100', '1,200'],
+        ['Direct', '1', '1', '50', '0', '40', '20', '30', '40', '120'],
+        ['(unattributed)', '1', '0', '0', '0', '0', '0', '0', '0', '500'],
+        ['Total', '4', '3', '250', '50', '40', '20', '30', '290', '2,120'],
+      ].map((row) => usdFrom(3, row)),
+    );
     const groupBy = page.getByRole('tablist', { name: 'Group by' });
     await groupBy.getByRole('tab', { name: 'Campaign' }).click();
     await expect
@@ -220,19 +237,19 @@ describe('the revenue views in Chromium', () => {
     const dialog = page.getByRole('dialog');
     await expect
       .poll(() => dialog.locator('#drill-total').innerText(), POLL)
-      .toBe('9 items, adding up to 2,120 USD');
+      .toBe('9 items, adding up to $2,120.00');
     await shoot(page, 'revenue-drilldown-cash');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
-    await page.getByRole('button', { name: 'Direct: open cash revenue 120' }).click();
+    await page.getByRole('button', { name: 'Direct: open cash revenue $120.00' }).click();
     await expect
       .poll(() => dialog.locator('#drill-total').innerText(), POLL)
-      .toBe('4 items, adding up to 120 USD');
+      .toBe('4 items, adding up to $120.00');
     expect((await tableRows(dialog.locator('tbody tr'))).map((r) => [r[0], r[1], r[3], r[4]])).toEqual([
-      ['2026-01-10', 'B', 'subscription', '50'],
-      ['2026-02-20', 'B', 'downgrade', '30'],
-      ['2026-03-15', 'B', 'churn', '0'],
-      ['2026-04-02', 'B', 'subscription', '40'],
+      ['2026-01-10', 'B', 'subscription', '$50.00'],
+      ['2026-02-20', 'B', 'downgrade', '$30.00'],
+      ['2026-03-15', 'B', 'churn', '$0.00'],
+      ['2026-04-02', 'B', 'subscription', '$40.00'],
     ]);
     await shoot(page, 'revenue-drilldown-direct');
     await page.keyboard.press('Escape');
@@ -249,16 +266,16 @@ describe('the revenue views in Chromium', () => {
       ['starter', '1', '1', '50', '0', '40', '20', '30', '40', '120'],
       ['lifetime', '1', '0', '0', '0', '0', '0', '0', '0', '500'],
       ['Total', '4', '3', '250', '50', '40', '20', '30', '290', '2,120'],
-    ];
+    ].map((row) => usdFrom(3, row));
     await expect.poll(rows, POLL).toEqual(byPlan);
     const breakDownBy = page.getByRole('tablist', { name: 'Break down by' });
     await breakDownBy.getByRole('tab', { name: 'Interval' }).click();
     await expect
       .poll(async () => (await rows()).map((r) => [r[0], r[8]]), POLL)
       .toEqual([
-        ['(none)', '190'],
-        ['annual', '100'],
-        ['Total', '290'],
+        ['(none)', '$190.00'],
+        ['annual', '$100.00'],
+        ['Total', '$290.00'],
       ]);
     // Any metadata key, typed (the keys present are offered).
     await page.locator('#breakdown-key').fill('plan');
@@ -270,24 +287,24 @@ describe('the revenue views in Chromium', () => {
 
     // A row filters every revenue panel to its customers (B only), shown as a removable chip.
     await page.getByRole('button', { name: 'Filter by Metadata plan starter' }).click();
-    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('40');
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('$40.00');
     expect(decodeURIComponent(page.url())).toContain('filters=metadata.plan==starter');
     await expect
       .poll(() => tableRows(page.locator('#attribution-table:not(.is-stale) tbody tr')), POLL)
-      .toEqual([['Direct', '1', '1', '50', '0', '40', '20', '30', '40', '120']]);
+      .toEqual([usdFrom(3, ['Direct', '1', '1', '50', '0', '40', '20', '30', '40', '120'])]);
     await expect.poll(rows, POLL).toEqual([byPlan[2], ['Total', ...(byPlan[2] as string[]).slice(1)]]);
     expect(await text(page, '.revenue-filters .chip')).toContain('Metadata plan is starter');
     await page.locator('#revenue-cash').click();
     const dialog = page.getByRole('dialog');
     await expect
       .poll(() => dialog.locator('#drill-total').innerText(), POLL)
-      .toBe('4 items, adding up to 120 USD');
+      .toBe('4 items, adding up to $120.00');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     await page.locator('.revenue-filters').scrollIntoViewIfNeeded();
     await shoot(page, 'revenue-filtered-starter');
     await page.getByRole('button', { name: 'Remove filter: Metadata plan is starter' }).click();
-    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('290');
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('$290.00');
     expect(await page.locator('.revenue-filters').count()).toBe(0);
     await breakDownBy.getByRole('tab', { name: 'Plan' }).click();
     expect(page.url()).not.toContain('breakdown=');
@@ -302,8 +319,8 @@ describe('the revenue views in Chromium', () => {
         POLL,
       )
       .toEqual([
-        ['A', 'web_tx_1', 'subscription', '100 USD', 'plan=pro'],
-        ['C', 'web_tx_5', 'subscription', '1,200 USD', 'plan=pro, interval=annual'],
+        ['A', 'web_tx_1', 'subscription', '$100.00', 'plan=pro'],
+        ['C', 'web_tx_5', 'subscription', '$1,200.00', 'plan=pro, interval=annual'],
       ]);
     await page.locator('#metadata-search-title').scrollIntoViewIfNeeded();
     await shoot(page, 'revenue-metadata-search');
@@ -314,19 +331,19 @@ describe('the revenue views in Chromium', () => {
     await expect
       .poll(() => tableRows(page.locator('#bridge-table tr')), POLL)
       .toEqual([
-        ['MRR at the start', '150'],
-        ['+ New business', '100'],
-        ['+ Expansion', '50'],
-        ['+ Reactivation', '0'],
-        ['− Contraction', '20'],
-        ['− Churn', '0'],
-        ['= Computed end', '280'],
-        ['MRR at the end', '280'],
+        ['MRR at the start', '$150.00'],
+        ['+ New business', '$100.00'],
+        ['+ Expansion', '$50.00'],
+        ['+ Reactivation', '$0.00'],
+        ['− Contraction', '$20.00'],
+        ['− Churn', '$0.00'],
+        ['= Computed end', '$280.00'],
+        ['MRR at the end', '$280.00'],
       ]);
     expect(await text(page, '#bridge-closes')).toContain('closes');
     expect((await tableRows(page.locator('#cash-table tfoot tr')))[0]).toEqual([
       'Total (3 records)',
-      '1,280',
+      '$1,280.00',
     ]);
     await page.locator('#reconciliation-title').scrollIntoViewIfNeeded();
     await shoot(page, 'revenue-reconciliation');
@@ -337,20 +354,20 @@ describe('the revenue views in Chromium', () => {
     await expect
       .poll(() => tableRows(page.locator('#customers-table tbody tr')), POLL)
       .toEqual([
-        ['A', '150', 'Paying', '2026-01-02', 'Organic Search · Google', '300'],
-        ['C', '100', 'Paying', '2026-02-20', 'Email · newsletter', '1,200'],
-        ['B', '40', 'Paying', '2026-01-08', 'Direct · Direct / None', '120'],
-        ['D', '0', 'One-off', '2026-04-10', '(unattributed)', '500'],
+        ['A', '$150.00', 'Paying', '2026-01-02', 'Organic Search · Google', '$300.00'],
+        ['C', '$100.00', 'Paying', '2026-02-20', 'Email · newsletter', '$1,200.00'],
+        ['B', '$40.00', 'Paying', '2026-01-08', 'Direct · Direct / None', '$120.00'],
+        ['D', '$0.00', 'One-off', '2026-04-10', '(unattributed)', '$500.00'],
       ]);
     await shoot(page, 'customers-desktop-light');
     await page.getByRole('link', { name: 'A', exact: true }).click();
-    await expect.poll(() => text(page, '#customer-mrr-USD'), POLL).toBe('150');
+    await expect.poll(() => text(page, '#customer-mrr-USD'), POLL).toBe('$150.00');
     expect(await text(page, '#customer-first-touch')).toContain('Organic Search');
     expect((await tableRows(page.locator('#history-table tbody tr'))).map((r) => [r[1], r[4], r[5]])).toEqual(
       [
-        ['web_tx_1', '100', 'new'],
-        ['web_tx_3', '150', 'expansion'],
-        ['web_tx_6', '150', '—'],
+        ['web_tx_1', '$100.00', 'new'],
+        ['web_tx_3', '$150.00', 'expansion'],
+        ['web_tx_6', '$150.00', '—'],
       ],
     );
     expect(await page.locator('#visit-timeline > li').count()).toBe(1);
@@ -366,7 +383,7 @@ describe('the revenue views in Chromium', () => {
     await dark.getByRole('button', { name: 'Sign in' }).click();
     await dark.waitForURL(/\/projects\/revenue-site/);
     await dark.goto(view('revenue'));
-    await expect.poll(() => text(dark, '#revenue-mrr'), POLL).toBe('290');
+    await expect.poll(() => text(dark, '#revenue-mrr'), POLL).toBe('$290.00');
     await shoot(dark, 'revenue-desktop-dark');
   });
 
@@ -383,12 +400,12 @@ describe('the revenue views in Chromium', () => {
     await expect.poll(async () => Object.keys(await points()).length, POLL).toBe(120);
     // Each month's last day has the monthly figure; the upgrade of 3 February shows on its day.
     expect(await points()).toMatchObject({
-      '2026-01-31': '150',
-      '2026-02-02': '150',
-      '2026-02-03': '200',
-      '2026-02-28': '280',
-      '2026-03-31': '250',
-      '2026-04-30': '290',
+      '2026-01-31': '$150.00',
+      '2026-02-02': '$150.00',
+      '2026-02-03': '$200.00',
+      '2026-02-28': '$280.00',
+      '2026-03-31': '$250.00',
+      '2026-04-30': '$290.00',
     });
     await shoot(page, 'revenue-mrr-daily');
 
@@ -401,9 +418,12 @@ describe('the revenue views in Chromium', () => {
       .poll(() => text(page, '#mrr-title'), POLL)
       .toBe('MRR all currencies converted to EUR, end of each month');
     // 150 × 0.9, 280 × 0.92, 250 × 0.925; April has no rate: USD left out, and said so.
-    await expect
-      .poll(points, POLL)
-      .toEqual({ '2026-01': '135', '2026-02': '257.60', '2026-03': '231.25', '2026-04': '0 (without USD)' });
+    await expect.poll(points, POLL).toEqual({
+      '2026-01': '€135.00',
+      '2026-02': '€257.60',
+      '2026-03': '€231.25',
+      '2026-04': '€0.00 (without USD)',
+    });
     expect(await text(page, '.converted-note')).toMatch(
       /^Converted to EUR with the exchange rates loaded by the operator: USD 0\.9 \(2026-01\), USD 0\.92 \(2026-02\), USD 0\.925 \(2026-03\)\. Left out where no rate is loaded \(a gap in the line\): USD\.$/,
     );
@@ -412,7 +432,7 @@ describe('the revenue views in Chromium', () => {
     await expect
       .poll(() => text(page, '#mrr-title'), POLL)
       .toBe('MRR all currencies converted to EUR, end of each day (UTC)');
-    await expect.poll(async () => (await points())['2026-03-31'], POLL).toBe('231.25');
+    await expect.poll(async () => (await points())['2026-03-31'], POLL).toBe('€231.25');
     await shoot(page, 'revenue-mrr-daily-converted');
     // Both switches are in the URL: a reload (or a shared link) shows the same chart.
     expect(page.url()).toMatch(/interval=day&convert=EUR/);
@@ -507,7 +527,7 @@ describe('the revenue views in Chromium', () => {
     const dialog = page.getByRole('dialog');
     await expect
       .poll(() => dialog.locator('#drill-total').innerText(), POLL)
-      .toBe('205 items, adding up to 205 JPY');
+      .toBe('205 items, adding up to ¥205');
     expect(await dialog.locator('tbody tr').count()).toBe(200);
     expect(await dialog.locator('.drill-more').innerText()).toBe('200 of 205 listed Show 5 more');
     await dialog.locator('#drill-more').click();

@@ -3,8 +3,13 @@
 // who sets a password through the link `tally users add` prints and signs in, the exact figures on the page,
 // a filter that changes every panel and lives in the URL, a range change, a CSV export, goals and funnels
 // defined in the app, share links opened signed out (one with a password, neither showing or requesting
-// revenue), an empty project's install guide, and no console errors. Screenshots of the main views, light
-// and dark, desktop and phone, go to test-output/dashboard-web/ (git-ignored) to be looked at.
+// revenue), an empty project's install guide, and no console errors. What a new user trips over: a snippet
+// never carries a token's prefix, every view fits a phone (the details dialog keeps its names), today's hours
+// to come are not drawn and the running one is marked, one failing request stays in its panel with a Retry,
+// legends show a figure before any hover, details dialogs are named by their list and searchable, device
+// types read capitalised, and a project with traffic but no revenue shows how to send revenue. Screenshots
+// of the main views, light and dark, desktop and phone, go to test-output/dashboard-web/ (git-ignored) to be
+// looked at.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -19,6 +24,8 @@ import { pipelineEnv, send, startTallyProcess, type TallyProcess } from './suppo
 const SHOTS = join(ROOT, 'test-output', 'dashboard-web');
 const PROJECT = 'worked';
 const EMPTY = 'empty-site';
+/** Traffic (101 pages: more than a details dialog lists) and no revenue. */
+const TRAFFIC_ONLY = 'traffic-only';
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'a long enough password';
 /** Two days ago (UTC, the project's time zone): inside "Last 7 days", outside "Today". */
@@ -28,18 +35,30 @@ const DESKTOP = { width: 1280, height: 900 };
 /** How long a poll of the page waits for what it expects (the first queries of a fresh chDB can be slow). */
 const POLL = { timeout: 20_000, interval: 100 };
 const PHONE = { width: 390, height: 844 };
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** A day as the chart labels it: "24 Nov". */
+const dayLabel = (day: string) => `${Number(day.slice(8))} ${MONTHS[Number(day.slice(5, 7)) - 1]}`;
+const addDays = (day: string, days: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 let browser: Browser;
 let running: TallyProcess;
 let dashboard: string;
 let readKey: string;
 let signInToken: string;
+let trafficOnlySecret: string;
 const contexts: BrowserContext[] = [];
 /** Console errors and uncaught exceptions of every page, with the page's URL. */
 const consoleErrors: string[] = [];
 
 async function newPage(
-  options: { colorScheme?: 'light' | 'dark'; viewport?: typeof DESKTOP; bypassCSP?: boolean } = {},
+  options: {
+    colorScheme?: 'light' | 'dark';
+    viewport?: typeof DESKTOP;
+    bypassCSP?: boolean;
+    /** Console errors this page is meant to cause (the answers a test makes fail on purpose). */
+    expectedErrors?: RegExp;
+  } = {},
 ) {
   const context = await browser.newContext({
     bypassCSP: options.bypassCSP ?? false,
@@ -50,12 +69,31 @@ async function newPage(
     acceptDownloads: true,
   });
   contexts.push(context);
-  const page = await context.newPage();
+  return watch(await context.newPage(), options.expectedErrors);
+}
+
+/** Records the page's console errors (but those it is meant to cause) and uncaught exceptions. */
+function watch(page: Page, expectedErrors?: RegExp): Page {
   page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(`${message.text()} (${message.location().url})`);
+    const line = `${message.text()} (${message.location().url})`;
+    if (message.type() === 'error' && !expectedErrors?.test(line)) consoleErrors.push(line);
   });
   page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: uncaught ${error.message}`));
   return page;
+}
+
+/**
+ * Another tab of a signed-in browser (`signedIn`'s), dark or light, at a phone's or a desktop's size: the
+ * dashboard allows 10 sign-in attempts per 15 minutes and address, which the tests would otherwise use up.
+ */
+async function newTab(
+  signedIn: Page,
+  options: { colorScheme?: 'light' | 'dark'; viewport?: typeof DESKTOP; expectedErrors?: RegExp } = {},
+): Promise<Page> {
+  const tab = watch(await signedIn.context().newPage(), options.expectedErrors);
+  await tab.emulateMedia({ colorScheme: options.colorScheme ?? 'light' });
+  await tab.setViewportSize(options.viewport ?? DESKTOP);
+  return tab;
 }
 
 async function shoot(page: Page, name: string) {
@@ -122,8 +160,11 @@ beforeAll(async () => {
   const secretToken = (await store.create(PROJECT, 'secret')).token;
   readKey = (await store.create(PROJECT, 'read')).token;
   await store.create(EMPTY, 'public');
+  const trafficOnlyPublic = (await store.create(TRAFFIC_ONLY, 'public')).token;
+  trafficOnlySecret = (await store.create(TRAFFIC_ONLY, 'secret')).token;
+  const trafficOnlyRead = (await store.create(TRAFFIC_ONLY, 'read')).token;
   const printed = await tally(
-    ['users', 'add', EMAIL, '--project', PROJECT, '--project', EMPTY],
+    ['users', 'add', EMAIL, '--project', PROJECT, '--project', EMPTY, '--project', TRAFFIC_ONLY],
     pipelineEnv({ TALLY_DATA_DIR: dataDir }),
   );
   signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
@@ -187,12 +228,31 @@ beforeAll(async () => {
     },
   };
   expect((await send(running.url, secretToken, revenue)).status).toBe(202);
+  // A site with traffic and no revenue: one visitor reading 101 pages, one more than a details dialog lists.
+  const reads = Array.from({ length: 101 }, (_, i) =>
+    pageview('v_reader', `13:${String(Math.floor(i / 4)).padStart(2, '0')}`, `/p-${i}`),
+  );
+  for (let i = 0; i < reads.length; i += 20) {
+    const statuses = await Promise.all(
+      reads.slice(i, i + 20).map(async (r) => (await send(running.url, trafficOnlyPublic, r)).status),
+    );
+    expect(statuses).toEqual(statuses.map(() => 202));
+  }
   await eventually(30_000, 'the worked example landing in visits', async () => {
     const res = await fetch(`${dashboard}/api/v1/projects/${PROJECT}/traffic/summary?from=${DAY}&to=${DAY}`, {
       headers: { authorization: `Bearer ${readKey}` },
     });
     const body = (await res.json()) as { pageviews: number; events: number };
     return res.status === 200 && body.pageviews === 5 && body.events === 1;
+  });
+  await eventually(30_000, 'the 101 pages landing', async () => {
+    const res = await fetch(
+      `${dashboard}/api/v1/projects/${TRAFFIC_ONLY}/traffic/summary?from=${DAY}&to=${DAY}`,
+      {
+        headers: { authorization: `Bearer ${trafficOnlyRead}` },
+      },
+    );
+    return res.status === 200 && ((await res.json()) as { pageviews: number }).pageviews === 101;
   });
 }, 180_000);
 
@@ -312,7 +372,7 @@ describe('the dashboard in Chromium', () => {
       .toEqual(['Organic Search', 'Email', 'Direct']);
     expect(await sources.locator('th[aria-sort]').innerText()).toContain('Channel');
     await sources.getByRole('button', { name: 'Details' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Sources: Channels' });
+    const dialog = page.getByRole('dialog', { name: 'Channels' });
     await expect
       .poll(() => tableRows(dialog.locator('table.bars:not(.is-stale) tbody tr')), POLL)
       .toEqual([
@@ -323,6 +383,95 @@ describe('the dashboard in Chromium', () => {
       ]);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it('names each details dialog by its list, never the panel and the tab twice ("Sources: Sources")', async () => {
+    const expected: [string, string, string][] = [
+      ['sources', 'Channels', 'Channels'],
+      ['sources', 'Sources', 'Sources'],
+      ['sources', 'Referrers', 'Referrers'],
+      ['sources', 'Campaigns', 'UTM sources'],
+      ['pages', 'Top pages', 'Top pages'],
+      ['pages', 'Entry pages', 'Entry pages'],
+      ['pages', 'Exit pages', 'Exit pages'],
+      ['locations', '', 'Countries'],
+      ['devices', 'Browsers', 'Browsers'],
+      ['devices', 'Systems', 'Operating systems'],
+      ['devices', 'Devices', 'Device types'],
+      ['devices', 'Screens', 'Screen sizes'],
+      ['events', 'Events', 'Custom events'],
+      ['events', 'Properties', 'Event property keys'],
+    ];
+    const panels = ['sources', 'pages', 'devices', 'events'];
+    const selectedTab = (panel: string) =>
+      page.locator(`section[data-panel="${panel}"] [role="tab"][aria-selected="true"]`).innerText();
+    const before = await Promise.all(panels.map(selectedTab));
+    const titles: string[] = [];
+    for (const [panel, tab, _] of expected) {
+      const section = page.locator(`section[data-panel="${panel}"]`);
+      if (tab) await section.getByRole('tab', { name: tab, exact: true }).click();
+      await section.getByRole('button', { name: 'Details' }).click();
+      const dialog = page.locator('dialog[open]');
+      titles.push(await dialog.locator('h2').innerText());
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+    }
+    expect(titles).toEqual(expected.map((e) => e[2]));
+    // The tabs as they were, for the tests that follow.
+    for (const [i, panel] of panels.entries())
+      await page
+        .locator(`section[data-panel="${panel}"]`)
+        .getByRole('tab', { name: before[i], exact: true })
+        .click();
+  });
+
+  it('searches the rows of a details dialog, and says when the list has more than it shows', async () => {
+    // The pages panel shows its entry pages (an earlier test chose them).
+    await page.locator('section[data-panel="pages"]').getByRole('button', { name: 'Details' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Entry pages' });
+    const names = () =>
+      tableRows(dialog.locator('table.bars:not(.is-stale) tbody tr')).then((rows) => rows.map((r) => r[0]));
+    await expect.poll(names, POLL).toEqual(['/', '/blog/a', '/pricing', '/signup']);
+    await dialog.getByLabel('Search').fill('PRI');
+    await expect.poll(names, POLL).toEqual(['/pricing']);
+    expect(await dialog.locator('#search-note').innerText()).toBe('1 of 4 rows match.');
+    await dialog.getByLabel('Search').fill('nothing like it');
+    await expect.poll(names, POLL).toEqual([]);
+    expect(await dialog.locator('.empty').innerText()).toBe('No row matches nothing like it.');
+    await dialog.getByRole('button', { name: 'Close' }).click(); // Escape would first clear the search
+    await dialog.waitFor({ state: 'hidden' });
+
+    // 101 pages: the dialog lists 100, and its search says it looks at those only.
+    const other = await newTab(page);
+    await other.goto(`${dashboard}${pagePath(TRAFFIC_ONLY)}`);
+    await other.locator('section[data-panel="pages"]').getByRole('button', { name: 'Details' }).click();
+    const big = other.getByRole('dialog', { name: 'Top pages' });
+    await expect.poll(() => big.locator('table.bars:not(.is-stale) tbody tr').count(), POLL).toBe(100);
+    expect(await big.locator('#search-note').innerText()).toBe(
+      'The search looks only at the 100 rows shown, the top ones of the list as sorted; the CSV export has every row.',
+    );
+    await big.getByLabel('Search').fill('/p-10');
+    const shown = await tableRows(big.locator('tbody tr'));
+    expect(shown.length).toBeGreaterThan(0);
+    for (const row of shown) expect(row[0]).toContain('/p-10');
+    expect(await big.locator('#search-note').innerText()).toMatch(
+      new RegExp(`^${shown.length} of 100 rows match\\. The search looks only at the 100 rows shown`),
+    );
+    await big.screenshot({ path: join(SHOTS, 'details-search-desktop-light.png') });
+  });
+
+  it('shows device types capitalised, and filters by the value as stored', async () => {
+    const devices = page.locator('section[data-panel="devices"]');
+    const before = await devices.locator('[role="tab"][aria-selected="true"]').innerText();
+    await devices.getByRole('tab', { name: 'Devices', exact: true }).click();
+    await expect.poll(() => rowsOf(page, 'devices'), POLL).toEqual([['Desktop', '4', '3', '100%']]);
+    await page.getByRole('button', { name: 'Filter by device type Desktop' }).click();
+    await page.waitForURL(/filters=device%3D%3Ddesktop/); // the stored value: what the API filters on
+    expect(await page.locator('.chip').innerText()).toContain('Device type is Desktop');
+    await expect.poll(() => figures(page), POLL).toMatchObject({ visitors: '3', visits: '4' });
+    await page.getByRole('button', { name: 'Remove filter: Device type is Desktop' }).click();
+    await page.waitForURL((u) => !u.search.includes('filters'));
+    await devices.getByRole('tab', { name: before, exact: true }).click();
   });
 
   it('exports a list as CSV', async () => {
@@ -400,6 +549,100 @@ describe('the dashboard in Chromium', () => {
       .toMatchObject({ visitors: '3', visits: '4', pageviews: '5' });
   });
 
+  it('draws today by hour up to now: the hours to come left out (not zeros), the running one dashed and said so', async () => {
+    const today = await newTab(page);
+    await today.goto(`${dashboard}/projects/${PROJECT}?period=today`);
+    const table = today.locator('section[aria-labelledby="chart-title"] .sr-only tbody tr');
+    // The project's zone is UTC: the hour now, there.
+    const expected = () => {
+      const hour = new Date().getUTCHours();
+      return Array.from({ length: 24 }, (_, h) => (h < hour ? '0' : h === hour ? '0 so far' : 'not yet'));
+    };
+    await expect.poll(async () => (await tableRows(table)).map((r) => r[1]), POLL).toEqual(expected());
+    const hour = new Date().getUTCHours();
+    const clock = (h: number) => `${String(h).padStart(2, '0')}:00`;
+    expect(await today.locator('#chart-partial-note').innerText()).toBe(
+      `This hour (${clock(hour)}) is not over: its figure so far is drawn dashed${hour < 23 ? ', and the hours still to come are not drawn' : ''}.`,
+    );
+    expect(await today.locator('#partial-caveat').innerText()).toBe(
+      'Today is not over: the changes compare it so far with the whole previous period.',
+    );
+    // Away from the chart, its legend shows the last hour that is over, not "—".
+    const legend = today.locator('.chart .u-legend .u-series td.u-value');
+    if (hour > 0) {
+      expect(await legend.nth(0).innerText()).toBe(clock(hour - 1));
+      expect(await legend.nth(1).innerText()).toBe('0');
+    }
+    await shoot(today, 'traffic-today-desktop-light');
+
+    // By day, the last day is today: marked too.
+    await today.goto(`${dashboard}/projects/${PROJECT}?period=7d`);
+    await expect
+      .poll(() => today.locator('#chart-partial-note').innerText(), POLL)
+      .toBe(
+        `Today (${dayLabel(new Date().toISOString().slice(0, 10))}) is not over: its figure so far is drawn dashed.`,
+      );
+    // A range that is over has no note.
+    await today.goto(`${dashboard}${pagePath(PROJECT)}`);
+    await figures(today);
+    await today.waitForLoadState('networkidle');
+    expect(await today.locator('#chart-partial-note').count()).toBe(0);
+    expect(await today.locator('#partial-caveat').count()).toBe(0);
+  });
+
+  it('shows a figure in the chart legend before any hover: the last bucket that is over', async () => {
+    const before = addDays(DAY, -1);
+    await page.goto(
+      `${dashboard}${pagePath(PROJECT, `period=custom&from=${before}&to=${DAY}&interval=day`)}`,
+    );
+    const legend = page.locator('.chart .u-legend .u-series');
+    type Row = { style: { display: string }; querySelector(s: string): { innerText: string } };
+    const values = () =>
+      legend.evaluateAll((rows) =>
+        (rows as unknown as Row[])
+          .filter((row) => row.style.display !== 'none') // the running bucket's own row, hidden
+          .map((row) => row.querySelector('.u-value').innerText),
+      );
+    // Date, unique visitors, the previous period's (the two days before).
+    await expect.poll(values, POLL).toEqual([dayLabel(DAY), '3', `0 (${dayLabel(addDays(DAY, -2))})`]);
+    await page.locator('.chart').scrollIntoViewIfNeeded();
+    await shoot(page, 'traffic-legend-desktop-light');
+  });
+
+  it('keeps a failing request to its panel, with its message and a Retry that recovers it', async () => {
+    const failing = await newTab(page, {
+      expectedErrors: /status of 500 .*\/traffic\/(summary|breakdown\/country)\?/,
+    });
+    let broken = true;
+    const fail = (what: string) => (url: URL) => broken && url.pathname.endsWith(what);
+    for (const what of ['/traffic/summary', '/traffic/breakdown/country'])
+      await failing.route(fail(what), (route) =>
+        route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"boom"}' }),
+      );
+    await failing.goto(`${dashboard}${pagePath(PROJECT)}`);
+    const top = failing.locator('.top-figures [role="alert"]');
+    await expect
+      .poll(() => top.locator('p').innerText(), POLL)
+      .toBe('The top figures could not be loaded. The dashboard could not answer. Try again in a moment.');
+    expect(await top.getByRole('button', { name: 'Retry' }).isVisible()).toBe(true);
+    const countries = failing.locator('section[data-panel="locations"] [role="alert"]');
+    await expect
+      .poll(() => countries.innerText(), POLL)
+      .toMatch(/^Countries could not be loaded\. The dashboard could not answer/);
+    // The rest of the page works.
+    await expect.poll(() => rowsOf(failing, 'sources').then((rows) => rows.length), POLL).toBe(3);
+    await expect.poll(() => rowsOf(failing, 'pages').then((rows) => rows.length), POLL).toBe(4);
+    await failing.locator('.chart canvas').first().waitFor();
+    await shoot(failing, 'panel-errors-desktop-light');
+
+    broken = false;
+    await top.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => figures(failing), POLL).toMatchObject({ visitors: '3', visits: '4' });
+    await countries.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => rowsOf(failing, 'locations'), POLL).toEqual([['(unknown)', '4', '3', '100%']]);
+    expect(await failing.locator('[role="alert"]').count()).toBe(0);
+  });
+
   it('defines a goal and a funnel in the app and shows their conversions', async () => {
     const goals = page.locator('section[data-panel="goals"]');
     await goals.getByRole('button', { name: '+ Add goal' }).click();
@@ -446,6 +689,36 @@ describe('the dashboard in Chromium', () => {
     shares.open = await create('Public board');
     shares.locked = await create('Investors', 'open sesame please');
     await shoot(page, 'settings-desktop-light');
+  });
+
+  it("never puts a token's first characters in a snippet: a placeholder until a whole new token is made", async () => {
+    const install = page.locator('.install');
+    const hint = await install.locator('#token-hidden code').first().innerText(); // "pub_uiTx…"
+    expect(hint).toMatch(/^pub_/);
+    const snippets = () => install.locator('.snippet code').allInnerTexts();
+    for (const snippet of await snippets()) {
+      expect(snippet).not.toContain(hint.replace(/…$/, ''));
+      expect(snippet).toContain('YOUR_PUBLIC_TOKEN');
+    }
+    expect(await install.locator('mark.placeholder').count()).toBe(2);
+    expect(await install.locator('#token-hidden').innerText()).toContain('cannot be shown again');
+    await install.locator('h2').scrollIntoViewIfNeeded();
+    await shoot(page, 'settings-install-placeholder-desktop-light');
+
+    await install.getByRole('button', { name: 'Create a new public token' }).click();
+    const token = await install.locator('code.token').innerText();
+    expect(token).toMatch(/^pub_\w{16,}$/);
+    expect((await snippets())[0]).toBe(
+      `<script defer src="${running.url}/tally.js" data-token="${token}"></script>`,
+    );
+    expect(await install.locator('mark.placeholder').count()).toBe(0);
+    // Whole: the gateway takes it (an identify, which changes no traffic figure).
+    const identify = {
+      type: 'identify',
+      data: { visitor_fingerprint: 'v_tok', session_id: 's_tok', customer_id: 'T' },
+    };
+    expect((await send(running.url, token, identify)).status).toBe(202);
+    expect((await send(running.url, token.slice(0, 8), identify)).status).toBe(401);
   });
 
   it('opens a share link signed out, without anything of revenue', async () => {
@@ -496,7 +769,7 @@ describe('the dashboard in Chromium', () => {
     await page.goto(`${dashboard}/projects/${EMPTY}`);
     await page.getByRole('heading', { name: `Install the tracker on ${EMPTY}` }).waitFor();
     expect(await page.locator('.install').innerText()).toContain('starting pub_');
-    await page.getByRole('button', { name: 'Create a public token' }).click();
+    await page.getByRole('button', { name: 'Create a new public token' }).click();
     const token = await page.locator('code.token').innerText();
     expect(token).toMatch(/^pub_/);
     // The script tag loads tally.js from this Tally's gateway, which it then sends to.
@@ -506,41 +779,115 @@ describe('the dashboard in Chromium', () => {
     await shoot(page, 'install-desktop-light');
   });
 
-  it('looks right dark and on a phone (screenshots)', async () => {
-    const views: [string, string][] = [
-      ['traffic', pagePath(PROJECT)],
-      ['install', `/projects/${EMPTY}`],
+  it('shows a project with traffic but no revenue how to send revenue, instead of zeros', async () => {
+    await page.goto(`${dashboard}/projects/${TRAFFIC_ONLY}/revenue`);
+    const guide = page.locator('.revenue-onboarding');
+    await guide.getByRole('heading', { name: `Send revenue to ${TRAFFIC_ONLY}` }).waitFor();
+    expect(await page.locator('#revenue-empty').innerText()).toMatch(
+      /^No revenue in USD has reached this project yet\./,
+    );
+    expect(await page.locator('#revenue-mrr').count()).toBe(0); // no card of zeros
+    const [command, curl, client] = await guide.locator('.snippet code').allInnerTexts();
+    expect(command).toBe(`npx tally tokens create --project ${TRAFFIC_ONLY} --kind secret`);
+    expect(curl).toContain(`curl -i ${running.url}/api/ingest `);
+    expect(curl).toContain('-H "X-API-Token: $TALLY_SECRET_TOKEN"');
+    expect(client).toContain("import { RevenueClient } from '@tally/revenue';");
+    expect(client).toContain(`endpoint: '${running.url}'`);
+    expect(client).toContain("currency: 'USD'");
+    await shoot(page, 'revenue-onboarding-desktop-light');
+  });
+
+  it('fits every view on a phone, light and dark, and shows the names in the details dialog (screenshots)', async () => {
+    const views: [string, string, (page: Page) => Promise<unknown>][] = [
+      [
+        'traffic',
+        pagePath(PROJECT),
+        (p) => expect.poll(() => figures(p), POLL).toMatchObject({ visitors: '3' }),
+      ],
+      ['revenue', `/projects/${PROJECT}/revenue`, (p) => p.locator('#revenue-mrr').waitFor()],
+      ['customers', `/projects/${PROJECT}/customers`, (p) => p.locator('#customers-table').waitFor()],
+      ['customer', `/projects/${PROJECT}/customers?customer=C`, (p) => p.locator('#history-table').waitFor()],
+      ['health', `/projects/${PROJECT}/health`, (p) => p.locator('#health-table').waitFor()],
+      ['settings', `/projects/${PROJECT}/settings`, (p) => p.locator('.install').waitFor()],
+      ['install', `/projects/${EMPTY}`, (p) => p.locator('.install').waitFor()],
+      [
+        'revenue-onboarding',
+        `/projects/${TRAFFIC_ONLY}/revenue`,
+        (p) => p.locator('#revenue-empty').waitFor(),
+      ],
     ];
+    const overflow = (p: Page) =>
+      p.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      ) as Promise<number>;
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const [size, viewport] of [
         ['desktop', DESKTOP],
         ['phone', PHONE],
       ] as const) {
-        if (colorScheme === 'light' && size === 'desktop') continue; // taken above
-        const shot = await newPage({ colorScheme, viewport });
-        await signIn(shot);
-        for (const [name, path] of views) {
+        const shot = await newTab(page, { colorScheme, viewport });
+        for (const [name, path, ready] of views) {
           await shot.goto(`${dashboard}${path}`);
-          if (name === 'traffic')
-            await expect.poll(() => figures(shot), POLL).toMatchObject({ visitors: '3' });
-          else await shot.locator('.install').waitFor();
+          await ready(shot);
           await shoot(shot, `${name}-${size}-${colorScheme}`);
-          // Nothing makes the page wider than the screen (the views' navigation scrolls within it).
-          expect(await shot.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
-            viewport.width,
-          );
+          // Nothing makes the page wider than the screen: tables scroll inside their cards.
+          expect(await overflow(shot), `${name}, ${size}, ${colorScheme}`).toBeLessThanOrEqual(0);
+          // Every view's link is on the screen (the navigation wraps on a phone rather than cut one off).
+          const width = (await shot.evaluate('document.documentElement.clientWidth')) as number;
+          for (const link of await shot.locator('.views-nav a').all()) {
+            const box = await link.boundingBox();
+            expect(box, `${await link.innerText()} in ${name}`).not.toBeNull();
+            expect(
+              (box?.x ?? 0) + (box?.width ?? 0),
+              `${await link.innerText()} in ${name}`,
+            ).toBeLessThanOrEqual(width);
+          }
         }
+        // The details dialog keeps its names readable and its headers apart.
+        await shot.goto(`${dashboard}${pagePath(PROJECT)}`);
+        await expect.poll(() => rowsOf(shot, 'sources').then((rows) => rows.length), POLL).toBe(3);
+        await shot.locator('section[data-panel="sources"]').getByRole('button', { name: 'Details' }).click();
+        const dialog = shot.getByRole('dialog', { name: 'Channels' });
+        await dialog.locator('table.bars:not(.is-stale) tbody tr').first().waitFor();
+        const names = dialog.locator('tbody .value-text');
+        expect(await names.allInnerTexts()).toEqual(['Direct', 'Email', 'Organic Search']);
+        type Box = { clientWidth: number; scrollWidth: number };
+        for (const name of await names.all()) {
+          expect(await name.isVisible()).toBe(true);
+          // Wide enough for its whole text: not cut to nothing, nor to an ellipsis.
+          const { clientWidth, scrollWidth } = await name.evaluate((e) => {
+            const box = e as unknown as Box;
+            return { clientWidth: box.clientWidth, scrollWidth: box.scrollWidth };
+          });
+          expect(clientWidth).toBeGreaterThan(20);
+          expect(scrollWidth).toBeLessThanOrEqual(clientWidth + 1);
+        }
+        type Cell = {
+          querySelector(s: string): Cell | null;
+          getBoundingClientRect(): { left: number; right: number };
+        };
+        const headers = await dialog.locator('thead th').evaluateAll((cells) =>
+          (cells as unknown as Cell[]).map((c) => {
+            const r = (c.querySelector('button') ?? c).getBoundingClientRect();
+            return [r.left, r.right];
+          }),
+        );
+        for (let i = 1; i < headers.length; i++)
+          expect((headers[i] as number[])[0], `header ${i}`).toBeGreaterThanOrEqual(
+            (headers[i - 1] as number[])[1] as number,
+          );
+        await dialog.screenshot({ path: join(SHOTS, `details-${size}-${colorScheme}.png`) });
         const shared = await newPage({ colorScheme, viewport });
         await shared.goto(`${shares.open}?period=custom&from=${DAY}&to=${DAY}`);
         await expect.poll(() => figures(shared), POLL).toMatchObject({ visitors: '3' });
         await shoot(shared, `share-${size}-${colorScheme}`);
+        expect(await overflow(shared)).toBeLessThanOrEqual(0);
       }
     }
   });
 
   it('is usable with the keyboard', async () => {
-    const keys = await newPage();
-    await signIn(keys);
+    const keys = await newTab(page);
     await keys.goto(`${dashboard}${pagePath(PROJECT)}`);
     await figures(keys);
     // Tabs: one tab stop, arrows move between them.
@@ -588,6 +935,17 @@ describe('the dashboard in Chromium', () => {
       expect(await axeViolations(shared), `share password, ${colorScheme}`).toEqual([]);
     }
   });
+
+  it('replaces the revenue guide with the figures once its example record is sent', async () => {
+    await page.goto(`${dashboard}/projects/${TRAFFIC_ONLY}/revenue`);
+    const curl = await page.locator('.revenue-onboarding .snippet code').nth(1).innerText();
+    const body = JSON.parse(/-d '(.*)'$/s.exec(curl)?.[1] as string) as { type: string; data: unknown };
+    expect((await send(running.url, trafficOnlySecret, body)).status).toBe(202);
+    // The guide checks every 10 seconds.
+    await expect.poll(() => page.locator('#revenue-mrr').count(), { timeout: 40_000, interval: 500 }).toBe(1);
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('$49.00');
+    expect(await page.locator('.revenue-onboarding').count()).toBe(0);
+  }, 60_000);
 
   it('logged no console error', () => {
     // Browsers log every 401 answer as a failed resource: the app meets them only where it asks whether

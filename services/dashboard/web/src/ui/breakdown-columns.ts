@@ -1,5 +1,6 @@
-// The columns of each kind of breakdown, as the API gives them (its `sort` accepts exactly these), and how a
-// dimension's values read: countries by name with their flag, empty values as unknown or not set.
+// The columns of each kind of breakdown, as the API gives them (its `sort` accepts exactly these), what each
+// list is called, and how a dimension's values read: countries by name with their flag, device types
+// capitalised (stored lower-case: filters still send the stored value), empty values as unknown or not set.
 import type { BreakdownDimension, BreakdownRow } from '../api/types.ts';
 import { formatCount, formatDuration, formatPercent } from '../format.ts';
 
@@ -79,6 +80,34 @@ export const DIMENSION_LABELS: Record<BreakdownDimension, string> = {
   event_property_key: 'Property',
 };
 
+/** What a whole list is called (the details dialog's title): the tab names alone would repeat the panel's. */
+export function listName(dimension: BreakdownDimension, property?: string): string {
+  if (dimension === 'event_property') return property ? `Values of property ${property}` : 'Property values';
+  return LIST_NAMES[dimension];
+}
+
+const LIST_NAMES: Record<Exclude<BreakdownDimension, 'event_property'>, string> = {
+  page: 'Top pages',
+  entry_page: 'Entry pages',
+  exit_page: 'Exit pages',
+  channel: 'Channels',
+  source: 'Sources',
+  referrer: 'Referrers',
+  utm_source: 'UTM sources',
+  utm_medium: 'UTM media',
+  utm_campaign: 'UTM campaigns',
+  utm_term: 'UTM terms',
+  utm_content: 'UTM contents',
+  country: 'Countries',
+  browser: 'Browsers',
+  os: 'Operating systems',
+  device: 'Device types',
+  screen_size: 'Screen sizes',
+  hostname: 'Hostnames',
+  event_name: 'Custom events',
+  event_property_key: 'Event property keys',
+};
+
 let regionNames: Intl.DisplayNames | null | undefined;
 
 /** "🇩🇪 Germany" from "DE"; the code itself where the browser has no name for it. */
@@ -104,12 +133,13 @@ export function flagOf(code: string): string {
   return String.fromCodePoint(...[...code].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
 }
 
-/** How a value reads in a list; '' is a visit without it. */
-export function valueLabel(dimension: BreakdownDimension, value: string): string {
+/** How a value reads in a list or a filter chip; '' is a visit without it. */
+export function valueLabel(dimension: BreakdownDimension | string, value: string): string {
   if (value === '') {
     if (dimension.startsWith('utm_') || dimension === 'referrer') return '(not set)';
     return '(unknown)';
   }
   if (dimension === 'country') return countryName(value);
+  if (dimension === 'device') return value.charAt(0).toUpperCase() + value.slice(1);
   return value;
 }

@@ -1,7 +1,8 @@
 // One breakdown as a bar list: a table whose first cell carries a bar as long as the row's main figure
 // against the largest, then the counts and the row's share of the total. Column headers sort (the API
 // sorts, so the top rows are the top rows of the whole range); a value is a button that filters every
-// panel by it.
+// panel by it. The details search filters the rows loaded, in the browser (the API has no search): when the
+// list has more rows than were loaded, it says so.
 import { useState } from 'preact/hooks';
 import type { Breakdown, BreakdownDimension } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
@@ -37,6 +38,8 @@ export function BreakdownList(props: {
   caption: string;
   /** What choosing a value does instead of filtering by it (the property keys choose a key). */
   choose?: { label: string; onValue(value: string): void };
+  /** The details' search: only the rows whose value contains it (case aside). */
+  search?: string;
 }) {
   const { api, project, params, addFilter } = useTraffic();
   const [sort, setSort] = useState<Sort | null>(null);
@@ -51,10 +54,20 @@ export function BreakdownList(props: {
   const main = mainColumn(props.dimension);
   const filterDimension = props.dimension === 'event_property' ? `prop:${props.property}` : props.dimension;
 
-  if (result.error) return <ErrorMessage error={result.error} />;
-  const rows = result.data?.rows;
-  if (rows && rows.length === 0 && !result.stale) return <p class="empty">No data for this range.</p>;
-  const max = Math.max(1, ...(rows ?? []).map((r) => (r[main.key] as number | undefined) ?? 0));
+  if (result.error) return <ErrorMessage error={result.error} what={props.caption} onRetry={result.reload} />;
+  const loaded = result.data?.rows;
+  if (loaded && loaded.length === 0 && !result.stale) return <p class="empty">No data for this range.</p>;
+  const max = Math.max(1, ...(loaded ?? []).map((r) => (r[main.key] as number | undefined) ?? 0));
+  const needle = props.search?.trim().toLocaleLowerCase() ?? '';
+  const rows = needle
+    ? loaded?.filter((r) =>
+        `${r.value}\n${valueLabel(props.dimension, r.value)}`.toLocaleLowerCase().includes(needle),
+      )
+    : loaded;
+  // A list cut at the limit, or whose rows add up to less than its total, has more rows than were loaded.
+  const shownTotal = (loaded ?? []).reduce((sum, r) => sum + ((r[main.key] as number | undefined) ?? 0), 0);
+  const more =
+    loaded !== undefined && (loaded.length >= props.limit || shownTotal < (result.data?.total ?? 0));
 
   const header = (key: Sort['key'], label: string, className?: string) => {
     const active = sort?.key === key || (!sort && key === main.key);
@@ -85,62 +98,73 @@ export function BreakdownList(props: {
   };
 
   return (
-    <table
-      class={result.stale || result.loading ? 'bars is-stale' : 'bars'}
-      aria-busy={result.loading}
-      data-dimension={props.dimension}
-    >
-      <caption class="sr-only">{props.caption}</caption>
-      <thead>
-        <tr>
-          {header('value', DIMENSION_LABELS[props.dimension], 'value-col')}
-          {columns.map((c: Column) =>
-            header(c.key, c.label, c.key === 'visitors' && !props.full ? 'num hide-narrow' : 'num'),
-          )}
-          <th scope="col" class="num">
-            Share
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {(rows ?? []).map((row) => {
-          const label = valueLabel(props.dimension, row.value);
-          const flag = props.dimension === 'country' ? flagOf(row.value) : '';
-          const action = props.choose
-            ? `${props.choose.label} ${label}`
-            : `Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`;
-          const width = (((row[main.key] as number | undefined) ?? 0) / max) * 100;
-          return (
-            <tr key={row.value}>
-              <td class="value-col">
-                <span class="bar" style={{ width: `${width}%` }} aria-hidden="true" />
-                <button
-                  type="button"
-                  class="row-filter"
-                  aria-label={action}
-                  title={action}
-                  onClick={() =>
-                    props.choose ? props.choose.onValue(row.value) : addFilter(filterDimension, row.value)
-                  }
-                >
-                  {flag && (
-                    <span class="flag" aria-hidden="true">
-                      {flag}
-                    </span>
-                  )}
-                  <span class={row.value === '' ? 'value-text muted' : 'value-text'}>{label}</span>
-                </button>
-              </td>
-              {columns.map((c) => (
-                <td key={c.key} class={c.key === 'visitors' && !props.full ? 'num hide-narrow' : 'num'}>
-                  {c.format(row)}
+    <>
+      {props.search !== undefined && loaded && (needle || more) && (
+        <p class="hint search-note" id="search-note">
+          {needle ? `${rows?.length ?? 0} of ${loaded.length} rows match. ` : ''}
+          {more
+            ? `The search looks only at the ${loaded.length} rows shown, the top ones of the list as sorted; the CSV export has every row.`
+            : ''}
+        </p>
+      )}
+      <table
+        class={`${result.stale || result.loading ? 'bars is-stale' : 'bars'}${props.full ? ' full' : ''}`}
+        aria-busy={result.loading}
+        data-dimension={props.dimension}
+      >
+        <caption class="sr-only">{props.caption}</caption>
+        <thead>
+          <tr>
+            {header('value', DIMENSION_LABELS[props.dimension], 'value-col')}
+            {columns.map((c: Column) =>
+              header(c.key, c.label, c.key === 'visitors' && !props.full ? 'num hide-narrow' : 'num'),
+            )}
+            <th scope="col" class="num">
+              Share
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {(rows ?? []).map((row) => {
+            const label = valueLabel(props.dimension, row.value);
+            const flag = props.dimension === 'country' ? flagOf(row.value) : '';
+            const action = props.choose
+              ? `${props.choose.label} ${label}`
+              : `Filter by ${DIMENSION_LABELS[props.dimension].toLowerCase()} ${label}`;
+            const width = (((row[main.key] as number | undefined) ?? 0) / max) * 100;
+            return (
+              <tr key={row.value}>
+                <td class="value-col">
+                  <span class="bar" style={{ width: `${width}%` }} aria-hidden="true" />
+                  <button
+                    type="button"
+                    class="row-filter"
+                    aria-label={action}
+                    title={action}
+                    onClick={() =>
+                      props.choose ? props.choose.onValue(row.value) : addFilter(filterDimension, row.value)
+                    }
+                  >
+                    {flag && (
+                      <span class="flag" aria-hidden="true">
+                        {flag}
+                      </span>
+                    )}
+                    <span class={row.value === '' ? 'value-text muted' : 'value-text'}>{label}</span>
+                  </button>
                 </td>
-              ))}
-              <td class="num share">{formatPercent(row.share)}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+                {columns.map((c) => (
+                  <td key={c.key} class={c.key === 'visitors' && !props.full ? 'num hide-narrow' : 'num'}>
+                    {c.format(row)}
+                  </td>
+                ))}
+                <td class="num share">{formatPercent(row.share)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {needle && rows?.length === 0 && <p class="empty">No row matches {props.search?.trim()}.</p>}
+    </>
   );
 }

@@ -1,9 +1,11 @@
 // A panel of related breakdowns behind tabs (Sources: channels, sources, referrers, campaigns), with the
-// short list, its details (every column, up to 100 rows) and its CSV export (every row).
+// short list, its details (every column, up to 100 rows, searchable, titled by what the list is) and its
+// CSV export (every row).
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { BreakdownDimension } from '../api/types.ts';
 import { useTraffic } from '../views/traffic-context.ts';
+import { listName } from './breakdown-columns.ts';
 import { BreakdownList, breakdownPath } from './breakdown-list.tsx';
 import { CsvButton } from './csv-button.tsx';
 import { Dialog } from './dialog.tsx';
@@ -57,6 +59,37 @@ export function BreakdownPanel(props: { title: string; tabs: PanelTab[]; footnot
   );
 }
 
+/** The details of a list: a search box over its rows, and the rows with every column. */
+function DetailsList(props: {
+  dimension: BreakdownDimension;
+  caption: string;
+  extra: { property?: string; choose?: { label: string; onValue(value: string): void } };
+}) {
+  const [search, setSearch] = useState('');
+  return (
+    <>
+      <label class="field inline details-search">
+        <span class="field-label">Search</span>
+        <input
+          type="search"
+          value={search}
+          onInput={(e) => setSearch((e.currentTarget as HTMLInputElement).value)}
+        />
+      </label>
+      <div class="dialog-scroll">
+        <BreakdownList
+          dimension={props.dimension}
+          {...props.extra}
+          limit={DETAILS_LIST}
+          full
+          search={search}
+          caption={props.caption}
+        />
+      </div>
+    </>
+  );
+}
+
 /** The card around one list: title, tabs, controls, the list, details and export. */
 export function PanelFrame(props: {
   title: string;
@@ -101,18 +134,10 @@ export function PanelFrame(props: {
       <Dialog
         open={details}
         wide
-        title={`${props.title}: ${props.caption}`}
+        title={listName(props.dimension, props.property)}
         onClose={() => setDetails(false)}
       >
-        <div class="dialog-scroll">
-          <BreakdownList
-            dimension={props.dimension}
-            {...extra}
-            limit={DETAILS_LIST}
-            full
-            caption={props.caption}
-          />
-        </div>
+        <DetailsList dimension={props.dimension} caption={props.caption} extra={extra} />
       </Dialog>
     </section>
   );

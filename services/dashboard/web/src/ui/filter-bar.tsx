@@ -10,6 +10,7 @@ import {
   OPERATORS,
   operatorLabel,
 } from '../query/filters.ts';
+import { valueLabel } from './breakdown-columns.ts';
 import { Dialog } from './dialog.tsx';
 
 export function FilterBar(props: {
@@ -24,7 +25,11 @@ export function FilterBar(props: {
       {props.filters.length > 0 && (
         <ul class="chips" aria-label="Filters in force">
           {props.filters.map((f, i) => {
-            const text = `${dimensionLabel(f.dimension)} ${operatorLabel(f.operator)} ${f.values.map((v) => v || '(unknown)').join(' or ')}`;
+            // Values read as in the lists (a country's name, a device type capitalised); the URL keeps them as stored.
+            const values = f.values.map((v) =>
+              f.operator.includes('~') ? v || '(unknown)' : valueLabel(f.dimension, v),
+            );
+            const text = `${dimensionLabel(f.dimension)} ${operatorLabel(f.operator)} ${values.join(' or ')}`;
             return (
               <li key={`${f.dimension}${f.operator}${i}`} class="chip">
                 <span>{text}</span>

@@ -49,7 +49,7 @@ function GoalsTab() {
     conversions.reload();
     definitions.reload();
   };
-  if (conversions.error) return <ErrorMessage error={conversions.error} />;
+  if (conversions.error) return <ErrorMessage error={conversions.error} what="Goals" onRetry={reload} />;
   const rows = conversions.data?.rows ?? [];
   const max = Math.max(1, ...rows.map((r) => r.visitors));
   return (
@@ -234,7 +234,7 @@ function FunnelsTab() {
     funnel ? `${base}/traffic/funnels/${encodeURIComponent(funnel.id)}` : null,
     params,
   );
-  if (funnels.error) return <ErrorMessage error={funnels.error} />;
+  if (funnels.error) return <ErrorMessage error={funnels.error} what="Funnels" onRetry={funnels.reload} />;
   return (
     <>
       {funnels.data && list.length === 0 ? (
@@ -256,7 +256,7 @@ function FunnelsTab() {
               </select>
             </label>
             {result.error ? (
-              <ErrorMessage error={result.error} />
+              <ErrorMessage error={result.error} what={`Funnel ${funnel.name}`} onRetry={result.reload} />
             ) : (
               <FunnelSteps funnel={funnel} result={result.data} stale={result.stale} />
             )}

@@ -1,10 +1,11 @@
 // The table of a revenue split into groups of customers (attribution by touch, breakdown by a customer
 // attribute): one row per group with its customers and money figures, the total below. Every money cell
 // opens the drill-down of its figure (the caller says for which customers); the groups add up to the total.
+// Cells read rounded to cents; each cell's title and the drill-down it opens give the exact amount.
 import type { ComponentChildren } from 'preact';
 import type { AttributionFigures, AttributionRow } from '../api/types.ts';
 import { formatCount } from '../format.ts';
-import { formatMoney } from '../views/revenue-state.ts';
+import { formatMoney, formatMoneyExact } from '../money.ts';
 
 export const GROUP_MONEY_COLUMNS = [
   ['new', 'New'],
@@ -23,6 +24,7 @@ export function GroupFiguresTable(props: {
   heading: string;
   rows: readonly AttributionRow[];
   total: AttributionFigures;
+  currency: string;
   stale: boolean;
   /** Opens the drill-down of a figure of a group, or of the total (row null). */
   open(column: GroupMoneyColumn, row: AttributionRow | null): void;
@@ -59,10 +61,11 @@ export function GroupFiguresTable(props: {
                   <button
                     type="button"
                     class="cell-link"
-                    aria-label={`${row.key}: open ${column.replace('_', ' ')} ${row[column]}`}
+                    aria-label={`${row.key}: open ${column.replace('_', ' ')} ${formatMoneyExact(row[column], props.currency)}`}
+                    title={formatMoneyExact(row[column], props.currency)}
                     onClick={() => props.open(column, row)}
                   >
-                    {formatMoney(row[column])}
+                    {formatMoney(row[column], props.currency)}
                   </button>
                 </td>
               ))}
@@ -76,8 +79,13 @@ export function GroupFiguresTable(props: {
             <td class="num">{formatCount(props.total.paying_customers)}</td>
             {GROUP_MONEY_COLUMNS.map(([column]) => (
               <td key={column} class="num" id={`${props.id}-total-${column}`}>
-                <button type="button" class="cell-link" onClick={() => props.open(column, null)}>
-                  {formatMoney(props.total[column])}
+                <button
+                  type="button"
+                  class="cell-link"
+                  title={formatMoneyExact(props.total[column], props.currency)}
+                  onClick={() => props.open(column, null)}
+                >
+                  {formatMoney(props.total[column], props.currency)}
                 </button>
               </td>
             ))}

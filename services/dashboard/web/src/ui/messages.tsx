@@ -1,5 +1,6 @@
 // Page-level states: loading, failures, not found. A failure says what happened in words a site owner can
-// act on, never the API's internals.
+// act on, never the API's internals. A panel's failure stays in its panel, named, with a Retry button, so
+// one failing request never takes the rest of the page with it.
 import type { ComponentChildren } from 'preact';
 import { ApiError } from '../api/client.ts';
 
@@ -18,11 +19,26 @@ export function describeError(error: Error): string {
   return error.message;
 }
 
-export function ErrorMessage({ error, children }: { error: Error; children?: ComponentChildren }) {
+export function ErrorMessage(props: {
+  error: Error;
+  /** What failed to load, for a panel's own message ("Channels could not be loaded."). */
+  what?: string;
+  /** Asks again (the query's reload): shown as a Retry button. */
+  onRetry?: () => void;
+  children?: ComponentChildren;
+}) {
   return (
     <div class="error" role="alert">
-      <p>{describeError(error)}</p>
-      {children}
+      <p>
+        {props.what ? `${props.what} could not be loaded. ` : ''}
+        {describeError(props.error)}
+      </p>
+      {props.onRetry && (
+        <button type="button" class="retry" onClick={props.onRetry}>
+          Retry
+        </button>
+      )}
+      {props.children}
     </div>
   );
 }

@@ -1,10 +1,12 @@
 // MRR over time as one uPlot line, for any series of points: the end of each month, or the end of each day
 // (the daily/monthly switch of the revenue view), in one currency or converted. Axis labels are thinned by
 // uPlot's own spacing; the hidden table gives screen readers every point's exact figure. A converted point
-// that left a currency out for want of a rate is a gap in the line, not a drop: its sum is incomplete.
+// that left a currency out for want of a rate is a gap in the line, not a drop: its sum is incomplete. Away
+// from the chart, the legend shows the last point.
 import uPlot from 'uplot';
-import { formatMoney, moneyNumber } from '../views/revenue-state.ts';
-import { axes, cssColor, useChart } from './revenue-charts.tsx';
+import { formatMoney } from '../money.ts';
+import { moneyNumber } from '../views/revenue-state.ts';
+import { axes, cssColor, legendIndex, useChart } from './revenue-charts.tsx';
 
 export interface MrrPoint {
   /** YYYY-MM or YYYY-MM-DD */
@@ -15,8 +17,10 @@ export interface MrrPoint {
   without?: string[];
 }
 
-export function MrrSeriesChart({ points, caption }: { points: MrrPoint[]; caption: string }) {
+export function MrrSeriesChart(props: { points: MrrPoint[]; caption: string; currency: string }) {
+  const { points, caption, currency } = props;
   const labels = points.map((p) => p.label);
+  const at = (i: number | null) => legendIndex(i, points.length);
   const container = useChart(
     (element, width) =>
       new uPlot(
@@ -28,11 +32,11 @@ export function MrrSeriesChart({ points, caption }: { points: MrrPoint[]; captio
             y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
           },
           cursor: { drag: { x: false, y: false } },
-          axes: axes(element, labels),
+          axes: axes(element, labels, currency),
           series: [
             {
               label: points[0]?.key.length === 10 ? 'Day' : 'Month',
-              value: (_u, i) => (i === null ? '' : (labels[i] ?? '')),
+              value: (_u, _v, _s, i) => labels[at(i) ?? -1] ?? '',
             },
             {
               label: 'MRR at the end',
@@ -40,14 +44,18 @@ export function MrrSeriesChart({ points, caption }: { points: MrrPoint[]; captio
               fill: cssColor(element, '--chart-fill'),
               width: 2,
               points: { show: points.length <= 40 },
-              value: (_u, _v, _s, i) => (i === null ? '—' : formatMoney(points[i]?.mrr)),
+              value: (_u, _v, _s, i) => {
+                const point = points[at(i) ?? -1];
+                const without = point?.without?.length ? ` (without ${point.without.join(', ')})` : '';
+                return `${formatMoney(point?.mrr, currency)}${without}`;
+              },
             },
           ],
         },
         [points.map((_, i) => i), points.map((p) => (p.without?.length ? null : moneyNumber(p.mrr)))],
         element,
       ),
-    [points],
+    [points, currency],
   );
   return (
     <>
@@ -60,7 +68,7 @@ export function MrrSeriesChart({ points, caption }: { points: MrrPoint[]; captio
               <tr key={p.key}>
                 <th scope="row">{p.key}</th>
                 <td>
-                  {formatMoney(p.mrr)}
+                  {formatMoney(p.mrr, currency)}
                   {p.without?.length ? ` (without ${p.without.join(', ')})` : ''}
                 </td>
               </tr>

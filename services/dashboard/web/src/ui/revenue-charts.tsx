@@ -1,13 +1,15 @@
 // The revenue charts, drawn by uPlot as the traffic view's time series: each month's movements as bars,
 // new business, expansion and reactivation above zero and contraction and churn below, with net new MRR as
 // a line. The bars are stacked by drawing the running sums back to front; the legend shows each movement's
-// own amount. A hidden table gives screen readers the same numbers. The helpers here (useChart, axes,
-// cssColor) also draw MRR over time (mrr-series-chart.tsx).
+// own amount; away from the chart it shows the last month's (never a row of "—"). A hidden table gives
+// screen readers the same numbers. The helpers here (useChart, axes, cssColor) also draw MRR over time
+// (mrr-series-chart.tsx).
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { MrrMonth } from '../api/types.ts';
-import { formatMoney, moneyNumber, monthLabel } from '../views/revenue-state.ts';
+import { formatMoney, formatMoneyAxis } from '../money.ts';
+import { moneyNumber, monthLabel } from '../views/revenue-state.ts';
 
 const MOVEMENTS = [
   { key: 'reactivation', label: 'Reactivation', color: '#0ea5e9', sign: 1 },
@@ -21,8 +23,12 @@ export function cssColor(element: Element, name: string): string {
   return getComputedStyle(element).getPropertyValue(name).trim() || '#888';
 }
 
-const axisMoney = (v: number) =>
-  Math.abs(v) >= 1e6 ? `${v / 1e6}M` : Math.abs(v) >= 1e4 ? `${v / 1e3}k` : String(v);
+/**
+ * The point a legend shows: the hovered one, or the last one when the cursor is away (uPlot asks with
+ * `null` then).
+ */
+export const legendIndex = (i: number | null | undefined, count: number): number | null =>
+  i === null || i === undefined ? (count > 0 ? count - 1 : null) : i;
 
 export function useChart(build: (element: HTMLDivElement, width: number) => uPlot | null, deps: unknown[]) {
   const container = useRef<HTMLDivElement>(null);
@@ -54,7 +60,7 @@ export function useChart(build: (element: HTMLDivElement, width: number) => uPlo
   return container;
 }
 
-export function axes(element: Element, labels: string[]): uPlot.Axis[] {
+export function axes(element: Element, labels: string[], currency: string): uPlot.Axis[] {
   const grid = cssColor(element, '--grid');
   const text = cssColor(element, '--text-muted');
   const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
@@ -64,12 +70,13 @@ export function axes(element: Element, labels: string[]): uPlot.Axis[] {
       values: (_u, splits) => splits.map((i) => (Number.isInteger(i) ? (labels[i] ?? '') : '')),
       space: 50,
     },
-    { ...axis, size: 56, values: (_u, splits) => splits.map(axisMoney) },
+    { ...axis, size: 60, values: (_u, splits) => splits.map((v) => formatMoneyAxis(v, currency)) },
   ];
 }
 
-export function MovementsChart({ months }: { months: MrrMonth[] }) {
+export function MovementsChart({ months, currency }: { months: MrrMonth[]; currency: string }) {
   const labels = months.map((m) => monthLabel(m.month));
+  const at = (i: number | null) => legendIndex(i, months.length);
   const container = useChart(
     (element, width) => {
       const xs = months.map((_, i) => i);
@@ -91,9 +98,9 @@ export function MovementsChart({ months }: { months: MrrMonth[] }) {
           height: 240,
           scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] } },
           cursor: { drag: { x: false, y: false } },
-          axes: axes(element, labels),
+          axes: axes(element, labels, currency),
           series: [
-            { label: 'Month', value: (_u, i) => (i === null ? '' : (labels[i] ?? '')) },
+            { label: 'Month', value: (_u, _v, _s, i) => labels[at(i) ?? -1] ?? '' },
             ...MOVEMENTS.map(
               (movement) =>
                 ({
@@ -104,14 +111,14 @@ export function MovementsChart({ months }: { months: MrrMonth[] }) {
                   paths: bars,
                   points: { show: false },
                   value: (_u: uPlot, _v: number | null, _s: number, i: number | null) =>
-                    i === null ? '—' : formatMoney((months[i] as MrrMonth)[movement.key]),
+                    formatMoney(months[at(i) ?? -1]?.[movement.key], currency),
                 }) satisfies uPlot.Series,
             ),
             {
               label: 'Net new',
               stroke: cssColor(element, '--text'),
               width: 2,
-              value: (_u, _v, _s, i) => (i === null ? '—' : formatMoney(months[i]?.net_new)),
+              value: (_u, _v, _s, i) => formatMoney(months[at(i) ?? -1]?.net_new, currency),
             },
           ],
         },
@@ -119,7 +126,7 @@ export function MovementsChart({ months }: { months: MrrMonth[] }) {
         element,
       );
     },
-    [months],
+    [months, currency],
   );
   return (
     <>
@@ -148,9 +155,9 @@ export function MovementsChart({ months }: { months: MrrMonth[] }) {
               <tr key={m.month}>
                 <th scope="row">{m.month}</th>
                 {MOVEMENTS.map((movement) => (
-                  <td key={movement.key}>{formatMoney(m[movement.key])}</td>
+                  <td key={movement.key}>{formatMoney(m[movement.key], currency)}</td>
                 ))}
-                <td>{formatMoney(m.net_new)}</td>
+                <td>{formatMoney(m.net_new, currency)}</td>
               </tr>
             ))}
           </tbody>

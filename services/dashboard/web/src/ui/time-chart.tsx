@@ -1,13 +1,16 @@
 // The time series of the chosen figure, with the comparison period drawn beside it (the n-th bucket of the
 // previous period under the n-th of this one), drawn by uPlot on a canvas. The x axis is the bucket's index,
 // labelled with the bucket's own date as the API gives it in the project's time zone, so the browser's zone
-// never shifts a day. A hidden table gives screen readers the same numbers.
-import { useEffect, useRef } from 'preact/hooks';
+// never shifts a day. Buckets still to come are not drawn (a day not over is no fall to zero), the one now
+// running is drawn dashed and a note under the chart says so; away from the chart, the legend shows the last
+// bucket that is over. A hidden table gives screen readers the same numbers.
+import { useEffect, useMemo, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Compare, Interval, Timeseries, TimeseriesPoint } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatDecimal, formatDuration, formatPercent } from '../format.ts';
+import { splitSeries, zonedNow } from '../query/buckets.ts';
 import { formatDay } from '../query/range.ts';
 import type { Metric } from '../query/view-state.ts';
 import { useTraffic } from '../views/traffic-context.ts';
@@ -59,6 +62,14 @@ function cssColor(element: Element, name: string): string {
   return getComputedStyle(element).getPropertyValue(name).trim() || '#888';
 }
 
+/** The words of an interval's bucket now running, for the note under the chart. */
+const CURRENT_NAMES: Record<Interval, string> = {
+  hour: 'This hour',
+  day: 'Today',
+  week: 'This week',
+  month: 'This month',
+};
+
 export function TimeChart({ metric, compare }: { metric: Metric; compare: Compare }) {
   const { api, project, params, interval, range, fileName } = useTraffic();
   const path = `/projects/${encodeURIComponent(project.id)}/traffic/timeseries`;
@@ -66,16 +77,41 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
   const container = useRef<HTMLDivElement>(null);
   const data = series.data;
   const label = METRIC_LABELS[metric];
+  const oneDay = range.from === range.to;
+  // Where each bucket stands against now, in the project's zone: future ones are not drawn (null, not 0),
+  // the one running is drawn dashed.
+  const split = useMemo(
+    () =>
+      data
+        ? splitSeries(
+            data.points.map((p) => p.date),
+            data.points.map((p) => metricValue(p, metric)),
+            data.interval,
+            zonedNow(data.time_zone),
+          )
+        : null,
+    [data, metric],
+  );
+  const labels = useMemo(
+    () => data?.points.map((p) => bucketLabel(p.date, data.interval, oneDay)) ?? [],
+    [data, oneDay],
+  );
 
   useEffect(() => {
     const element = container.current;
-    if (!element || !data) return;
-    const oneDay = range.from === range.to;
-    const labels = data.points.map((p) => bucketLabel(p.date, data.interval, oneDay));
+    if (!element || !data || !split) return;
     const previousLabels = data.previous?.points.map((p) => bucketLabel(p.date, data.interval, false)) ?? [];
-    const current = data.points.map((p) => metricValue(p, metric));
     const previous = data.previous ? data.previous.points.map((p) => metricValue(p, metric)) : null;
     const xs = data.points.map((_, i) => i);
+    // Away from the chart, the legend shows the last bucket that is over (the running one when none is).
+    const resting = split.lastComplete ?? split.current ?? (xs.length > 0 ? xs.length - 1 : null);
+    const at = (i: number | null | undefined) => (i === null || i === undefined ? resting : i);
+    const figureAt = (i: number | null) => {
+      if (i === null) return '—';
+      if (split.states[i] === 'future') return 'not yet';
+      const text = formatMetric(metric, split.values[i]);
+      return split.states[i] === 'current' ? `${text} so far` : text;
+    };
     let chart: uPlot | null = null;
 
     const build = () => {
@@ -107,7 +143,7 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
         series: [
           {
             label: data.interval === 'hour' ? 'Time' : 'Date',
-            value: (_u, i) => (i === null ? '' : (labels[i] ?? '')),
+            value: (_u, _v, _s, i) => labels[at(i) ?? -1] ?? '',
           },
           {
             label,
@@ -115,7 +151,16 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
             width: 2,
             fill: cssColor(element, '--chart-fill'),
             points: { show: xs.length < 40 },
-            value: (_u, v) => formatMetric(metric, v),
+            value: (_u, _v, _s, i) => figureAt(at(i)),
+          },
+          {
+            // The running bucket, from the last one that is over: dashed (its legend row is hidden below).
+            label: `${label} so far`,
+            stroke: accent,
+            width: 2,
+            dash: [4, 4],
+            points: { show: true },
+            value: () => '',
           },
           ...(previous
             ? [
@@ -125,18 +170,22 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
                   width: 1.5,
                   dash: [5, 4],
                   points: { show: false },
-                  value: (u: uPlot, v: number | null) => {
-                    const i = u.cursor.idx;
-                    const at = i === null || i === undefined ? '' : ` (${previousLabels[i] ?? ''})`;
-                    return v === null ? '—' : `${formatMetric(metric, v)}${at}`;
+                  value: (_u: uPlot, _v: number | null, _s: number, i: number | null) => {
+                    const j = at(i);
+                    if (j === null || !data.previous?.points[j]) return '—';
+                    return `${formatMetric(metric, previous[j] ?? null)} (${previousLabels[j] ?? ''})`;
                   },
                 } satisfies uPlot.Series,
               ]
             : []),
         ],
       };
-      const aligned: uPlot.AlignedData = previous ? [xs, current, previous] : [xs, current];
+      const aligned: uPlot.AlignedData = previous
+        ? [xs, split.complete, split.partial, previous]
+        : [xs, split.complete, split.partial];
       chart = new uPlot(opts, aligned, element);
+      const partialRow = chart.root.querySelectorAll<HTMLElement>('.u-legend .u-series')[2];
+      if (partialRow) partialRow.style.display = 'none';
     };
     build();
     let width = element.clientWidth;
@@ -154,8 +203,9 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
       scheme.removeEventListener('change', build);
       chart?.destroy();
     };
-  }, [data, metric, compare, range.from, range.to, label]);
+  }, [data, split, labels, metric, compare, label]);
 
+  const currentLabel = split?.current !== null && split?.current !== undefined ? labels[split.current] : null;
   return (
     <section class="card chart-card" aria-labelledby="chart-title">
       <div class="card-head">
@@ -170,7 +220,7 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
         />
       </div>
       {series.error ? (
-        <ErrorMessage error={series.error} />
+        <ErrorMessage error={series.error} what="The time series" onRetry={series.reload} />
       ) : (
         <div
           ref={container}
@@ -179,7 +229,14 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
           aria-label={`${label} per ${INTERVAL_NAMES[interval]}, ${range.from} to ${range.to}${data?.previous ? ', with the comparison period dashed' : ''}`}
         />
       )}
-      {data && (
+      {data && split && currentLabel && !series.error && (
+        <p class="hint chart-note" id="chart-partial-note">
+          <span class="partial-key" aria-hidden="true" />
+          {CURRENT_NAMES[data.interval]} ({currentLabel}) is not over: its figure so far is drawn dashed
+          {split.future > 0 ? `, and the ${INTERVAL_NAMES[data.interval]}s still to come are not drawn` : ''}.
+        </p>
+      )}
+      {data && split && (
         // A table cannot be shrunk to the 1px of .sr-only: wrapped, it never widens a narrow page.
         <div class="sr-only">
           <table>
@@ -197,7 +254,11 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
               {data.points.map((p, i) => (
                 <tr key={p.date}>
                   <th scope="row">{p.date}</th>
-                  <td>{formatMetric(metric, metricValue(p, metric))}</td>
+                  <td>
+                    {split.states[i] === 'future'
+                      ? 'not yet'
+                      : `${formatMetric(metric, split.values[i])}${split.states[i] === 'current' ? ' so far' : ''}`}
+                  </td>
                   {data.previous && (
                     <td>
                       {formatMetric(

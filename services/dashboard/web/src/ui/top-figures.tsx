@@ -1,11 +1,13 @@
 // The top figures of the range with their change against the comparison period; choosing one draws it in
 // the time series. Current visitors is not a figure of the range: it is the last 5 minutes, refreshed.
+// When the summary fails, the figures say so (with a Retry) and the rest of the page stays.
 import { useState } from 'preact/hooks';
 import type { Compare, PeriodSummary, Summary } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { type Change, change, formatCount, formatDecimal, formatDuration, formatPercent } from '../format.ts';
 import type { Metric } from '../query/view-state.ts';
 import { useTraffic } from '../views/traffic-context.ts';
+import { ErrorMessage } from './messages.tsx';
 import { useInterval } from './use-interval.ts';
 
 interface FigureDef {
@@ -80,14 +82,33 @@ const COMPARE_NAMES: Record<Compare, string> = {
   none: '',
 };
 
+/** The comparison's words when the range ends today: the period is not over, the one compared with is. */
+function partialNote(compare: Compare, today: string, range: { from: string; to: string }): string | null {
+  if (compare === 'none' || range.to !== today) return null;
+  const what = range.from === range.to ? 'Today is' : 'The range ends today, which is';
+  const whole = compare === 'year' ? 'the whole of the same days a year before' : 'the whole previous period';
+  return `${what} not over: the changes compare it so far with ${whole}.`;
+}
+
 export function TopFigures(props: {
   summary: Summary | undefined;
+  error?: Error | undefined;
+  onRetry(): void;
   stale: boolean;
   metric: Metric;
   compare: Compare;
   onMetric(metric: Metric): void;
 }) {
   const { summary } = props;
+  const { project, range } = useTraffic();
+  const partial = partialNote(props.compare, project.today, range);
+  if (props.error) {
+    return (
+      <section class="top-figures" aria-label="Top figures">
+        <ErrorMessage error={props.error} what="The top figures" onRetry={props.onRetry} />
+      </section>
+    );
+  }
   return (
     <section
       class={props.stale ? 'top-figures is-stale' : 'top-figures'}
@@ -130,6 +151,11 @@ export function TopFigures(props: {
         Visitors without an id of their own are counted by a cookieless id that rotates daily, so a visitor
         who comes back on another day counts again.
       </p>
+      {partial && (
+        <p class="caveat" id="partial-caveat">
+          {partial}
+        </p>
+      )}
     </section>
   );
 }

@@ -5,10 +5,11 @@ import { useLocation } from 'preact-iso';
 import type { CustomerList, CustomerPage } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount } from '../format.ts';
+import { formatMoney } from '../money.ts';
 import { useSignInOn } from '../pages/session.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import type { ViewProps } from '../views.ts';
-import { formatMoney, formatTime } from './revenue-state.ts';
+import { formatTime } from './revenue-state.ts';
 
 const PAGE = 50;
 const STATUS_NAMES = { active: 'Paying', churned: 'Churned', one_off: 'One-off' } as const;
@@ -42,7 +43,7 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
       ...(query.filters ? { filters: query.filters } : {}),
       offset: String(o),
     })}`;
-  if (list.error) return <ErrorMessage error={list.error} />;
+  if (list.error) return <ErrorMessage error={list.error} what="Customers" onRetry={list.reload} />;
   if (!list.data) return <Loading />;
   const data = list.data;
   return (
@@ -85,7 +86,7 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
                   <th scope="row">
                     <a href={`${path}?customer=${encodeURIComponent(c.customer_id)}`}>{c.customer_id}</a>
                   </th>
-                  <td class="num">{formatMoney(c.mrr)}</td>
+                  <td class="num">{formatMoney(c.mrr, c.currency)}</td>
                   <td>
                     <span class={`status status-${c.status}`}>{STATUS_NAMES[c.status]}</span>
                   </td>
@@ -95,7 +96,7 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
                       ? `${c.first_touch.channel} · ${c.first_touch.source || 'Direct / None'}`
                       : '(unattributed)'}
                   </td>
-                  <td class="num">{formatMoney(c.cash_revenue)}</td>
+                  <td class="num">{formatMoney(c.cash_revenue, c.currency)}</td>
                 </tr>
               ))}
             </tbody>
@@ -122,7 +123,8 @@ function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path:
     `/projects/${encodeURIComponent(props.projectId)}/revenue/customers/${encodeURIComponent(props.customer)}`,
   );
   useSignInOn(props.api.kind === 'session' ? page.error : undefined, route);
-  if (page.error) return <ErrorMessage error={page.error} />;
+  if (page.error)
+    return <ErrorMessage error={page.error} what={`Customer ${props.customer}`} onRetry={page.reload} />;
   if (!page.data) return <Loading />;
   const c = page.data;
   const identified = c.identified_at;
@@ -139,10 +141,10 @@ function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path:
               <div class="figure">
                 <span class="figure-label">MRR ({s.currency})</span>
                 <span class="figure-value" id={`customer-mrr-${s.currency}`}>
-                  {formatMoney(s.mrr)}
+                  {formatMoney(s.mrr, s.currency)}
                 </span>
                 <span class="change neutral">
-                  {STATUS_NAMES[s.status]} · lifetime cash {formatMoney(s.cash_revenue)}
+                  {STATUS_NAMES[s.status]} · lifetime cash {formatMoney(s.cash_revenue, s.currency)}
                 </span>
               </div>
             </li>
@@ -189,10 +191,8 @@ function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path:
                   <td>{h.timestamp.slice(0, 10)}</td>
                   <td class="mono">{h.transaction_id}</td>
                   <td>{h.subscription || 'default'}</td>
-                  <td class="num">
-                    {formatMoney(h.subscription_mrr)} {h.currency}
-                  </td>
-                  <td class="num">{formatMoney(h.customer_mrr)}</td>
+                  <td class="num">{formatMoney(h.subscription_mrr, h.currency)}</td>
+                  <td class="num">{formatMoney(h.customer_mrr, h.currency)}</td>
                   <td>
                     {h.movement ?? '—'}
                     {h.warning && <span class="warning-text"> ⚠ {h.warning}</span>}

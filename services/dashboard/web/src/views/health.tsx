@@ -111,7 +111,7 @@ export function HealthView({ api, project }: ViewProps) {
   });
   useSignInOn(api.kind === 'session' ? health.error : undefined, route);
   useInterval(() => health.reload(), 30_000);
-  if (health.error) return <ErrorMessage error={health.error} />;
+  if (health.error) return <ErrorMessage error={health.error} what="Health" onRetry={health.reload} />;
   if (!health.data) return <Loading />;
   const h = health.data;
   const stalled = h.types.filter((t) => t.status === 'stalled');

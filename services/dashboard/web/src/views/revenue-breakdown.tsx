@@ -8,12 +8,13 @@ import type { Api } from '../api/client.ts';
 import type { RevenueBreakdown, RevenueSearch } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount } from '../format.ts';
+import { formatMoney } from '../money.ts';
 import { type Filter, operatorLabel, parseFilters, serializeFilters, withFilter } from '../query/filters.ts';
 import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { Tabs } from '../ui/tabs.tsx';
 import type { DrillRequest } from './revenue-common.tsx';
-import { formatMoney, formatTime, monthLabel, type RevenueState } from './revenue-state.ts';
+import { formatTime, monthLabel, type RevenueState } from './revenue-state.ts';
 
 const KEYED = 'metadata.';
 export const REVENUE_DIMENSIONS = [
@@ -144,7 +145,11 @@ export function BreakdownCard(props: {
         </form>
       </div>
       {result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage
+          error={result.error}
+          what={`Revenue by ${label.toLowerCase()}`}
+          onRetry={result.reload}
+        />
       ) : !data ? (
         <Loading />
       ) : data.rows.length === 0 ? (
@@ -155,6 +160,7 @@ export function BreakdownCard(props: {
           heading={label}
           rows={data.rows}
           total={data.total}
+          currency={data.currency}
           stale={result.stale}
           open={(column, row) => {
             const within = row ? filterBy(row.key) : filtersText(filters);
@@ -203,8 +209,9 @@ export function MetadataSearchCard(props: {
   );
   const records = result.data && !result.stale ? result.data.records : undefined;
   const text = (v: unknown) => (v === undefined || v === null ? '—' : String(v));
-  // The payload's amount is a JSON number: shown grouped when it reads as plain decimal text.
-  const money = (v: unknown) => (/^-?\d+(\.\d+)?$/.test(text(v)) ? formatMoney(text(v)) : text(v));
+  // The payload's amount is a JSON number: shown as money when it reads as plain decimal text.
+  const money = (v: unknown, currency: string) =>
+    /^-?\d+(\.\d+)?$/.test(text(v)) ? formatMoney(text(v), currency) : `${text(v)} ${currency}`;
   return (
     <section class="card" aria-labelledby="metadata-search-title">
       <div class="card-head">
@@ -241,7 +248,7 @@ export function MetadataSearchCard(props: {
         <button type="submit">Search</button>
       </form>
       {!asked ? null : result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} what="The records" onRetry={result.reload} />
       ) : !records ? (
         <Loading />
       ) : records.length === 0 ? (
@@ -279,9 +286,7 @@ export function MetadataSearchCard(props: {
                     </td>
                     <td class="mono">{r.transaction_id}</td>
                     <td>{text(r.data.event_type)}</td>
-                    <td class="num">
-                      {money(r.data.amount)} {text(r.data.currency ?? 'USD')}
-                    </td>
+                    <td class="num">{money(r.data.amount, text(r.data.currency ?? 'USD'))}</td>
                     <td class="mono">
                       {Object.entries(metadata)
                         .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)

@@ -1,15 +1,16 @@
 // The revenue views' hooks and shared parts: the page state kept in the URL, and the drill-down dialog that
-// opens any figure into the records, movements or customers that make it up (they add up to it).
+// opens any figure into the records, movements or customers that make it up (they add up to it). The
+// drill-down shows every amount exactly, as the API sends it, so that its items visibly add up to its total.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { Api, Params } from '../api/client.ts';
 import type { Drilldown } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
+import { formatMoneyExact } from '../money.ts';
 import { Dialog } from '../ui/dialog.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import {
   FIGURE_NAMES,
-  formatMoney,
   monthLabel,
   type RevenueState,
   readRevenueState,
@@ -77,14 +78,14 @@ export function DrilldownDialog(props: {
   return (
     <Dialog open={r !== null} title={title} wide onClose={props.onClose}>
       {drill.error ? (
-        <ErrorMessage error={drill.error} />
+        <ErrorMessage error={drill.error} what="The items" onRetry={drill.reload} />
       ) : !data ? (
         <Loading />
       ) : (
         <div class="dialog-scroll">
           <p class="drill-total" id="drill-total">
             {data.count} {data.count === 1 ? 'item' : 'items'}
-            {counted ? '' : `, adding up to ${formatMoney(data.total)} ${data.currency}`}
+            {counted ? '' : `, adding up to ${formatMoneyExact(data.total, data.currency)}`}
           </p>
           {data.items.length === 0 ? (
             <p class="empty">Nothing makes up this figure.</p>
@@ -110,7 +111,7 @@ export function DrilldownDialog(props: {
                     </td>
                     <td class="mono">{item.transaction_id ?? '—'}</td>
                     <td>{item.movement ?? item.event_type ?? (counted ? 'paying' : 'MRR')}</td>
-                    <td class="num">{formatMoney(item.amount)}</td>
+                    <td class="num">{formatMoneyExact(item.amount, data.currency)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -141,7 +142,7 @@ export function DrilldownDialog(props: {
                     <th scope="row" colSpan={4}>
                       Total
                     </th>
-                    <td class="num">{formatMoney(data.total)}</td>
+                    <td class="num">{formatMoneyExact(data.total, data.currency)}</td>
                   </tr>
                 </tfoot>
               )}

@@ -113,12 +113,16 @@ export function MrrOverTimeCard(props: {
         </div>
       </div>
       {source?.error ? (
-        <ErrorMessage error={source.error} />
+        <ErrorMessage error={source.error} what="MRR over time" onRetry={source.reload} />
       ) : !points ? (
         <Loading />
       ) : (
         <div class={source?.stale ? 'is-stale' : ''}>
-          <MrrSeriesChart points={points} caption={`MRR, ${what}, at the ${when}`} />
+          <MrrSeriesChart
+            points={points}
+            currency={convertTo ?? state.currency}
+            caption={`MRR, ${what}, at the ${when}`}
+          />
           {interval === 'day' ? (
             <p class="hint">
               {days.from} to {days.to}, UTC days

@@ -1,19 +1,6 @@
 // What the revenue views share, as pure functions with unit tests: money as the API sends it (exact decimal
-// text, shown with the reader's digit grouping and computed in BigInt micro-units, never through a float),
-// months, and the query-string state of the revenue pages.
-
-const grouping = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
-const separator = new Intl.NumberFormat(undefined, { minimumFractionDigits: 1 }).format(0.5).charAt(1);
-
-/** "1280" → "1,280", "-12.5" → "−12.50", "0.000001" stays exact. Never rounds. */
-export function formatMoney(text: string | null | undefined): string {
-  if (text === null || text === undefined) return '—';
-  const negative = text.startsWith('-');
-  const [whole = '0', fraction = ''] = (negative ? text.slice(1) : text).split('.');
-  const integer = grouping.format(BigInt(whole));
-  const cents = fraction === '' ? '' : `${separator}${fraction.padEnd(2, '0')}`;
-  return `${negative ? '−' : ''}${integer}${cents}`;
-}
+// text, computed in BigInt micro-units, never through a float; how it reads is ../money.ts), months, and the
+// query-string state of the revenue pages.
 
 /** Money for a chart axis or bar: a double is fine there (the exact text is in the tables beside). */
 export const moneyNumber = (text: string | null | undefined) => (text ? Number(text) : 0);

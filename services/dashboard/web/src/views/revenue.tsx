@@ -2,12 +2,16 @@
 // month, MRR over time (monthly or daily, converted when the operator loaded rates: revenue-mrr-card.tsx)
 // and each month's movements, MRR by the customers' first or last touch, the
 // acquisition funnel, and the reconciliation of one month. Every money figure opens its drill-down: the
-// records, movements or customers that add up to it. Money is per currency, never summed across them.
+// records, movements or customers that add up to it. Money is per currency, never summed across them, and
+// reads as money (../money.ts): cents in the tables, compact on the cards, each card's exact amount in its
+// title. A project without revenue in the currency shows how to send it instead of zeros
+// (revenue-onboarding.tsx). Each card loads and fails on its own, with a Retry button.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import type { AcquisitionFunnel, Attribution, MrrMonth, Reconciliation } from '../api/types.ts';
+import type { AcquisitionFunnel, Attribution, CustomerList, MrrMonth, Reconciliation } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatPercent } from '../format.ts';
+import { formatMoney, formatMoneyExact, formatMoneyShort } from '../money.ts';
 import { useSignInOn } from '../pages/session.ts';
 import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
@@ -17,9 +21,9 @@ import type { ViewProps } from '../views.ts';
 import { BreakdownCard, MetadataSearchCard, RevenueFilterChips } from './revenue-breakdown.tsx';
 import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-common.tsx';
 import { MrrOverTimeCard } from './revenue-mrr-card.tsx';
+import { RevenueOnboarding } from './revenue-onboarding.tsx';
 import {
   addMonths,
-  formatMoney,
   formatTime,
   lastDay,
   MONTH,
@@ -50,6 +54,9 @@ export function RevenueView({ api, project, path }: ViewProps) {
     currency: state.currency,
     filters: state.filters || undefined,
   });
+  // Whether any customer has revenue in this currency (a project that never sent revenue has none): one
+  // customer is enough to know. Filters left out: they narrow the figures, not whether revenue exists.
+  const customers = useQuery<CustomerList>(api, `${base}/customers`, { currency: state.currency, limit: 1 });
   const { route } = useLocation();
   useSignInOn(api.kind === 'session' ? months.error : undefined, route);
   const customersPath = path.replace(/\/revenue$/, '/customers');
@@ -63,13 +70,30 @@ export function RevenueView({ api, project, path }: ViewProps) {
       ...(state.filters ? { filters: state.filters } : {}),
     });
 
+  if (customers.data?.total === 0 && !customers.stale) {
+    return (
+      <>
+        <RangeBar state={state} update={update} />
+        <RevenueOnboarding
+          api={api}
+          project={project}
+          currency={state.currency}
+          onCheck={() => {
+            customers.reload();
+            months.reload();
+          }}
+        />
+      </>
+    );
+  }
+
   return (
     <>
       <RangeBar state={state} update={update} />
       <RevenueFilterChips state={state} update={update} customersPath={customersPath} />
       {months.error ? (
-        <ErrorMessage error={months.error} />
-      ) : !months.data ? (
+        <ErrorMessage error={months.error} what="The revenue figures" onRetry={months.reload} />
+      ) : !months.data || (!customers.data && !customers.error) ? (
         <Loading />
       ) : (
         <div class={months.stale ? 'is-stale' : ''}>
@@ -89,7 +113,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
                   Movements <span class="muted">{state.currency} per month</span>
                 </h2>
               </div>
-              <MovementsChart months={months.data} />
+              <MovementsChart months={months.data} currency={state.currency} />
             </section>
           </div>
         </div>
@@ -170,12 +194,18 @@ function RevenueFigures(props: {
 }) {
   const last = props.months.at(-1);
   if (!last) return null;
-  const { from, to } = props.state;
+  const { from, to, currency } = props.state;
   const cashText = moneyOfMicros(props.months.reduce((total, m) => total + microsOf(m.cash_revenue), 0n));
+  // A card shows money compact past 10,000 and rounded to cents; its title has the exact amount.
+  const money = (text: string | null) => ({
+    value: formatMoneyShort(text, currency),
+    exact: formatMoneyExact(text, currency),
+  });
   const figures: Array<{
     id: string;
     label: string;
     value: string;
+    exact?: string;
     note: string;
     figure?: string;
     range?: boolean;
@@ -183,23 +213,23 @@ function RevenueFigures(props: {
     {
       id: 'mrr',
       label: 'MRR',
-      value: formatMoney(last.mrr_end),
+      ...money(last.mrr_end),
       note: `end of ${monthLabel(last.month)}`,
       figure: 'mrr_end',
     },
-    { id: 'arr', label: 'ARR', value: formatMoney(timesTwelve(last.mrr_end)), note: '12 × MRR' },
-    { id: 'net-new', label: 'Net new MRR', value: formatMoney(last.net_new), note: monthLabel(last.month) },
+    { id: 'arr', label: 'ARR', ...money(timesTwelve(last.mrr_end)), note: '12 × MRR' },
+    { id: 'net-new', label: 'Net new MRR', ...money(last.net_new), note: monthLabel(last.month) },
     {
       id: 'new',
       label: 'New business',
-      value: formatMoney(last.new),
+      ...money(last.new),
       note: monthLabel(last.month),
       figure: 'new',
     },
     {
       id: 'churned',
       label: 'Churned MRR',
-      value: formatMoney(last.churn),
+      ...money(last.churn),
       note: monthLabel(last.month),
       figure: 'churn',
     },
@@ -210,7 +240,7 @@ function RevenueFigures(props: {
       note: `end of ${monthLabel(last.month)}`,
       figure: 'paying_customers',
     },
-    { id: 'arpa', label: 'ARPA', value: formatMoney(last.arpa), note: 'MRR / paying customers' },
+    { id: 'arpa', label: 'ARPA', ...money(last.arpa), note: 'MRR / paying customers' },
     {
       id: 'gross-churn',
       label: 'Gross revenue churn',
@@ -232,7 +262,7 @@ function RevenueFigures(props: {
     {
       id: 'cash',
       label: 'Cash revenue',
-      value: formatMoney(cashText),
+      ...money(cashText),
       note: from === to ? monthLabel(to) : `${monthLabel(from)} – ${monthLabel(to)}`,
       figure: 'cash_revenue',
       range: true,
@@ -245,7 +275,11 @@ function RevenueFigures(props: {
           const body = (
             <>
               <span class="figure-label">{f.label}</span>
-              <span class="figure-value" id={`revenue-${f.id}`}>
+              <span
+                class="figure-value"
+                id={`revenue-${f.id}`}
+                title={f.exact && f.exact !== f.value ? `Exactly ${f.exact}` : undefined}
+              >
                 {f.value}
               </span>
               <span class="change neutral">{f.note}</span>
@@ -315,7 +349,7 @@ function AttributionCard(props: {
         />
       </div>
       {result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} what="MRR by acquisition" onRetry={result.reload} />
       ) : !data ? (
         <Loading />
       ) : (
@@ -324,6 +358,7 @@ function AttributionCard(props: {
           heading={BY_TABS.find((t) => t.id === state.by)?.label ?? state.by}
           rows={data.rows}
           total={data.total}
+          currency={data.currency}
           stale={result.stale}
           open={(column, row) =>
             row
@@ -361,7 +396,7 @@ function FunnelCard(props: { api: ViewProps['api']; base: string; state: Revenue
         </h2>
       </div>
       {result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} what="The acquisition funnel" onRetry={result.reload} />
       ) : !data ? (
         <Loading />
       ) : data.rows.length === 0 ? (
@@ -404,9 +439,11 @@ function FunnelCard(props: { api: ViewProps['api']; base: string; state: Revenue
                   <td class="num">
                     {formatCount(row.paying)} <span class="muted">{formatPercent(row.paying_rate)}</span>
                   </td>
-                  <td class="num">{formatMoney(row.mrr)}</td>
-                  <td class="num">{formatMoney(row.cash_revenue)}</td>
-                  <td class="num">{formatMoney(row.mrr_per_1000_visitors)}</td>
+                  <td class="num">{formatMoney(row.mrr, data.currency)}</td>
+                  <td class="num">{formatMoney(row.cash_revenue, data.currency)}</td>
+                  <td class="num" title={formatMoneyExact(row.mrr_per_1000_visitors, data.currency)}>
+                    {formatMoney(row.mrr_per_1000_visitors, data.currency)}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -452,7 +489,7 @@ function ReconciliationCard(props: {
         </label>
       </div>
       {result.error ? (
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} what="The reconciliation" onRetry={result.reload} />
       ) : !r ? (
         <Loading />
       ) : (
@@ -486,14 +523,14 @@ function ReconciliationCard(props: {
                 ).map(([label, value]) => (
                   <tr key={label}>
                     <th scope="row">{label}</th>
-                    <td class="num">{formatMoney(value)}</td>
+                    <td class="num">{formatMoneyExact(value, r.currency)}</td>
                   </tr>
                 ))}
               </tbody>
               <tfoot>
                 <tr>
                   <th scope="row">Total ({r.cash.records} records)</th>
-                  <td class="num">{formatMoney(r.cash.total)}</td>
+                  <td class="num">{formatMoneyExact(r.cash.total, r.currency)}</td>
                 </tr>
               </tfoot>
             </table>
@@ -513,14 +550,14 @@ function ReconciliationCard(props: {
                 ).map(([label, value]) => (
                   <tr key={label}>
                     <th scope="row">{label}</th>
-                    <td class="num">{formatMoney(value)}</td>
+                    <td class="num">{formatMoneyExact(value, r.currency)}</td>
                   </tr>
                 ))}
               </tbody>
               <tfoot>
                 <tr class={r.bridge.closes ? '' : 'bad'}>
                   <th scope="row">MRR at the end</th>
-                  <td class="num">{formatMoney(r.bridge.mrr_end)}</td>
+                  <td class="num">{formatMoneyExact(r.bridge.mrr_end, r.currency)}</td>
                 </tr>
               </tfoot>
             </table>

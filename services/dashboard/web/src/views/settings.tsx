@@ -1,5 +1,6 @@
 // A project's settings for those who may edit: its time zone (days are counted in it), its share links, and
-// how to install the tracker. Loaded only when opened.
+// how to install the tracker (install-guide.tsx: never with a token's prefix in a snippet). Loaded only when
+// opened; every part fits a phone's width.
 import { useState } from 'preact/hooks';
 import type { CreatedShare, Install, Project, Shares } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
@@ -15,7 +16,7 @@ export function SettingsView({ api, project }: ViewProps) {
       <TimeZoneForm api={api} project={project} />
       <ShareLinks api={api} base={base} />
       {install.error ? (
-        <ErrorMessage error={install.error} />
+        <ErrorMessage error={install.error} what="The install guide" onRetry={install.reload} />
       ) : install.data ? (
         <InstallGuide api={api} project={project} install={install.data} />
       ) : (
@@ -84,52 +85,55 @@ function ShareLinks({ api, base }: { api: ViewProps['api']; base: string }) {
         A share link shows this project's dashboard, read-only, to anyone who has it (and its password, if it
         has one). Revenue stays hidden unless you include it.
       </p>
-      {shares.error && <ErrorMessage error={shares.error} />}
+      {shares.error && <ErrorMessage error={shares.error} what="Share links" onRetry={shares.reload} />}
       {shares.data && shares.data.shares.length > 0 && (
-        <table class="plain">
-          <caption class="sr-only">Share links</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Link</th>
-              <th scope="col">Password</th>
-              <th scope="col">Revenue</th>
-              <th scope="col">Embeddable on</th>
-              <th scope="col">
-                <span class="sr-only">Revoke</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shares.data.shares.map((s) => (
-              <tr key={s.id}>
-                <td>{s.name || '—'}</td>
-                <td>
-                  <code>{s.hint}</code>
-                </td>
-                <td>{s.password_protected ? 'yes' : 'no'}</td>
-                <td>{s.include_revenue ? 'shown' : 'hidden'}</td>
-                <td>{s.embed_origins.join(', ') || '—'}</td>
-                <td>
-                  <button
-                    type="button"
-                    class="link-button"
-                    onClick={async () => {
-                      if (!confirm(`Revoke the share link ${s.name || s.hint}? It stops working at once.`))
-                        return;
-                      await api
-                        .send('DELETE', `${base}/shares/${encodeURIComponent(s.id)}`)
-                        .catch(() => undefined);
-                      shares.reload();
-                    }}
-                  >
-                    Revoke
-                  </button>
-                </td>
+        // Six columns do not fit a phone: the table scrolls inside the card, never the page.
+        <div class="table-scroll">
+          <table class="plain">
+            <caption class="sr-only">Share links</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Link</th>
+                <th scope="col">Password</th>
+                <th scope="col">Revenue</th>
+                <th scope="col">Embeddable on</th>
+                <th scope="col">
+                  <span class="sr-only">Revoke</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {shares.data.shares.map((s) => (
+                <tr key={s.id}>
+                  <td>{s.name || '—'}</td>
+                  <td>
+                    <code>{s.hint}</code>
+                  </td>
+                  <td>{s.password_protected ? 'yes' : 'no'}</td>
+                  <td>{s.include_revenue ? 'shown' : 'hidden'}</td>
+                  <td>{s.embed_origins.join(', ') || '—'}</td>
+                  <td>
+                    <button
+                      type="button"
+                      class="link-button"
+                      onClick={async () => {
+                        if (!confirm(`Revoke the share link ${s.name || s.hint}? It stops working at once.`))
+                          return;
+                        await api
+                          .send('DELETE', `${base}/shares/${encodeURIComponent(s.id)}`)
+                          .catch(() => undefined);
+                        shares.reload();
+                      }}
+                    >
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {created && (
         <output class="notice">

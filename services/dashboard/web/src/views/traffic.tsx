@@ -1,5 +1,6 @@
 // The traffic view: range and filters (kept in the URL), the top figures with their change, the time series
 // and the breakdown panels. Every panel reads the same range and filters, so a filter narrows all of them.
+// Each panel loads on its own and fails on its own (its message and a Retry button), the others unharmed.
 // An empty project shows how to install the tracker instead of empty panels.
 
 import { useMemo } from 'preact/hooks';
@@ -14,7 +15,6 @@ import { EventsPanel } from '../ui/events-panel.tsx';
 import { FilterBar } from '../ui/filter-bar.tsx';
 import { GoalsPanel } from '../ui/goals-panel.tsx';
 import { InstallGuide } from '../ui/install-guide.tsx';
-import { ErrorMessage } from '../ui/messages.tsx';
 import { RangeControl } from '../ui/range-control.tsx';
 import { TimeChart } from '../ui/time-chart.tsx';
 import { TopFigures } from '../ui/top-figures.tsx';
@@ -59,6 +59,7 @@ export function TrafficView({ api, project, path }: ViewProps) {
   const nothingInRange =
     summary.data !== undefined &&
     !summary.stale &&
+    !summary.error &&
     summary.data.pageviews === 0 &&
     summary.data.events === 0 &&
     state.filters.length === 0;
@@ -87,9 +88,7 @@ export function TrafficView({ api, project, path }: ViewProps) {
           onClear={() => update({ filters: [] })}
         />
       </section>
-      {summary.error ? (
-        <ErrorMessage error={summary.error} />
-      ) : neverHadData && install.data ? (
+      {neverHadData && install.data ? (
         <InstallGuide
           api={api}
           project={project}
@@ -102,7 +101,9 @@ export function TrafficView({ api, project, path }: ViewProps) {
       ) : (
         <>
           <TopFigures
-            summary={summary.data}
+            summary={summary.error ? undefined : summary.data}
+            error={summary.error}
+            onRetry={summary.reload}
             stale={summary.stale || summary.loading}
             metric={state.metric}
             compare={state.compare}
