@@ -21,6 +21,9 @@ const sourceCondition: Plugin = {
 export default defineConfig({
   plugins: [sourceCondition],
   test: {
+    // A `.env` in the checkout (the README suggests one) is the developer's, not the tests': every test
+    // process, and each child it spawns with this environment, reads an empty env file instead.
+    env: { TALLY_ENV_FILE: '/dev/null' },
     projects: [
       {
         extends: true,

@@ -37,7 +37,7 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
     CLICKHOUSE_URL: _c,
     ...rest
   } = process.env;
-  return { ...rest, LOG_LEVEL: 'warn', ...env };
+  return { ...rest, LOG_LEVEL: 'warn', TALLY_ENV_FILE: '/dev/null', ...env };
 }
 
 /**
@@ -109,7 +109,8 @@ export function spawnWithOutput(script: string, env: NodeJS.ProcessEnv): Spawned
   const args = script.endsWith('.ts') ? [...SOURCE_NODE_ARGS, script] : [script];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env,
+    // The checkout's .env is the developer's: a child reads the env file its test names, else none.
+    env: { TALLY_ENV_FILE: '/dev/null', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

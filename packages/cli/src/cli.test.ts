@@ -17,7 +17,7 @@ beforeEach(() => {
   stdout = '';
   // This directory, and nothing of the environment's Redis, Kafka or ClickHouse.
   vi.stubEnv('TALLY_DATA_DIR', dir);
-  vi.stubEnv('TALLY_ENV_FILE', undefined);
+  vi.stubEnv('TALLY_ENV_FILE', '/dev/null'); // not the checkout's .env
   for (const name of ['REDIS_URL', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'CLICKHOUSE_URL'])
     vi.stubEnv(name, '');
   vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {

@@ -1,6 +1,10 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { isSettingName, loadConfig, trustedProxies } from './index.ts';
 
@@ -18,6 +22,22 @@ describe('loadConfig', () => {
       TRUST_PROXY: '',
     });
     expect(config.REDIS_URL).toBeUndefined();
+  });
+
+  it("reads the working directory's .env for the process environment only, not for an environment given", async () => {
+    // A .env left in a checkout (as the README suggests) must not change what a test's own environment says.
+    const dir = mkdtempSync(join(tmpdir(), 'tally-cfg-'));
+    writeFileSync(join(dir, '.env'), 'PORT=7100\n');
+    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+    const config = pathToFileURL(resolve(import.meta.dirname, 'index.ts')).href;
+    const script = `import { loadConfig } from '${config}';
+      process.stdout.write(JSON.stringify([loadConfig().PORT, loadConfig({}).PORT, loadConfig({ PORT: '7200' }).PORT]));`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', tsx, '--input-type=module', '-e', script],
+      { cwd: dir, env: { PATH: process.env.PATH }, timeout: 60_000 },
+    );
+    expect(JSON.parse(stdout)).toEqual([7100, 8080, 7200]);
   });
 
   it('reads the environment, coercing numbers, and ignores unrelated variables', () => {

@@ -399,10 +399,14 @@ export function isSettingName(key: string): boolean {
   return key in ConfigSchema.properties || SECRET_SETTINGS.some((name) => key === `${name}_FILE`);
 }
 
-/** Reads the configuration from `env` (default: the process environment) and its env file, applying defaults. */
+/**
+ * Reads the configuration from `env` (default: the process environment) and its env file, applying defaults.
+ * The env file is `TALLY_ENV_FILE`, else the working directory's `.env` when reading the process environment;
+ * an environment given as an object is the whole environment (a `.env` left in the checkout does not reach it).
+ */
 export function loadConfig(env: Record<string, string | undefined> = process.env): TallyConfig {
-  const file = env.TALLY_ENV_FILE ?? '.env';
-  const useFile = existsSync(resolve(file));
+  const file = env.TALLY_ENV_FILE ?? (env === process.env ? '.env' : undefined);
+  const useFile = file !== undefined && existsSync(resolve(file));
   if (env.TALLY_ENV_FILE && !useFile) throw new Error(`TALLY_ENV_FILE ${env.TALLY_ENV_FILE} does not exist`);
   // The env file, then the environment over it.
   const data: Record<string, string | undefined> = useFile
