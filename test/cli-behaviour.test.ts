@@ -127,6 +127,17 @@ describe('the CLI', () => {
     expect(byDefault).toHaveLength(12);
   });
 
+  it('prints a sign-in link on the port the running dashboard listens on, not the default 8082', async () => {
+    const { stdout } = await tallyIn(base, ['users', 'add', 'owner@example.com', '--project', 'site']);
+    const link = stdout.trim().split('\n').at(-1) ?? '';
+    const dashboard = new URL(running.endpoints.dashboardUrl ?? '');
+    expect(new URL(link).port).toBe(dashboard.port);
+    expect(dashboard.port).not.toBe('8082');
+    // The link opens the dashboard's set-password page.
+    const page = await fetch(new URL(link).origin + new URL(link).pathname);
+    expect(page.status).toBe(200);
+  });
+
   it('refuses a reversed range and an unknown project with a message', async () => {
     await expect(
       tallyIn(base, ['report', 'mrr', '--project', 'quiet', '--from', '2026-05', '--to', '2026-01']),

@@ -5,16 +5,22 @@
 // everything given is valid (email, projects, password).
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
+import { readPublishedAddress } from '@tally/state-files';
 import { ALL_PROJECTS, normaliseEmail, openStateStore, Users } from '@tally/state-store';
 import { assertProjectId, connectRedis } from '@tally/tokens';
 import { checkArgument, UsageError } from './usage-error.ts';
 
-/** The sign-in link of a token: the dashboard's set-password page, the token in the fragment (never sent in a request line). */
+/**
+ * The sign-in link of a token: the dashboard's set-password page, the token in the fragment (never sent in a
+ * request line). On DASHBOARD_PUBLIC_URL; else where the dashboard running on this data directory listens
+ * (the address it publishes there); else on localhost:DASHBOARD_PORT.
+ */
 export function signInLink(config: TallyConfig, token: string): string {
-  const base = (config.DASHBOARD_PUBLIC_URL ?? `http://localhost:${config.DASHBOARD_PORT}`).replace(
-    /\/+$/,
-    '',
-  );
+  const base = (
+    config.DASHBOARD_PUBLIC_URL ??
+    readPublishedAddress(config.dataDir, 'dashboard')?.url ??
+    `http://localhost:${config.DASHBOARD_PORT}`
+  ).replace(/\/+$/, '');
   return `${base}/set-password#token=${token}`;
 }
 

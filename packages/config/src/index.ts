@@ -47,7 +47,7 @@ export const ConfigSchema = Type.Object({
   DASHBOARD_PUBLIC_URL: Type.Optional(
     Type.String({
       description:
-        "The dashboard's address as people reach it (`https://tally.example.com`), used in the sign-in links `tally users add` prints and as an origin state-changing requests may come from; default `http://localhost:DASHBOARD_PORT`.",
+        "The dashboard's address as people reach it (`https://tally.example.com`), used in the sign-in links `tally users add` prints and as an origin state-changing requests may come from; default: where the dashboard running on TALLY_DATA_DIR listens (the address it publishes there), else `http://localhost:DASHBOARD_PORT`.",
     }),
   ),
   TALLY_DATA_DIR: Type.String({

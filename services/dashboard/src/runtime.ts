@@ -4,9 +4,11 @@
 // (reachWarehouse): a ClickHouse server (CLICKHOUSE_URL); beside a running `npm start`, the warehouse
 // endpoint that process publishes; else the chDB directory. `npm start` runs it in its main process with a
 // connection of its own on the embedded warehouse's directory. Once it listens, it warms the revenue
-// caches in the background (revenue-warmer.ts).
+// caches in the background (revenue-warmer.ts). Its address is published in TALLY_DATA_DIR for the CLI's
+// sign-in links (`tally users add` beside it prints the port it really listens on).
 import type { TallyConfig } from '@tally/config';
 import { startOrUnwind } from '@tally/service';
+import { publishAddress, unpublishAddress } from '@tally/state-files';
 import {
   openStateStore,
   ProjectStore,
@@ -99,6 +101,9 @@ export async function startDashboard(
       (server) => server.close(),
     );
     const url = await app.listen({ port: config.DASHBOARD_PORT, host: config.DASHBOARD_HOST });
+    resources.add(publishAddress(config.dataDir, 'dashboard', linkUrl(url)), () =>
+      unpublishAddress(config.dataDir, 'dashboard'),
+    );
     resources.add(startRevenueWarmer(warehouse, logger), (warmer) => warmer.stop());
     return {
       app,
@@ -106,4 +111,11 @@ export async function startDashboard(
       close: () => resources.close(),
     };
   });
+}
+
+/** The address people open on this machine: `localhost` where the server listens on every interface. */
+function linkUrl(listening: string): string {
+  const url = new URL(listening);
+  if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = 'localhost';
+  return url.origin;
 }
