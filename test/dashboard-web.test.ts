@@ -776,6 +776,10 @@ describe('the dashboard in Chromium', () => {
     expect(await page.locator('.snippet code').first().innerText()).toBe(
       `<script defer src="${running.url}/tally.js" data-token="${token}"></script>`,
     );
+    // Waiting for the first pageview, it says why a page on the developer's own machine sends nothing.
+    expect(await page.locator('.install').innerText()).toMatch(
+      /Waiting for the first pageview[\s\S]*localhost[\s\S]*sends nothing unless the tag has data-allow-localhost/,
+    );
     await shoot(page, 'install-desktop-light');
   });
 

@@ -226,6 +226,35 @@ describe('tally.js served by Tally, on a page of another origin', () => {
     expect(ingest.map((r) => JSON.parse(r.postData() ?? '{}').data?.path)).toEqual(['/local-allowed/']);
   });
 
+  it('tally.full.js says once in the console why a localhost page is not counted, and not when it is', async () => {
+    const hints = (page: Page) => {
+      const said: string[] = [];
+      page.on('console', (message) => {
+        if (message.text().startsWith('[tally]')) said.push(message.text());
+      });
+      return said;
+    };
+    servePage('/local-full/', scriptTag('tally.full.js', tokens.open));
+    const { page } = await newPage();
+    const said = hints(page);
+    await page.goto(site('localhost', '/local-full/'));
+    await started(page);
+    await inPage(page, `tally.event('local')`);
+    await inPage(page, `history.pushState({}, '', '/local-full/next')`);
+    await eventually(5000, 'the hint logged', async () => said.length > 0);
+    expect(said).toEqual([
+      expect.stringMatching(/not counted; the attribute data-allow-localhost counts it/),
+    ]);
+
+    servePage('/local-full-allowed/', scriptTag('tally.full.js', tokens.open, 'data-allow-localhost'));
+    const allowed = await newPage();
+    const quiet = hints(allowed.page);
+    await allowed.page.goto(site('localhost', '/local-full-allowed/'));
+    await started(allowed.page);
+    await eventually(5000, 'its pageview answered', async () => allowed.answers.length > 0);
+    expect(quiet).toEqual([]);
+  });
+
   it('tally.full.js: hash routes are pageviews; excluded paths and Global Privacy Control send nothing', async () => {
     const full = (attributes: string) => scriptTag('tally.full.js', tokens.open, attributes);
     servePage('/hash/', full('data-hash-routing'));

@@ -73,6 +73,16 @@ export const isLocalPage = (): boolean =>
   /^(localhost|127\.|\[::1\]$|$)|\.localhost$/.test(browser.location.hostname);
 
 /**
+ * Says once, in the console a developer has open, that this page is not counted because it is their own
+ * machine's (`how` names the option that counts it). Not in tally.js, whose 2 KB budget it would break:
+ * there the dashboard's install guide says it while it waits for the first pageview.
+ */
+export function hintLocalPage(allowLocalhost: boolean | undefined, how: string): void {
+  if (!allowLocalhost && isLocalPage())
+    console.info(`[tally] a page on this machine (localhost, 127.x, file:) is not counted; ${how} counts it`);
+}
+
+/**
  * The page's path as reports see it, and what makes a navigation: the path, or the path and the hash once
  * routeByHash() ran (a site routing by hash, `/#/pricing`). A module variable rather than an option, so
  * that the base script-tag bundle, which never routes by hash, carries no code for it.
@@ -191,6 +201,7 @@ export interface BrowserTrackerConfig extends TrackerConfig {
 /** A tracker wired to this page, with every option (the script-tag bundles wire only what they carry). */
 export function createBrowserTracker(config: BrowserTrackerConfig): Tracker {
   if (config.hashRouting) routeByHash();
+  hintLocalPage(config.allowLocalhost, '`allowLocalhost: true`');
   const tracker = createTracker(config, browserPlatform({ ...config, ignore: privacyFilter(config) }));
   flushOnHide(tracker);
   if (config.outboundLinks || config.fileDownloads)

@@ -5,7 +5,7 @@
 //   data-file-downloads       clicks on links to files (`="pdf,zip"`: those extensions), as `File Download`
 //   data-exclude="/admin/**, /preview/*"   pages whose path matches send nothing
 //   data-respect-dnt          browsers with Do Not Track or Global Privacy Control send nothing
-import { routeByHash } from './browser.ts';
+import { hintLocalPage, routeByHash } from './browser.ts';
 import { privacyFilter, trackLinks } from './extras.ts';
 import { flag, scriptData, startFromScriptTag } from './script-tag.ts';
 
@@ -14,6 +14,7 @@ const list = (value: string | undefined) => value?.split(/[\s,]+/).filter(Boolea
 const data = scriptData() ?? {};
 const hashRouting = flag(data.hashRouting);
 if (hashRouting) routeByHash(); // before the first pageview
+if (data.token) hintLocalPage(flag(data.allowLocalhost), 'the attribute data-allow-localhost');
 const tracker = startFromScriptTag(
   privacyFilter({ respectDoNotTrack: flag(data.respectDnt), exclude: list(data.exclude), hashRouting }),
 );

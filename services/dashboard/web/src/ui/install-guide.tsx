@@ -94,7 +94,16 @@ export function InstallGuide(props: { api: Api; project: Project; install: Insta
       <Snippet text={scriptTag} label="Script tag" placeholder={TOKEN_PLACEHOLDER} />
       <p>Or from a bundled application:</p>
       <Snippet text={npm} label="@tally/core" placeholder={TOKEN_PLACEHOLDER} />
-      {!props.install.has_data && <output class="hint">Waiting for the first pageview…</output>}
+      {!props.install.has_data && (
+        <>
+          <output class="hint">Waiting for the first pageview…</output>
+          <p class="hint">
+            Trying it on your own machine? A page on <code>localhost</code>, <code>127.0.0.1</code> or a{' '}
+            <code>file:</code> page sends nothing unless the tag has <code>data-allow-localhost</code> (
+            <code>allowLocalhost: true</code> with <code>@tally/core</code>).
+          </p>
+        </>
+      )}
     </section>
   );
 }
