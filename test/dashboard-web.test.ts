@@ -425,6 +425,20 @@ describe('the dashboard in Chromium', () => {
         .click();
   });
 
+  it('lists in a UTM tab the visits that carried the parameter, and counts the others below, not as "(not set)"', async () => {
+    const section = page.locator('section[data-panel="sources"]');
+    const before = await section.locator('[role="tab"][aria-selected="true"]').innerText();
+    await section.getByRole('tab', { name: 'Campaigns', exact: true }).click();
+    const list = section.locator('table.bars[data-dimension="utm_source"]:not(.is-stale)');
+    await expect.poll(() => tableRows(list.locator('tbody tr')), POLL).toHaveLength(1);
+    expect((await tableRows(list.locator('tbody tr')))[0]?.[0]).toBe('newsletter');
+    await section.screenshot({ path: join(SHOTS, 'utm-sources-desktop-light.png') });
+    expect(await section.locator('.unset-note').innerText()).toMatch(
+      /^Not listed: [1-9]\d* visits without it\.$/,
+    );
+    await section.getByRole('tab', { name: before, exact: true }).click();
+  });
+
   it('searches the rows of a details dialog, and says when the list has more than it shows', async () => {
     // The pages panel shows its entry pages (an earlier test chose them).
     await page.locator('section[data-panel="pages"]').getByRole('button', { name: 'Details' }).click();

@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import type { Breakdown, BreakdownDimension } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
-import { formatPercent } from '../format.ts';
+import { formatCount, formatPercent } from '../format.ts';
 import { useTraffic } from '../views/traffic-context.ts';
 import {
   type Column,
@@ -55,8 +55,13 @@ export function BreakdownList(props: {
   const filterDimension = props.dimension === 'event_property' ? `prop:${props.property}` : props.dimension;
 
   if (result.error) return <ErrorMessage error={result.error} what={props.caption} onRetry={result.reload} />;
-  const loaded = result.data?.rows;
-  if (loaded && loaded.length === 0 && !result.stale) return <p class="empty">No data for this range.</p>;
+  const all = result.data?.rows;
+  // A UTM list names the visits that carried the parameter: the rest ("(not set)", most visits of most
+  // sites) would head every such list, so they are counted below it instead of listed.
+  const unset = props.dimension.startsWith('utm_') ? all?.find((r) => r.value === '') : undefined;
+  const loaded = unset ? all?.filter((r) => r !== unset) : all;
+  if (loaded && loaded.length === 0 && !unset && !result.stale)
+    return <p class="empty">No data for this range.</p>;
   const max = Math.max(1, ...(loaded ?? []).map((r) => (r[main.key] as number | undefined) ?? 0));
   const needle = props.search?.trim().toLocaleLowerCase() ?? '';
   const rows = needle
@@ -65,9 +70,8 @@ export function BreakdownList(props: {
       )
     : loaded;
   // A list cut at the limit, or whose rows add up to less than its total, has more rows than were loaded.
-  const shownTotal = (loaded ?? []).reduce((sum, r) => sum + ((r[main.key] as number | undefined) ?? 0), 0);
-  const more =
-    loaded !== undefined && (loaded.length >= props.limit || shownTotal < (result.data?.total ?? 0));
+  const shownTotal = (all ?? []).reduce((sum, r) => sum + ((r[main.key] as number | undefined) ?? 0), 0);
+  const more = all !== undefined && (all.length >= props.limit || shownTotal < (result.data?.total ?? 0));
 
   const header = (key: Sort['key'], label: string, className?: string) => {
     const active = sort?.key === key || (!sort && key === main.key);
@@ -165,6 +169,12 @@ export function BreakdownList(props: {
         </tbody>
       </table>
       {needle && rows?.length === 0 && <p class="empty">No row matches {props.search?.trim()}.</p>}
+      {unset && (
+        <p class="hint unset-note">
+          {loaded?.length === 0 ? 'No visit carried this parameter; ' : 'Not listed: '}
+          {formatCount((unset[main.key] as number | undefined) ?? 0)} {main.label.toLowerCase()} without it.
+        </p>
+      )}
     </>
   );
 }
