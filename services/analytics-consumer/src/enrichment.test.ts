@@ -1,8 +1,18 @@
 // What the analytics consumer derives from a record: browser, OS, device and bot flag from the
 // User-Agent, the referrer's source when the client left it out, and the row it lands.
 import type { IngestRecordOf } from '@tally/contract';
+import { sourceOf } from '@tally/reports/traffic';
 import { describe, expect, it } from 'vitest';
 import { describeUserAgent, referrerOf } from './enrichment.ts';
+
+const NO_ORIGIN = {
+  referrer_source: '',
+  referrer_medium: '',
+  utm_source: '',
+  utm_medium: '',
+  utm_campaign: '',
+};
+
 import { eventRow, identityRow } from './rows.ts';
 
 const IPHONE =
@@ -44,6 +54,27 @@ describe('referrerOf', () => {
     expect(referrerOf('https://blog.example.org/post', 'https://shop.example/', '')).toMatchObject({
       referrer_source: 'blog.example.org',
     });
+  });
+
+  it('names a known source as a utm_source spelling it is named: one Google, not google and Google', () => {
+    const page = 'https://shop.example/';
+    for (const [host, utm] of [
+      ['https://www.google.com/', 'google'],
+      ['https://www.bing.com/', 'bing'],
+      ['https://search.yahoo.com/', 'yahoo'],
+      ['https://duckduckgo.com/', 'duckduckgo'],
+      ['https://www.facebook.com/', 'facebook'],
+      ['https://t.co/abc', 'twitter'],
+      ['https://www.linkedin.com/', 'linkedin'],
+      ['https://www.reddit.com/', 'reddit'],
+      ['https://news.ycombinator.com/', 'hackernews'],
+      ['https://youtube.com/', 'youtube'],
+      ['https://github.com/', 'github'],
+    ] as const) {
+      const referred = referrerOf(host, page, null).referrer_source;
+      const tagged = sourceOf({ ...NO_ORIGIN, utm_source: utm });
+      expect(tagged, `${utm} and ${host}`).toBe(referred);
+    }
   });
 
   it("keeps the client's source, and gives none for direct visits and internal navigation", () => {

@@ -47,9 +47,45 @@ const SOCIAL_MEDIA = new Set([
 const EMAIL_NAMES = new Set(['email', 'e-mail', 'e_mail', 'e mail']);
 const REFERRAL_MEDIA = new Set(['referral', 'app', 'link']);
 
+/**
+ * The names a referrer's host gets (the referrer parser's, as the analytics consumer stores them), by how a
+ * utm_source or a client's referrer_source may spell them: `?utm_source=google` and a visit referred by
+ * google.com are one source, Google, not two rows `google` and `Google`.
+ */
+const SOURCE_NAMES: Record<string, string> = {};
+for (const [name, spellings] of Object.entries({
+  Google: 'google google.com www.google.com',
+  Bing: 'bing bing.com',
+  'Yahoo!': 'yahoo yahoo! yahoo.com',
+  DuckDuckGo: 'duckduckgo ddg duckduckgo.com',
+  Baidu: 'baidu baidu.com',
+  Yandex: 'yandex yandex.ru',
+  Facebook: 'facebook fb facebook.com',
+  Instagram: 'instagram ig instagram.com',
+  Twitter: 'twitter x t.co twitter.com x.com',
+  LinkedIn: 'linkedin lnkd.in linkedin.com',
+  Reddit: 'reddit reddit.com',
+  Pinterest: 'pinterest pinterest.com',
+  'Hacker News': 'hackernews hn news.ycombinator.com',
+  Youtube: 'youtube youtu.be youtube.com',
+  Mastodon: 'mastodon',
+  Bluesky: 'bluesky bsky bsky.app',
+  GitHub: 'github github.com',
+  Vimeo: 'vimeo vimeo.com',
+  Quora: 'quora quora.com',
+  Substack: 'substack substack.com',
+})) {
+  SOURCE_NAMES[name.toLowerCase()] = name;
+  for (const spelling of spellings.split(' ')) SOURCE_NAMES[spelling] = name;
+}
+
+/** A source as reports name it: a known source under its one name whatever its case, any other as given. */
+const sourceName = (given: string): string => SOURCE_NAMES[given.trim().toLowerCase()] ?? given;
+
 /** The visit's source (docs/traffic.md: `Direct / None` when there is no referrer and no UTM). */
 export function sourceOf(origin: VisitOrigin): string {
-  return origin.utm_source || origin.referrer_source || DIRECT_SOURCE;
+  const given = origin.utm_source || origin.referrer_source;
+  return given ? sourceName(given) : DIRECT_SOURCE;
 }
 
 /** The category GA4 gives a source: from the referrer parser for referrers, from known names for UTM. */

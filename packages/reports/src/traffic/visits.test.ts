@@ -196,6 +196,14 @@ describe("GA4's default channel grouping", () => {
     expect(sourceOf(origin({ referrer_source: 'Google', utm_source: 'newsletter' }))).toBe('newsletter');
     expect(sourceOf(origin({ referrer_source: 'Google' }))).toBe('Google');
     expect(sourceOf(origin({}))).toBe('Direct / None');
+    // A known source is one source whatever its spelling: ?utm_source=google and a google.com referrer alike.
+    for (const utm of ['google', 'Google', 'GOOGLE', 'google.com', ' google ']) {
+      expect(sourceOf(origin({ utm_source: utm }))).toBe('Google');
+    }
+    expect(sourceOf(origin({ utm_source: 'fb' }))).toBe('Facebook');
+    expect(sourceOf(origin({ utm_source: 'x' }))).toBe('Twitter');
+    expect(sourceOf(origin({ referrer_source: 'hackernews' }))).toBe('Hacker News');
+    expect(sourceOf(origin({ utm_source: 'Newsletter' }))).toBe('Newsletter');
   });
 });
 
