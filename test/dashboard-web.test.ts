@@ -685,24 +685,29 @@ describe('the dashboard in Chromium', () => {
   it('creates share links in the settings', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Share links' }).waitFor();
-    let previous = '';
+    // Every link made on the page stays shown, the newest first: a second one does not hide the first.
+    const links = () => page.locator('output.created-shares .snippet code').allInnerTexts();
     const create = async (name: string, password?: string) => {
+      const before = (await links()).length;
       await page.getByLabel(/^Name/).fill(name);
       if (password) await page.getByLabel(/^Password/).fill(password);
       await page.getByRole('button', { name: 'Create share link' }).click();
-      const link = page.locator('output.notice a');
-      await expect
-        .poll(async () => ((await link.count()) ? link.innerText() : ''), POLL)
-        .toMatch(/\/share\/shr_/);
-      await expect.poll(() => link.innerText(), POLL).not.toBe(previous);
-      const url = await link.innerText();
-      previous = url;
+      await expect.poll(async () => (await links()).length, POLL).toBe(before + 1);
+      const url = (await links())[0] ?? '';
+      expect(url).toMatch(/\/share\/shr_/);
       await page.getByRole('cell', { name }).waitFor();
       return url;
     };
     shares.open = await create('Public board');
     shares.locked = await create('Investors', 'open sesame please');
-    await shoot(page, 'settings-desktop-light');
+    expect(await links()).toEqual([shares.locked, shares.open]);
+    expect(
+      await page
+        .getByRole('button', { name: 'Copy' })
+        .and(page.locator('output.created-shares button'))
+        .count(),
+    ).toBe(2);
+    await shoot(page, 'settings-created-shares-desktop-light');
   });
 
   it("never puts a token's first characters in a snippet: a placeholder until a whole new token is made", async () => {

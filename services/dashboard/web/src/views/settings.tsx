@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import type { CreatedShare, Install, Project, Shares } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
-import { InstallGuide } from '../ui/install-guide.tsx';
+import { InstallGuide, Snippet } from '../ui/install-guide.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import type { ViewProps } from '../views.ts';
 
@@ -76,7 +76,9 @@ function TimeZoneForm({ api, project }: Pick<ViewProps, 'api' | 'project'>) {
 
 function ShareLinks({ api, base }: { api: ViewProps['api']; base: string }) {
   const shares = useQuery<Shares>(api, `${base}/shares`);
-  const [created, setCreated] = useState<CreatedShare | null>(null);
+  // Every link made on this page stays here until the page is left: the server keeps only its hash, so
+  // a second link must not push the first one's URL out of sight before it was copied.
+  const [created, setCreated] = useState<CreatedShare[]>([]);
   const [error, setError] = useState<string | null>(null);
   return (
     <section class="card" aria-labelledby="shares-title">
@@ -135,9 +137,18 @@ function ShareLinks({ api, base }: { api: ViewProps['api']; base: string }) {
           </table>
         </div>
       )}
-      {created && (
-        <output class="notice">
-          New link (copy it now, it is shown only once): <a href={created.url}>{created.url}</a>
+      {created.length > 0 && (
+        <output class="notice created-shares">
+          <p>
+            {created.length === 1 ? 'The new link' : 'The new links'} (Tally keeps only a hash of each: copy
+            it now, it cannot be shown again once you leave this page):
+          </p>
+          {created.map((c) => (
+            <div key={c.share.id}>
+              <strong>{c.share.name || c.share.hint}</strong>
+              <Snippet text={c.url} label={`share link ${c.share.name || c.share.hint}`} />
+            </div>
+          ))}
         </output>
       )}
       <form
@@ -152,14 +163,13 @@ function ShareLinks({ api, base }: { api: ViewProps['api']; base: string }) {
             .filter(Boolean);
           setError(null);
           try {
-            setCreated(
-              await api.send<CreatedShare>('POST', `${base}/shares`, {
-                name: String(form.get('name') ?? '').trim(),
-                ...(password ? { password } : {}),
-                include_revenue: form.get('revenue') === 'on',
-                embed_origins: origins,
-              }),
-            );
+            const made = await api.send<CreatedShare>('POST', `${base}/shares`, {
+              name: String(form.get('name') ?? '').trim(),
+              ...(password ? { password } : {}),
+              include_revenue: form.get('revenue') === 'on',
+              embed_origins: origins,
+            });
+            setCreated((earlier) => [made, ...earlier]);
             formElement.reset();
             shares.reload();
           } catch (err) {
