@@ -44,7 +44,7 @@ it('keeps every field, with currency upper-case and metadata as strings', () => 
     customer_subscription_id: '',
     metadata: { plan: 'pro', seats: '3', coupon: 'null' },
   });
-  expect(JSON.parse(row.payload as string)).toMatchObject({
+  expect(JSON.parse(row.payload)).toMatchObject({
     metadata: { plan: 'pro', seats: 3 },
     currency: 'eur',
   });
