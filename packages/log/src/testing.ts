@@ -1,10 +1,14 @@
 // Builders of records as the gateway appends them and of messages as a consumer polls them, for tests
 // (`@tally/log/testing`, source only): each test says only what matters to it, and a field added to
-// IngestRecord is added here once. Defaults: project 'p', visitor 'v', session 's', received and dated now,
-// no client timestamp, no user agent, country null; a record dated by `timestamp` alone was received then.
+// IngestRecord is added here once. Defaults: project 'conformance', visitor 'v1', session 's1', received and
+// dated now (each set on its own), no client timestamp, user agent 'vitest', country 'DE' (null for revenue,
+// which servers send). The record-log conformance suite's testRecord is aRecord.
 import { randomUUID } from 'node:crypto';
 import type { IngestRecord, IngestRecordOf, RecordType } from '@tally/contract';
 import type { LogMessage, LogPosition } from './record-log.ts';
+
+/** The record of a type; of each of them for a union of types. */
+export type RecordOf<T extends RecordType> = T extends RecordType ? IngestRecordOf<T> : never;
 
 /** What a test sets of a record: any envelope field, and `data` (merged over the builder's defaults). */
 export type RecordOverrides<T extends RecordType> = Partial<Omit<IngestRecordOf<T>, 'type' | 'data'>> & {
@@ -14,15 +18,27 @@ export type RecordOverrides<T extends RecordType> = Partial<Omit<IngestRecordOf<
 
 /** The payload fields every builder fills in unless told otherwise. */
 const DEFAULT_DATA: Record<RecordType, () => Record<string, unknown>> = {
-  pageview: () => ({ visitor_fingerprint: 'v', session_id: 's', url: 'https://example.com/' }),
-  event: () => ({ visitor_fingerprint: 'v', session_id: 's', event_name: 'signup' }),
-  identify: () => ({ visitor_fingerprint: 'v', session_id: 's', customer_id: 'c' }),
+  pageview: () => ({
+    session_id: 's1',
+    visitor_fingerprint: 'v1',
+    url: 'https://example.com/',
+    screen_width: 1440,
+  }),
+  event: () => ({
+    session_id: 's1',
+    visitor_fingerprint: 'v1',
+    event_name: 'signup',
+    event_data: { plan: 'pro' },
+  }),
+  identify: () => ({ session_id: 's1', visitor_fingerprint: 'v1', customer_id: 'c1' }),
   revenue: () => ({
-    visitor_fingerprint: 'v',
-    session_id: 's',
-    customer_id: 'c',
-    amount: 1,
+    session_id: 's1',
+    visitor_fingerprint: 'v1',
+    customer_id: 'c1',
+    amount: 10,
+    currency: 'USD',
     transaction_id: randomUUID(),
+    metadata: { plan: 'pro' },
   }),
 };
 
@@ -33,40 +49,40 @@ const DEFAULT_DATA: Record<RecordType, () => Record<string, unknown>> = {
 export function anIngestRecord<T extends RecordType>(
   type: T,
   overrides: RecordOverrides<T> = {},
-): IngestRecordOf<T> {
+): RecordOf<T> {
   const { data = {}, ...envelope } = overrides;
-  const timestamp = envelope.timestamp ?? envelope.received_at ?? Date.now();
+  const now = Date.now();
   const record = {
     id: randomUUID(),
     type,
-    project_id: 'p',
-    received_at: timestamp,
-    timestamp,
+    project_id: 'conformance',
+    received_at: now,
+    timestamp: now,
     client_timestamp: null,
     timestamp_clamped: false,
-    user_agent: null,
+    user_agent: 'vitest',
     visitor_fingerprint_derived: false,
-    country: null,
+    country: type === 'revenue' ? null : 'DE',
     ...envelope,
     data,
   };
   // The one cast of the builders: a test may build a payload the contract refuses.
-  return record as IngestRecordOf<T>;
+  return record as RecordOf<T>;
 }
 
-const withDefaults = <T extends RecordType>(type: T, overrides: RecordOverrides<T>): IngestRecordOf<T> =>
-  anIngestRecord(type, { ...overrides, data: { ...DEFAULT_DATA[type](), ...overrides.data } });
+/** A record of `type`: the defaults, with `overrides` (`data` merged over the default payload). */
+export function aRecord<T extends RecordType>(type: T, overrides: RecordOverrides<T> = {}): RecordOf<T> {
+  return anIngestRecord(type, { ...overrides, data: { ...DEFAULT_DATA[type](), ...overrides.data } });
+}
 
-/** A pageview (of https://example.com/ unless `data` says otherwise). */
-export const aPageview = (overrides: RecordOverrides<'pageview'> = {}) => withDefaults('pageview', overrides);
-/** A custom event ('signup' unless `data.event_name` says otherwise). */
-export const anEvent = (overrides: RecordOverrides<'event'> = {}) => withDefaults('event', overrides);
-/** An identify of customer 'c'. */
-export const anIdentify = (overrides: RecordOverrides<'identify'> = {}) =>
-  withDefaults('identify', overrides);
-/** A revenue record of 1 (USD by default) from customer 'c', with a transaction id of its own. */
-export const aRevenueRecord = (overrides: RecordOverrides<'revenue'> = {}) =>
-  withDefaults('revenue', overrides);
+/** A pageview of https://example.com/ (unless `data` says otherwise). */
+export const aPageview = (overrides: RecordOverrides<'pageview'> = {}) => aRecord('pageview', overrides);
+/** A custom event, 'signup' with plan 'pro' (unless `data` says otherwise). */
+export const anEvent = (overrides: RecordOverrides<'event'> = {}) => aRecord('event', overrides);
+/** An identify of customer 'c1'. */
+export const anIdentify = (overrides: RecordOverrides<'identify'> = {}) => aRecord('identify', overrides);
+/** A revenue record of 10 USD from customer 'c1', with a transaction id of its own. */
+export const aRevenueRecord = (overrides: RecordOverrides<'revenue'> = {}) => aRecord('revenue', overrides);
 
 /** `record` as a consumer polls it: in its type's topic, at partition 0 and offset 0 unless told otherwise. */
 export function aPolledMessage(record: IngestRecord, position: Partial<LogPosition> = {}): LogMessage {
