@@ -8,13 +8,12 @@ import {
   type DeadLetter,
   type EmbeddedRecordLog,
   type LogConsumer,
-  type LogMessage,
   LogUnavailableError,
   openEmbeddedLog,
   type PolledMessage,
 } from '@tally/log';
 import { decodedOnly } from '@tally/log/conformance';
-import { aRecord } from '@tally/log/testing';
+import { aPolledMessage, aRecord } from '@tally/log/testing';
 import { engineError, WarehouseError, WarehouseUnavailableError } from '@tally/warehouse';
 import { afterEach, expect, it, vi } from 'vitest';
 import { consumeInBatches, type Lander, type Prepared } from './batch-loop.ts';
@@ -259,7 +258,7 @@ it('never sets aside a record the warehouse refuses for its size alone: halves, 
 
 it('sets aside a message the log could not decode, with its bytes', async () => {
   const log = tempLog();
-  const good = { topic: 'event', partition: 0, offset: 1, record: testRecord('event') } satisfies LogMessage;
+  const good = aPolledMessage(testRecord('event'), { offset: 1 });
   const undecodable: PolledMessage = {
     topic: 'event',
     partition: 0,

@@ -1,6 +1,7 @@
 // The conformance suite every record-log backend runs (embedded: packages/log/src/embedded; Kafka:
 // test/kafka-log.test.ts): the same behaviour behind the same interface, the dead-letter store included.
 // Each backend's test calls describeRecordLogConformance with a factory.
+import type { RecordType } from '@tally/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type DeadLetter,
@@ -11,7 +12,7 @@ import {
   type PolledMessage,
   type RecordLog,
 } from './record-log.ts';
-import { aRecord } from './testing.ts';
+import { anIngestRecord, aRecord, type RecordOverrides } from './testing.ts';
 
 /** The messages of a poll, which in these tests must all be decodable records. */
 export function decodedOnly(messages: readonly PolledMessage[]): LogMessage[] {
@@ -27,8 +28,12 @@ export interface LogFixture {
   reopen(): Promise<RecordLog>;
 }
 
-/** A record of `type` as the gateway appends it, with `overrides` (the builders of ./testing). */
-export const testRecord = aRecord;
+/**
+ * A record of `type` as the gateway appends it, with `overrides` (the builders of ./testing); `data`, when
+ * given, is the whole payload.
+ */
+export const testRecord = <T extends RecordType>(type: T, overrides: RecordOverrides<T> = {}) =>
+  overrides.data ? anIngestRecord(type, overrides) : aRecord(type, overrides);
 
 /** Polls until `count` messages came (or fails after 10 s). */
 async function pollUntil(consumer: LogConsumer, count: number): Promise<LogMessage[]> {

@@ -2,7 +2,7 @@
 // (`@tally/log/testing`, source only): each test says only what matters to it, and a field added to
 // IngestRecord is added here once. Defaults: project 'conformance', visitor 'v1', session 's1', received and
 // dated now (each set on its own), no client timestamp, user agent 'vitest', country 'DE' (null for revenue,
-// which servers send). The record-log conformance suite's testRecord is aRecord.
+// which servers send). The record-log conformance suite's testRecord is built on them.
 import { randomUUID } from 'node:crypto';
 import type { IngestRecord, IngestRecordOf, RecordType } from '@tally/contract';
 import type { LogMessage, LogPosition } from './record-log.ts';
