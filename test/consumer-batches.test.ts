@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import { ConsumerMetrics, type RunningBatchLoop } from '@tally/consumer';
-import type { IngestRecord } from '@tally/contract';
 import { type EmbeddedRecordLog, openEmbeddedLog } from '@tally/log';
 import { testRecord } from '@tally/log/conformance';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
@@ -60,7 +59,7 @@ it('lands a batch of pageviews dated in 150 different months, and their visits',
       timestamp,
       user_agent: BROWSER, // not a bot's: in visits
       data: { session_id: `s${i}`, visitor_fingerprint: `v${i}`, url: 'https://months.example/' },
-    } as Partial<IngestRecord>);
+    });
   });
   await log.append(records);
   // Committed once the events, their ids and their visits are all stored.
@@ -84,7 +83,7 @@ it('lands a batch of 5,000 pageviews of one project, and ignores their copies da
       project_id: project,
       timestamp: day + i * 1000,
       data: { session_id: `s${i % 700}`, visitor_fingerprint: `v${i % 700}`, url: 'https://many.example/' },
-    } as Partial<IngestRecord>),
+    }),
   );
   await log.append(records);
   const landed = () =>
@@ -123,7 +122,7 @@ it('lands a batch of 1,000 revenue records of one project, each transaction once
         // Long transaction ids (as a processor's may be): the lookup's parameter is 250 KB.
         transaction_id: `${'t'.repeat(200)}_${i}_${randomUUID()}`,
       },
-    } as Partial<IngestRecord>),
+    }),
   );
   await log.append(records);
   const stored = () =>

@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { IngestRecord } from '@tally/contract';
 import { openEmbeddedLog } from '@tally/log';
 import { testRecord } from '@tally/log/conformance';
 import { FileTokenStore } from '@tally/tokens';
@@ -50,7 +49,7 @@ it('as its own process: not ready with the reason and the lag while the warehous
   const log = openEmbeddedLog({ path: join(dataDir, 'log') });
   await log.append(
     Array.from({ length: 5 }, () =>
-      testRecord('pageview', { project_id: 'stall-process', user_agent: BROWSER } as Partial<IngestRecord>),
+      testRecord('pageview', { project_id: 'stall-process', user_agent: BROWSER }),
     ),
   );
   await log.close();

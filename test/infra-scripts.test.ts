@@ -32,8 +32,11 @@ describe('infra/lib.sh alive', () => {
         '-c',
         `import subprocess, time, os
 p = subprocess.Popen(["true"])
-time.sleep(0.3)
-state = open(f"/proc/{p.pid}/stat").read().rsplit(") ", 1)[1].split()[0]
+deadline = time.monotonic() + 10
+while True:
+    state = open(f"/proc/{p.pid}/stat").read().rsplit(") ", 1)[1].split()[0]
+    if state == "Z" or time.monotonic() > deadline: break
+    time.sleep(0.01)
 r = subprocess.run(["bash", "-c", f'. "${lib}"; alive {p.pid} && echo alive || echo gone'], capture_output=True, text=True)
 print(state, r.stdout.strip())
 p.wait()

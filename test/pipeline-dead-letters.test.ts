@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@tally/config';
 import { type IngestRecord, toMicros } from '@tally/contract';
 import { openEmbeddedLog, openRecordLog, topicName } from '@tally/log';
+import { anIngestRecord, type RecordOverrides } from '@tally/log/testing';
 import { FileTokenStore } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
 import kafkajs from 'kafkajs';
@@ -31,26 +32,11 @@ const DAY = Date.UTC(2026, 4, 4, 12);
 const backends = pipelineBackends({ partitions: 1 });
 
 /** A record as a gateway appends it, with whatever values an older gateway let through. */
-function logRecord(
+const logRecord = (
   type: IngestRecord['type'],
   data: Record<string, unknown>,
-  overrides: object = {},
-): IngestRecord {
-  const now = Date.now();
-  return {
-    id: randomUUID(),
-    type,
-    project_id: PROJECT,
-    received_at: now,
-    timestamp: now,
-    client_timestamp: null,
-    timestamp_clamped: false,
-    user_agent: BROWSER,
-    visitor_fingerprint_derived: false,
-    data,
-    ...overrides,
-  } as IngestRecord;
-}
+  overrides: RecordOverrides<IngestRecord['type']> = {},
+) => anIngestRecord(type, { project_id: PROJECT, user_agent: BROWSER, ...overrides, data });
 
 const revenueData = (customer: string, extra: Record<string, unknown> = {}) => ({
   visitor_fingerprint: `v-${MARKER}`,

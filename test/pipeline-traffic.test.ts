@@ -253,8 +253,18 @@ describe('traffic through the whole pipeline (npm start)', () => {
       expect([refused.status, refused.headers.get('x-clickhouse-exception-code')]).toEqual([500, '164']);
     }
     const order: string[] = [];
-    const slow = ask('SELECT sleep(3)').then(() => order.push('analyst'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const slow = ask("SELECT sleep(3), 'analyst_slow'").then(() => order.push('analyst'));
+    // Once the engine runs it (system.processes, as the writer sees it).
+    await eventually(
+      10_000,
+      'the analyst query to run',
+      async () =>
+        (
+          await warehouse.query(
+            "SELECT 1 FROM system.processes WHERE query LIKE '%analyst_slow%' AND query NOT LIKE '%system.processes%'",
+          )
+        ).length === 1,
+    );
     // The CLI's own path (the writer, through @clickhouse/client), without a process start in the race.
     await warehouse.query('SELECT 1').then(() => order.push('SELECT 1'));
     await slow;

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { analyticsLander } from '@tally/analytics-consumer';
 import { formatMicros, type IngestRecord, toMicros } from '@tally/contract';
 import type { LogMessage } from '@tally/log';
+import { anIngestRecord, aPolledMessage } from '@tally/log/testing';
 import {
   ATTRIBUTION_DIMENSIONS,
   DRILLDOWN_FIGURES,
@@ -64,24 +65,25 @@ const MONEY = [
 ] as const;
 
 type Kind = 'pageview' | 'identify' | 'revenue';
-const message = (project: string, type: Kind, id: string, timestamp: number, data: object): LogMessage => ({
-  topic: type,
-  partition: 0,
-  offset: 0,
-  record: {
-    id,
-    type,
-    project_id: project,
-    received_at: timestamp,
-    timestamp,
-    client_timestamp: timestamp,
-    timestamp_clamped: false,
-    user_agent: BROWSER,
-    visitor_fingerprint_derived: false,
-    country: 'DE',
-    data,
-  } as IngestRecord,
-});
+const message = (
+  project: string,
+  type: Kind,
+  id: string,
+  timestamp: number,
+  data: Record<string, unknown>,
+): LogMessage =>
+  aPolledMessage(
+    anIngestRecord(type, {
+      id,
+      project_id: project,
+      received_at: timestamp,
+      timestamp,
+      client_timestamp: timestamp,
+      user_agent: BROWSER,
+      country: 'DE',
+      data,
+    }),
+  );
 
 const SOURCES = [
   {},

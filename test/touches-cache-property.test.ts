@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analyticsLander } from '@tally/analytics-consumer';
-import type { IngestRecord } from '@tally/contract';
 import type { LogMessage } from '@tally/log';
+import { anIngestRecord, aPolledMessage } from '@tally/log/testing';
 import { readCustomerTouches, readCustomerTouchesCached } from '@tally/reports/revenue';
 import { revenueLander } from '@tally/revenue-consumer';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
@@ -39,24 +39,18 @@ const SPAN = Date.parse('2026-05-01T00:00:00Z') - START;
 const HOUR = 3_600_000;
 
 type Kind = 'pageview' | 'identify' | 'revenue';
-const message = (project: string, type: Kind, timestamp: number, data: object): LogMessage => ({
-  topic: type,
-  partition: 0,
-  offset: 0,
-  record: {
-    id: randomUUID(),
-    type,
-    project_id: project,
-    received_at: timestamp,
-    timestamp,
-    client_timestamp: timestamp,
-    timestamp_clamped: false,
-    user_agent: BROWSER,
-    visitor_fingerprint_derived: false,
-    country: 'DE',
-    data,
-  } as IngestRecord,
-});
+const message = (project: string, type: Kind, timestamp: number, data: Record<string, unknown>): LogMessage =>
+  aPolledMessage(
+    anIngestRecord(type, {
+      project_id: project,
+      received_at: timestamp,
+      timestamp,
+      client_timestamp: timestamp,
+      user_agent: BROWSER,
+      country: 'DE',
+      data,
+    }),
+  );
 
 const SOURCES = [
   {},

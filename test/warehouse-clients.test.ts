@@ -18,7 +18,7 @@ import {
   type ClickHouseSettings,
   createClient,
 } from '@clickhouse/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ROOT } from './support/processes.ts';
 import { kill, startWarehouseServer } from './support/warehouse-server.ts';
 
@@ -47,6 +47,21 @@ const analyst = (options: ClickHouseClientConfigOptions = {}) =>
 
 const rows = async <T>(c: ClickHouseClient, query: string, extra: object = {}) =>
   (await c.query({ query, format: 'JSONEachRow', ...extra })).json<T>();
+
+/** Resolves once the engine runs a query whose text holds `marker` (system.processes, asked by another client). */
+const running = (marker: string) => {
+  const watcher = client();
+  return vi.waitFor(
+    async () =>
+      expect(
+        await rows(
+          watcher,
+          `SELECT 1 FROM system.processes WHERE query LIKE '%${marker}%' AND query NOT LIKE '%system.processes%'`,
+        ),
+      ).toHaveLength(1),
+    { timeout: 10_000, interval: 20 },
+  );
+};
 
 const codeOf = (error: unknown) => String((error as { code?: string }).code);
 
@@ -254,8 +269,8 @@ describe('@clickhouse/client', () => {
     const bare = client({ session_id: sessionId });
     expect(await rows(bare, 'SELECT currentDatabase() AS db')).toEqual([{ db: 'system' }]);
     expect(await rows(client(), "SELECT getSetting('max_result_rows') AS m")).toEqual([{ m: 0 }]);
-    const slow = bare.command({ query: 'SELECT sleep(1)' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const slow = bare.command({ query: "SELECT sleep(1), 'session_holder'" });
+    await running('session_holder');
     await expect(bare.command({ query: 'SELECT 1' })).rejects.toMatchObject({ code: '373' }); // SESSION_IS_LOCKED
     await slow;
     await expect(
@@ -273,10 +288,10 @@ describe('@clickhouse/client', () => {
   it("does not hold another client's SELECT 1 behind a slow query", async () => {
     const order: string[] = [];
     const slow = client()
-      .query({ query: 'SELECT sleep(3)', format: 'JSONEachRow' })
+      .query({ query: "SELECT sleep(3), 'slow_beside_select_1'", format: 'JSONEachRow' })
       .then((r) => r.json())
       .then(() => order.push('slow'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await running('slow_beside_select_1');
     await rows(client(), 'SELECT 1').then(() => order.push('select 1'));
     await slow;
     expect(order).toEqual(['select 1', 'slow']);

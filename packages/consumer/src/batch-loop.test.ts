@@ -1,53 +1,27 @@
 // consumeInBatches on the real embedded record log: batches bounded by size (and by time, so a partial
 // batch lands without waiting for more), offsets committed only after landing, outages and warehouse
 // faults retried with the same batch, and records at fault found and set aside while the others land.
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IngestRecord } from '@tally/contract';
 import {
   type DeadLetter,
   type EmbeddedRecordLog,
   type LogConsumer,
-  type LogMessage,
   LogUnavailableError,
   openEmbeddedLog,
   type PolledMessage,
 } from '@tally/log';
 import { decodedOnly } from '@tally/log/conformance';
+import { aPolledMessage, aRecord } from '@tally/log/testing';
 import { engineError, WarehouseError, WarehouseUnavailableError } from '@tally/warehouse';
 import { afterEach, expect, it, vi } from 'vitest';
 import { consumeInBatches, type Lander, type Prepared } from './batch-loop.ts';
 import { RecordError } from './failures.ts';
 import { ConsumerMetrics } from './metrics.ts';
 
-function testRecord(type: 'pageview' | 'event' | 'revenue'): IngestRecord {
-  const data = {
-    pageview: { session_id: 's', visitor_fingerprint: 'v' },
-    event: { session_id: 's', visitor_fingerprint: 'v', event_name: 'e' },
-    revenue: {
-      session_id: 's',
-      visitor_fingerprint: 'v',
-      customer_id: 'c',
-      amount: 1,
-      transaction_id: randomUUID(),
-    },
-  }[type];
-  const now = Date.now();
-  return {
-    id: randomUUID(),
-    type,
-    project_id: 'landing',
-    received_at: now,
-    timestamp: now,
-    client_timestamp: null,
-    timestamp_clamped: false,
-    user_agent: null,
-    visitor_fingerprint_derived: false,
-    data,
-  } as IngestRecord;
-}
+/** A record of this file's project. */
+const testRecord = (type: 'pageview' | 'event' | 'revenue') => aRecord(type, { project_id: 'landing' });
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -284,7 +258,7 @@ it('never sets aside a record the warehouse refuses for its size alone: halves, 
 
 it('sets aside a message the log could not decode, with its bytes', async () => {
   const log = tempLog();
-  const good = { topic: 'event', partition: 0, offset: 1, record: testRecord('event') } satisfies LogMessage;
+  const good = aPolledMessage(testRecord('event'), { offset: 1 });
   const undecodable: PolledMessage = {
     topic: 'event',
     partition: 0,

@@ -3,13 +3,13 @@
 // the log lines are captured and checked: each path did log, and no line holds the marker. (The gateway's
 // paths: services/gateway/src/log-lines.test.ts.)
 
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { IngestRecord } from '@tally/contract';
 import { openEmbeddedLog } from '@tally/log';
+import { anEvent } from '@tally/log/testing';
 import { migrate, openChdbWarehouse, type Warehouse, WarehouseUnavailableError } from '@tally/warehouse';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
@@ -41,21 +41,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function record(value: string): IngestRecord {
-  const now = Date.now();
-  return {
-    id: randomUUID(),
-    type: 'event',
+const record = (value: string) =>
+  anEvent({
     project_id: `project-${MARKER}`,
-    received_at: now,
-    timestamp: now,
-    client_timestamp: null,
-    timestamp_clamped: false,
     user_agent: `agent-${MARKER}`,
-    visitor_fingerprint_derived: false,
     data: { session_id: `s-${MARKER}`, event_name: value, event_data: { secret: MARKER } },
-  } as IngestRecord;
-}
+  });
 
 /** Lands the records' `value` into `guarded`, where the warehouse refuses values with "bad" in them. */
 function guardedLander(fail?: () => Error | null): Lander<{ id: string; value: string }> {

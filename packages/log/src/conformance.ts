@@ -1,8 +1,7 @@
 // The conformance suite every record-log backend runs (embedded: packages/log/src/embedded; Kafka:
 // test/kafka-log.test.ts): the same behaviour behind the same interface, the dead-letter store included.
 // Each backend's test calls describeRecordLogConformance with a factory.
-import { randomUUID } from 'node:crypto';
-import type { IngestRecord, RecordType } from '@tally/contract';
+import type { RecordType } from '@tally/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type DeadLetter,
@@ -13,6 +12,7 @@ import {
   type PolledMessage,
   type RecordLog,
 } from './record-log.ts';
+import { anIngestRecord, aRecord, type RecordOverrides } from './testing.ts';
 
 /** The messages of a poll, which in these tests must all be decodable records. */
 export function decodedOnly(messages: readonly PolledMessage[]): LogMessage[] {
@@ -28,40 +28,12 @@ export interface LogFixture {
   reopen(): Promise<RecordLog>;
 }
 
-export function testRecord(type: RecordType, overrides: Partial<IngestRecord> = {}): IngestRecord {
-  const now = Date.now();
-  const base = {
-    id: randomUUID(),
-    project_id: 'conformance',
-    received_at: now,
-    timestamp: now,
-    client_timestamp: null,
-    timestamp_clamped: false,
-    user_agent: 'vitest',
-    visitor_fingerprint_derived: false,
-    country: type === 'revenue' ? null : 'DE',
-  };
-  const data = {
-    pageview: {
-      session_id: 's1',
-      visitor_fingerprint: 'v1',
-      url: 'https://example.com/',
-      screen_width: 1440,
-    },
-    event: { session_id: 's1', visitor_fingerprint: 'v1', event_name: 'signup', event_data: { plan: 'pro' } },
-    identify: { session_id: 's1', visitor_fingerprint: 'v1', customer_id: 'c1' },
-    revenue: {
-      session_id: 's1',
-      visitor_fingerprint: 'v1',
-      customer_id: 'c1',
-      amount: 10,
-      currency: 'USD',
-      transaction_id: randomUUID(),
-      metadata: { plan: 'pro' },
-    },
-  }[type];
-  return { ...base, type, data, ...overrides } as IngestRecord;
-}
+/**
+ * A record of `type` as the gateway appends it, with `overrides` (the builders of ./testing); `data`, when
+ * given, is the whole payload.
+ */
+export const testRecord = <T extends RecordType>(type: T, overrides: RecordOverrides<T> = {}) =>
+  overrides.data ? anIngestRecord(type, overrides) : aRecord(type, overrides);
 
 /** Polls until `count` messages came (or fails after 10 s). */
 async function pollUntil(consumer: LogConsumer, count: number): Promise<LogMessage[]> {

@@ -14,7 +14,8 @@ function run(body: string): { status: number | null; output: string } {
     const { tolerateLmdbCommitFailures } = await import(${JSON.stringify(MODULE)});
     tolerateLmdbCommitFailures((error) => console.log('ignored:', error.message));
     ${body}
-    setTimeout(() => console.log('still running'), 50);
+    // After the rejections were handled (at the end of this turn, before the next one's callbacks).
+    setImmediate(() => console.log('still running'));
   `;
   const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     encoding: 'utf8',

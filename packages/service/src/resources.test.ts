@@ -59,11 +59,20 @@ describe('Resources', () => {
     resources.defer(async () => {
       events.push('log closed');
     });
+    let drain = () => {};
+    const drained = new Promise<void>((resolve) => {
+      drain = resolve;
+    });
     resources.defer(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await drained;
       events.push('server drained');
     });
-    await resources.close();
+    const closing = resources.close();
+    // Every callback ready to run has run (a turn of the event loop): the log's close still waits.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual([]);
+    drain();
+    await closing;
     expect(events).toEqual(['server drained', 'log closed']);
   });
 

@@ -4,7 +4,7 @@
 // sign-in link, sessions that end with a password change, and failed sign-ins counted per (address,
 // account) pair and seen by every handle (replica).
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SIGN_IN_DELAY_CAP_MS, SignInFailures, signInDelayMs } from './sign-in-failures.ts';
 import type { StateStore } from './state-store.ts';
 import { Sessions, Users } from './users.ts';
@@ -32,8 +32,7 @@ export function stateStoreConformance(name: string, open: () => StateStore, name
       const store = open();
       await store.put(c('ttl'), 'short', { n: 1 }, 20);
       await store.put(c('ttl'), 'long', { n: 2 }, 60_000);
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      expect(await store.get(c('ttl'), 'short')).toBeNull();
+      await vi.waitFor(async () => expect(await store.get(c('ttl'), 'short')).toBeNull(), { timeout: 5000 });
       expect(await store.list(c('ttl'))).toEqual([{ n: 2 }]);
       await store.close();
     });

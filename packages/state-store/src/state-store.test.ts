@@ -3,7 +3,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { stateStoreConformance } from './conformance.ts';
 import { LmdbStateStore } from './lmdb-store.ts';
 import { isEmbedOrigin, ShareLinks } from './share-links.ts';
@@ -126,7 +126,6 @@ describe('share links', () => {
 
   it('expire what has a lifetime', async () => {
     await store.put('sessions', 'short', { email: 'x' }, 1);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(await store.get('sessions', 'short')).toBeNull();
+    await vi.waitFor(async () => expect(await store.get('sessions', 'short')).toBeNull(), { timeout: 5000 });
   });
 });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import { Session } from 'chdb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CODES } from './errors.ts';
 import { STREAMABLE_FORMATS } from './executor.ts';
 import { type ClickHouseHttpInterface, serveClickHouseHttp } from './server.ts';
@@ -164,8 +164,17 @@ describe('HTTP interface over the data directory this process holds', () => {
 
   it('answers a SELECT 1 while a slow query runs on another connection', async () => {
     const order: string[] = [];
-    const slow = text('SELECT sleep(2)').then(() => order.push('slow'));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const slow = text("SELECT sleep(2), 'slow_on_another_connection'").then(() => order.push('slow'));
+    // Once the engine runs it (system.processes, asked in this process):
+    await vi.waitFor(
+      async () =>
+        expect(
+          await warehouse.query(
+            "SELECT 1 FROM system.processes WHERE query LIKE '%slow_on_another_connection%' AND query NOT LIKE '%system.processes%'",
+          ),
+        ).toHaveLength(1),
+      { timeout: 10_000, interval: 20 },
+    );
     await text('SELECT 1').then(() => order.push('fast'));
     await slow;
     expect(order).toEqual(['fast', 'slow']);

@@ -10,6 +10,13 @@
 export { type AstNode, parseAstDump } from './ast-dump.ts';
 export type { ChdbWarehouseOptions } from './chdb/chdb-warehouse.ts';
 export type { ClickHouseWarehouseOptions } from './clickhouse/clickhouse-warehouse.ts';
+export {
+  type Columns,
+  type ColumnType,
+  type ColumnValues,
+  columnTypeOf,
+  type RowOf,
+} from './columns.ts';
 export { concurrently } from './concurrently.ts';
 export {
   type DamagedPart,
@@ -45,7 +52,9 @@ export {
 } from './open.ts';
 export { PARAMETER_BYTES, parameterLists } from './parameter-lists.ts';
 export {
+  RECORD_ID_COLUMNS,
   RECORD_IDS_KEPT_DAYS,
+  type RecordIdRow,
   recordIdRow,
   recordKey,
   storedArrivals,

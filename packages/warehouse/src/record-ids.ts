@@ -3,9 +3,10 @@
 // id RECORD_IDS_KEPT_DAYS after its record arrived (a TTL, migration 010): that is the window in which a
 // copy of a record is recognised; a copy arriving later is stored again. The record log keeps records far
 // less long (LOG_RETENTION_HOURS, Kafka's retention), and clients retry for minutes, not weeks.
+import type { RowOf } from './columns.ts';
 import { concurrently } from './concurrently.ts';
 import { parameterLists } from './parameter-lists.ts';
-import type { Row, Warehouse } from './warehouse.ts';
+import type { Warehouse } from './warehouse.ts';
 
 /**
  * Ids looked up per query at most; the size of the list's parameter bounds it first (1,680 UUIDs:
@@ -66,12 +67,17 @@ export async function storedArrivals(
   return arrivals;
 }
 
+/** The columns of record_ids the consumers write (landed_at is the table's: DEFAULT now()). */
+export const RECORD_ID_COLUMNS = {
+  project_id: 'String',
+  id: 'UUID',
+  type: 'String',
+  received_at: 'DateTime64',
+} as const;
+
+export type RecordIdRow = RowOf<typeof RECORD_ID_COLUMNS>;
+
 /** The record_ids row of a stored record. */
-export function recordIdRow(record: {
-  project_id: string;
-  id: string;
-  type: string;
-  received_at: number;
-}): Row {
+export function recordIdRow(record: RecordIdRow): RecordIdRow {
   return { project_id: record.project_id, id: record.id, type: record.type, received_at: record.received_at };
 }

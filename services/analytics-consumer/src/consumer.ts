@@ -22,8 +22,8 @@ import {
 } from '@tally/consumer';
 import { type RecordType, validateRecord } from '@tally/contract';
 import { backfillVisits, refreshVisits, VisitCache, type VisitRecord } from '@tally/reports/tables';
-import { type Row, recordIdRow, type Warehouse } from '@tally/warehouse';
-import { eventRow, identityRow } from './rows.ts';
+import { recordIdRow, type Warehouse } from '@tally/warehouse';
+import { type EventRow, eventRow, type IdentityRow, identityRow } from './rows.ts';
 
 export const ANALYTICS_GROUP = 'analytics';
 export const ANALYTICS_TOPICS: readonly RecordType[] = ['pageview', 'event', 'identify'];
@@ -31,10 +31,7 @@ export const ANALYTICS_TOPICS: readonly RecordType[] = ['pageview', 'event', 'id
 export type AnalyticsConsumerOptions = ConsumerOptions;
 
 /** A record as a row of the events or the identities table. */
-export interface AnalyticsRow {
-  table: 'events' | 'identities';
-  row: Row;
-}
+export type AnalyticsRow = { table: 'events'; row: EventRow } | { table: 'identities'; row: IdentityRow };
 
 export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
   // The visits of the visitors this consumer holds, between batches (good for one holding of its partitions).
@@ -54,12 +51,13 @@ export function analyticsLander(warehouse: Warehouse): Lander<AnalyticsRow> {
       // The rows first, then (side by side) their ids and the visits: an id is never stored before its row
       // (a crash between them is repaired by the redelivery, which finds the row's id absent), and the
       // visits of a record stored without its id yet are folded again from the redelivered copy.
-      const rowsOf = (table: AnalyticsRow['table']) =>
-        fresh.filter((i) => i.row.table === table).map((i) => i.row.row);
-      await Promise.all([
-        warehouse.insert('events', rowsOf('events')),
-        warehouse.insert('identities', rowsOf('identities')),
-      ]);
+      const events: EventRow[] = [];
+      const identities: IdentityRow[] = [];
+      for (const { row } of fresh) {
+        if (row.table === 'events') events.push(row.row);
+        else identities.push(row.row);
+      }
+      await Promise.all([warehouse.insert('events', events), warehouse.insert('identities', identities)]);
       await Promise.all([
         warehouse.insert(
           'record_ids',
@@ -93,29 +91,29 @@ function visitRecords(items: readonly Item[]): Map<string, VisitRecord[]> {
 }
 
 /** An events row as the fold of visits reads it. */
-function visitRecordOf(row: Row): VisitRecord {
+function visitRecordOf(row: EventRow): VisitRecord {
   return {
-    id: row.id as string,
-    type: row.type as 'pageview' | 'event',
-    timestamp: row.timestamp as number,
-    visitor_id: row.visitor_id as string,
-    path: row.path as string,
-    hostname: row.hostname as string,
-    referrer: row.referrer as string,
-    referrer_source: row.referrer_source as string,
-    referrer_medium: row.referrer_medium as string,
-    utm_source: row.utm_source as string,
-    utm_medium: row.utm_medium as string,
-    utm_campaign: row.utm_campaign as string,
-    utm_term: row.utm_term as string,
-    utm_content: row.utm_content as string,
-    country: row.country as string,
-    browser: row.browser as string,
-    os: row.os as string,
-    device_type: row.device_type as string,
-    screen_width: row.screen_width as number,
-    event_name: row.event_name as string,
-    event_data: row.event_data as Record<string, string>,
+    id: row.id,
+    type: row.type,
+    timestamp: row.timestamp,
+    visitor_id: row.visitor_id,
+    path: row.path,
+    hostname: row.hostname,
+    referrer: row.referrer,
+    referrer_source: row.referrer_source,
+    referrer_medium: row.referrer_medium,
+    utm_source: row.utm_source,
+    utm_medium: row.utm_medium,
+    utm_campaign: row.utm_campaign,
+    utm_term: row.utm_term,
+    utm_content: row.utm_content,
+    country: row.country,
+    browser: row.browser,
+    os: row.os,
+    device_type: row.device_type,
+    screen_width: row.screen_width,
+    event_name: row.event_name,
+    event_data: row.event_data,
   };
 }
 

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IngestRecord } from '@tally/contract';
 import { deadLetterId, openEmbeddedLog } from '@tally/log';
 import { testRecord } from '@tally/log/conformance';
 import { migrate, openChdbWarehouse } from '@tally/warehouse';
@@ -40,7 +39,7 @@ it('sets a record damaged on disk aside as a dead letter with its bytes, and lan
     testRecord('pageview', {
       project_id: 'damaged',
       data: { session_id: 's1', visitor_fingerprint: 'v1', url: `https://shop.example/${page}` },
-    } as Partial<IngestRecord>);
+    });
   const records = [pageview('before'), pageview(marker), pageview('after')];
   const writer = openEmbeddedLog({ path, writer: true });
   await writer.append(records);

@@ -1,9 +1,10 @@
 // What the analytics consumer derives from a record: browser, OS, device and bot flag from the
 // User-Agent, the referrer's source when the client left it out, and the row it lands.
-import type { IngestRecordOf } from '@tally/contract';
+import { anIngestRecord } from '@tally/log/testing';
 import { sourceOf } from '@tally/reports/traffic';
 import { describe, expect, it } from 'vitest';
 import { describeUserAgent, referrerOf } from './enrichment.ts';
+import { eventRow, identityRow } from './rows.ts';
 
 const NO_ORIGIN = {
   referrer_source: '',
@@ -12,8 +13,6 @@ const NO_ORIGIN = {
   utm_medium: '',
   utm_campaign: '',
 };
-
-import { eventRow, identityRow } from './rows.ts';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
@@ -101,9 +100,8 @@ const base = {
 
 describe('rows', () => {
   it('lands a pageview with every field, enrichment, and unlisted fields as JSON', () => {
-    const record = {
+    const record = anIngestRecord('pageview', {
       ...base,
-      type: 'pageview',
       data: {
         visitor_fingerprint: 'v1',
         session_id: 's1',
@@ -113,7 +111,7 @@ describe('rows', () => {
         utm_term: 'crm',
         custom_dimension: 42,
       },
-    } as IngestRecordOf<'pageview'>;
+    });
     expect(eventRow(record)).toMatchObject({
       type: 'pageview',
       visitor_id: 'v1',
@@ -131,20 +129,18 @@ describe('rows', () => {
   });
 
   it('keeps event_data as a string map and identify as visitor, session and customer', () => {
-    const event = {
+    const event = anIngestRecord('event', {
       ...base,
-      type: 'event',
       data: { session_id: 's1', event_name: 'signup', event_data: { plan: 'pro', seats: 3, trial: true } },
-    } as IngestRecordOf<'event'>;
+    });
     expect(eventRow(event)).toMatchObject({
       event_name: 'signup',
       event_data: { plan: 'pro', seats: '3', trial: 'true' },
     });
-    const identify = {
+    const identify = anIngestRecord('identify', {
       ...base,
-      type: 'identify',
       data: { visitor_fingerprint: 'v1', session_id: 's1', customer_id: 'cus_42' },
-    } as IngestRecordOf<'identify'>;
+    });
     expect(identityRow(identify)).toMatchObject({
       visitor_id: 'v1',
       session_id: 's1',

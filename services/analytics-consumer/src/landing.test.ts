@@ -35,7 +35,7 @@ const monthly = (project: string, months: number) =>
       timestamp: Date.UTC(2010, i, 15, 12),
       user_agent: BROWSER,
       data: { session_id: `s${i}`, visitor_fingerprint: `v${i}`, url: 'https://months.example/' },
-    } as Partial<IngestRecord>),
+    }),
   );
 
 const count = async (table: string, project: string) =>

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IngestRecord } from '@tally/contract';
 import { testRecord } from '@tally/log/conformance';
+import { aPolledMessage } from '@tally/log/testing';
 import { migrate, openChdbWarehouse, prepareReland } from '@tally/warehouse';
 import { afterEach, expect, it } from 'vitest';
 import { analyticsLander } from './consumer.ts';
@@ -30,12 +30,12 @@ it('lands lost rows again once, and does not copy rows whose ids were lost, afte
         id: randomUUID(),
         project_id: 'reland',
         data: { session_id: 's1', visitor_fingerprint: 'v1', url: `https://shop.example/${i}` },
-      } as Partial<IngestRecord>),
+      }),
     );
     const deliver = () =>
       lander.land(
         records.map((record, offset) => {
-          const message = { topic: 'pageview' as const, partition: 0, offset, record };
+          const message = aPolledMessage(record, { offset });
           return { message, row: lander.prepare(message) };
         }),
       );

@@ -3,9 +3,66 @@
 // contract does not list (other than utm_term and utm_content, which have columns) are kept as JSON.
 import { stringMap } from '@tally/consumer';
 import { EventPayload, IdentifyPayload, type IngestRecordOf, PageviewPayload } from '@tally/contract';
+import type { RowOf } from '@tally/warehouse';
 import { describeUserAgent, hostnameOf, referrerOf } from './enrichment.ts';
 
-type Row = Record<string, unknown>;
+/** The columns of events (001_events.sql, country and screen_width from 007_visits.sql). */
+export const EVENT_COLUMNS = {
+  project_id: 'String',
+  type: 'String',
+  id: 'String',
+  timestamp: 'DateTime64',
+  received_at: 'DateTime64',
+  client_timestamp: 'Nullable(DateTime64)',
+  timestamp_clamped: 'Bool',
+  visitor_id: 'String',
+  visitor_id_derived: 'Bool',
+  session_id: 'String',
+  event_name: 'String',
+  event_data: 'Map(String, String)',
+  url: 'String',
+  hostname: 'String',
+  path: 'String',
+  referrer: 'String',
+  referrer_source: 'String',
+  referrer_medium: 'String',
+  title: 'String',
+  locale: 'String',
+  country: 'String',
+  screen_width: 'UInt16',
+  utm_source: 'String',
+  utm_medium: 'String',
+  utm_campaign: 'String',
+  utm_term: 'String',
+  utm_content: 'String',
+  browser: 'String',
+  browser_version: 'String',
+  os: 'String',
+  os_version: 'String',
+  device_type: 'String',
+  is_bot: 'Bool',
+  user_agent: 'String',
+  extra: 'String',
+} as const;
+
+/** A row of events: a pageview or a custom event. */
+export type EventRow = Omit<RowOf<typeof EVENT_COLUMNS>, 'type'> & { type: 'pageview' | 'event' };
+
+/** The columns of identities (002_identities.sql). */
+export const IDENTITY_COLUMNS = {
+  project_id: 'String',
+  id: 'String',
+  timestamp: 'DateTime64',
+  received_at: 'DateTime64',
+  visitor_id: 'String',
+  visitor_id_derived: 'Bool',
+  session_id: 'String',
+  customer_id: 'String',
+  user_agent: 'String',
+  extra: 'String',
+} as const;
+
+export type IdentityRow = RowOf<typeof IDENTITY_COLUMNS>;
 
 const text = (value: unknown): string =>
   value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
@@ -24,8 +81,8 @@ const PAGEVIEW_FIELDS = Object.keys(PageviewPayload.properties);
 const EVENT_FIELDS = Object.keys(EventPayload.properties);
 const IDENTIFY_FIELDS = Object.keys(IdentifyPayload.properties);
 
-export function eventRow(record: IngestRecordOf<'pageview'> | IngestRecordOf<'event'>): Row {
-  const data = record.data as Record<string, unknown>;
+export function eventRow(record: IngestRecordOf<'pageview'> | IngestRecordOf<'event'>): EventRow {
+  const data: Readonly<Record<string, unknown>> = record.data;
   const url = text(data.url);
   return {
     project_id: record.project_id,
@@ -60,8 +117,8 @@ export function eventRow(record: IngestRecordOf<'pageview'> | IngestRecordOf<'ev
   };
 }
 
-export function identityRow(record: IngestRecordOf<'identify'>): Row {
-  const data = record.data as Record<string, unknown>;
+export function identityRow(record: IngestRecordOf<'identify'>): IdentityRow {
+  const data: Readonly<Record<string, unknown>> = record.data;
   return {
     project_id: record.project_id,
     id: record.id,

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IngestRecord } from '@tally/contract';
 import type { LogMessage } from '@tally/log';
+import { anIngestRecord, aPolledMessage } from '@tally/log/testing';
 import {
   funnelSteps,
   goalConversions,
@@ -43,20 +43,15 @@ function message(
   timestamp: number,
   data: Record<string, unknown>,
 ): LogMessage {
-  const record = {
-    id: randomUUID(),
-    type,
+  const record = anIngestRecord(type, {
     project_id: project,
     received_at: timestamp,
     timestamp,
     client_timestamp: timestamp,
-    timestamp_clamped: false,
     user_agent: BROWSER,
-    visitor_fingerprint_derived: false,
-    country: 'DE',
     data: { session_id: `s_${randomUUID()}`, ...data },
-  } as IngestRecord;
-  return { topic: type, partition: 0, offset: 0, record };
+  });
+  return aPolledMessage(record);
 }
 
 /** Lands a batch through a lander of its own (as a new process would), or through `lander` (one that ran before). */
@@ -329,15 +324,14 @@ describe('copies of stored records', () => {
     });
     await land([first]);
     const before = await visitsOf(project);
-    const copy = {
-      ...first,
-      record: {
+    const copy = aPolledMessage(
+      anIngestRecord('pageview', {
         ...first.record,
         timestamp: at('15:00'),
         received_at: at('15:00'),
         client_timestamp: at('15:00'),
-      } as IngestRecord,
-    };
+      }),
+    );
     await land([copy]);
     expect(await visitsOf(project)).toEqual(before);
   });
@@ -398,9 +392,7 @@ describe('redelivery and order (property)', () => {
 
             // The reference: every record landed once, in order, in one batch, under another project.
             const reference = `${project}ref`;
-            await land(
-              records.map((m) => ({ ...m, record: { ...m.record, project_id: reference } as IngestRecord })),
-            );
+            await land(records.map((m) => aPolledMessage({ ...m.record, project_id: reference }, m)));
             const visits = async (p: string) =>
               warehouse.query(
                 `SELECT visitor_id, start, end, pageviews, events, is_bounce, entry_path, exit_path, pageview_paths, event_names

@@ -55,12 +55,16 @@ it('finishes requests in flight, ends their connections, and answers 503 with Re
   const inFlightResponses = readAll(inFlight);
   inFlight.write(request(gw.publicToken));
   await held.started;
-  // Connection 2: a client that has begun a request (not idle, so not closed at once) and finishes it late.
+  // Connection 2: a client that has begun a request (not idle, so not closed at once) and finishes it late;
+  // the server has read its first bytes before it starts draining (its parser reads them first).
+  const lateRead = new Promise<void>((resolve) =>
+    gw.app.server.once('connection', (socket: Socket) => socket.once('data', () => resolve())),
+  );
   const late = connect(address.port, '127.0.0.1');
   const lateResponses = readAll(late);
   const lateRequest = request(gw.publicToken);
   late.write(lateRequest.slice(0, 20));
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await lateRead;
 
   const closed = gw.app.close();
   await vi.waitFor(() => expect(gw.app.server.listening).toBe(false));

@@ -4,9 +4,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IngestRecord } from '@tally/contract';
 import { type LogMessage, openEmbeddedLog } from '@tally/log';
-import { testRecord } from '@tally/log/conformance';
+import { anIngestRecord, aPolledMessage } from '@tally/log/testing';
 import { workedExample } from '@tally/reports/testing';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
@@ -24,10 +23,9 @@ afterAll(async () => {
 });
 
 function messages(project: string): LogMessage[] {
-  return workedExample(project).map((data, offset) => {
-    const record = testRecord('revenue', { project_id: project }) as IngestRecord;
-    return { topic: 'revenue', partition: 0, offset, record: { ...record, data } as IngestRecord };
-  });
+  return workedExample(project).map((data, offset) =>
+    aPolledMessage(anIngestRecord('revenue', { project_id: project, data }), { offset }),
+  );
 }
 /** Lands a batch as the consumer's batch loop does: each record prepared, then the batch landed. */
 async function landRevenue(batch: readonly LogMessage[]): Promise<void> {
@@ -87,15 +85,14 @@ it('fills an empty mrr_movements from the stored revenue when it starts', async 
 it('keeps the first copy of a record id, whatever its transaction, however late the copy comes', async () => {
   const [first] = messages('ids');
   if (!first) throw new Error('no message');
-  const copy: LogMessage = {
-    ...first,
-    offset: 100,
-    record: {
+  const copy = aPolledMessage(
+    anIngestRecord('revenue', {
       ...first.record,
       received_at: first.record.received_at + 86_400_000 * 40,
       data: { ...first.record.data, transaction_id: 'another_tx', amount: 999 },
-    } as IngestRecord,
-  };
+    }),
+    { offset: 100 },
+  );
   await landRevenue([first]);
   await landRevenue([copy]);
   const rows = await warehouse.query<{ transaction_id: string; amount: number }>(
@@ -105,11 +102,10 @@ it('keeps the first copy of a record id, whatever its transaction, however late 
   // Both in one batch: the first in log order wins.
   const [a] = messages('ids2');
   if (!a) throw new Error('no message');
-  const sameIdOtherTransaction: LogMessage = {
-    ...a,
-    offset: 1,
-    record: { ...a.record, data: { ...a.record.data, transaction_id: 'another_tx' } } as IngestRecord,
-  };
+  const sameIdOtherTransaction = aPolledMessage(
+    anIngestRecord('revenue', { ...a.record, data: { ...a.record.data, transaction_id: 'another_tx' } }),
+    { offset: 1 },
+  );
   await landRevenue([a, sameIdOtherTransaction]);
   expect(await revenueCount('ids2')).toBe(1);
 });

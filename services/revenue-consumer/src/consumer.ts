@@ -16,10 +16,10 @@ import {
   RecordError,
   type RunningBatchLoop,
 } from '@tally/consumer';
-import { type IngestRecordOf, validateRecord } from '@tally/contract';
+import { validateRecord } from '@tally/contract';
 import { backfillMrrMovements, refreshMrrMovements } from '@tally/reports/tables';
-import { parameterLists, type Row, recordIdRow, type Warehouse } from '@tally/warehouse';
-import { revenueRow } from './rows.ts';
+import { parameterLists, recordIdRow, type Warehouse } from '@tally/warehouse';
+import { type RevenueRow, revenueRow } from './rows.ts';
 
 export const REVENUE_GROUP = 'revenue';
 
@@ -46,7 +46,7 @@ async function storedTransactions(
   return stored;
 }
 
-export function revenueLander(warehouse: Warehouse): Lander<Row> {
+export function revenueLander(warehouse: Warehouse): Lander<RevenueRow> {
   return {
     prepare({ record }) {
       const checked = validateRecord(record);
@@ -59,14 +59,13 @@ export function revenueLander(warehouse: Warehouse): Lander<Row> {
     async land(items) {
       const fresh = await firstCopies(warehouse, items);
       // Of the new record ids, the first record of each transaction the project does not have yet.
-      const byProject = new Map<string, Map<string, Row>>();
-      for (const { message, row } of fresh) {
-        const record = message.record as IngestRecordOf<'revenue'>;
-        const transactions = byProject.get(record.project_id) ?? new Map<string, Row>();
-        byProject.set(record.project_id, transactions);
-        if (!transactions.has(record.data.transaction_id)) transactions.set(record.data.transaction_id, row);
+      const byProject = new Map<string, Map<string, RevenueRow>>();
+      for (const { row } of fresh) {
+        const transactions = byProject.get(row.project_id) ?? new Map<string, RevenueRow>();
+        byProject.set(row.project_id, transactions);
+        if (!transactions.has(row.transaction_id)) transactions.set(row.transaction_id, row);
       }
-      const rows: Row[] = [];
+      const rows: RevenueRow[] = [];
       for (const [project, transactions] of byProject) {
         const stored = await storedTransactions(warehouse, project, [...transactions.keys()]);
         for (const [transaction, row] of transactions) if (!stored.has(transaction)) rows.push(row);
@@ -77,11 +76,10 @@ export function revenueLander(warehouse: Warehouse): Lander<Row> {
         fresh.map((i) => recordIdRow(i.message.record)),
       );
       const customers = new Map<string, Set<string>>();
-      for (const { message } of items) {
-        const record = message.record as IngestRecordOf<'revenue'>;
-        const set = customers.get(record.project_id) ?? new Set<string>();
-        customers.set(record.project_id, set);
-        set.add(record.data.customer_id);
+      for (const { row } of items) {
+        const set = customers.get(row.project_id) ?? new Set<string>();
+        customers.set(row.project_id, set);
+        set.add(row.customer_id);
       }
       for (const [project, set] of customers) await refreshMrrMovements(warehouse, project, [...set]);
     },

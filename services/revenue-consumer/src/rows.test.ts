@@ -1,28 +1,26 @@
 // How a revenue record becomes a row: every field kept, money as its exact decimal text, metadata as a
 // string map for search (non-strings as JSON, null included), and the payload as received.
 import type { IngestRecordOf } from '@tally/contract';
+import { anIngestRecord } from '@tally/log/testing';
 import { expect, it } from 'vitest';
 import { revenueRow } from './rows.ts';
 
-const record = (data: Partial<IngestRecordOf<'revenue'>['data']>): IngestRecordOf<'revenue'> => ({
-  id: 'r1',
-  type: 'revenue',
-  project_id: 'p',
-  received_at: 1_767_571_200_000,
-  timestamp: 1_767_571_200_000,
-  client_timestamp: null,
-  timestamp_clamped: false,
-  user_agent: null,
-  visitor_fingerprint_derived: false,
-  data: {
-    visitor_fingerprint: 'v',
-    session_id: 's',
-    customer_id: 'c',
-    amount: 49.99,
-    transaction_id: 'in_1',
-    ...data,
-  },
-});
+const record = (data: Partial<IngestRecordOf<'revenue'>['data']>) =>
+  anIngestRecord('revenue', {
+    id: 'r1',
+    project_id: 'p',
+    received_at: 1_767_571_200_000,
+    timestamp: 1_767_571_200_000,
+    user_agent: null,
+    data: {
+      visitor_fingerprint: 'v',
+      session_id: 's',
+      customer_id: 'c',
+      amount: 49.99,
+      transaction_id: 'in_1',
+      ...data,
+    },
+  });
 
 it('keeps every field, with currency upper-case and metadata as strings', () => {
   const row = revenueRow(
@@ -44,7 +42,7 @@ it('keeps every field, with currency upper-case and metadata as strings', () => 
     customer_subscription_id: '',
     metadata: { plan: 'pro', seats: '3', coupon: 'null' },
   });
-  expect(JSON.parse(row.payload as string)).toMatchObject({
+  expect(JSON.parse(row.payload)).toMatchObject({
     metadata: { plan: 'pro', seats: 3 },
     currency: 'eur',
   });

@@ -3,9 +3,35 @@
 // holds exactly), metadata as Map(String, String) for search, and the whole validated payload as received.
 import { stringMap } from '@tally/consumer';
 import { type IngestRecordOf, moneyText } from '@tally/contract';
-import type { Row } from '@tally/warehouse';
+import type { RowOf } from '@tally/warehouse';
 
-export function revenueRow(record: IngestRecordOf<'revenue'>): Row {
+/** The columns of revenue the consumer writes (first_received_version is MATERIALIZED by the table). */
+export const REVENUE_COLUMNS = {
+  project_id: 'String',
+  transaction_id: 'String',
+  id: 'String',
+  timestamp: 'DateTime64',
+  received_at: 'DateTime64',
+  client_timestamp: 'Nullable(DateTime64)',
+  timestamp_clamped: 'Bool',
+  customer_id: 'String',
+  visitor_id: 'String',
+  session_id: 'String',
+  event_type: 'String',
+  amount: 'Decimal',
+  currency: 'String',
+  mrr_impact: 'Nullable(Decimal)',
+  is_recurring: 'Nullable(Bool)',
+  customer_subscription_id: 'String',
+  payment_processor: 'String',
+  metadata: 'Map(String, String)',
+  payload: 'String',
+  user_agent: 'String',
+} as const;
+
+export type RevenueRow = RowOf<typeof REVENUE_COLUMNS>;
+
+export function revenueRow(record: IngestRecordOf<'revenue'>): RevenueRow {
   const data = record.data;
   return {
     project_id: record.project_id,

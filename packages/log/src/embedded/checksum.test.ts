@@ -44,7 +44,7 @@ function pageview(marker: string): IngestRecord {
   return testRecord('pageview', {
     project_id: 'checksum',
     data: { session_id: 's1', visitor_fingerprint: 'v1', url: `https://example.com/${marker}` },
-  } as Partial<IngestRecord>);
+  });
 }
 
 async function pollAll(path: string): Promise<PolledMessage[]> {

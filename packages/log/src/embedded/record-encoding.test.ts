@@ -9,6 +9,7 @@ import type { IngestRecord, RecordType } from '@tally/contract';
 import { open } from 'lmdb';
 import { afterEach, expect, it } from 'vitest';
 import { decodedOnly } from '../conformance.ts';
+import { anIngestRecord } from '../testing.ts';
 import { openEmbeddedLog } from './embedded-log.ts';
 import { encodeRecord } from './record-encoding.ts';
 
@@ -28,27 +29,27 @@ function records(): IngestRecord[] {
     visitor_fingerprint_derived: true,
     country: 'FR',
   };
-  const pageviews = Array.from({ length: 40 }, (_, i) => ({
-    ...base,
-    id: `0190f5e4-5f6a-7000-8000-${String(i).padStart(12, '0')}`,
-    type: 'pageview',
-    client_timestamp: i % 3 === 0 ? null : 1_764_000_000_000 - i,
-    // Varying shapes: optional fields present or not, nested objects, unicode, numbers of each width.
-    data: {
-      session_id: `s${i}`,
-      visitor_fingerprint: `v${i}`,
-      url: `https://example.com/p/${i}?q=é`,
-      ...(i % 2 === 0 && { referrer: 'https://www.google.com/', title: `Title ${i} ✓` }),
-      ...(i % 5 === 0 && { utm: { source: 'news', medium: null } }),
-      screen_width: i * 1000,
-    },
-  }));
+  const pageviews = Array.from({ length: 40 }, (_, i) =>
+    anIngestRecord('pageview', {
+      ...base,
+      id: `0190f5e4-5f6a-7000-8000-${String(i).padStart(12, '0')}`,
+      client_timestamp: i % 3 === 0 ? null : 1_764_000_000_000 - i,
+      // Varying shapes: optional fields present or not, nested objects, unicode, numbers of each width.
+      data: {
+        session_id: `s${i}`,
+        visitor_fingerprint: `v${i}`,
+        url: `https://example.com/p/${i}?q=é`,
+        ...(i % 2 === 0 && { referrer: 'https://www.google.com/', title: `Title ${i} ✓` }),
+        ...(i % 5 === 0 && { utm: { source: 'news', medium: null } }),
+        screen_width: i * 1000,
+      },
+    }),
+  );
   return [
     ...pageviews,
-    {
+    anIngestRecord('revenue', {
       ...base,
       id: '0190f5e4-5f6a-7000-8000-999999999999',
-      type: 'revenue',
       country: null,
       data: {
         customer_id: 'c1',
@@ -57,8 +58,8 @@ function records(): IngestRecord[] {
         event_type: 'charge',
         metadata: { a: [1, 2] },
       },
-    },
-  ] as IngestRecord[];
+    }),
+  ];
 }
 
 /** Every stored value of the log's topics, as raw bytes. */

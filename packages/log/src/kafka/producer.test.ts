@@ -1,6 +1,6 @@
 // The Kafka log's batching without a broker: the send is injected, so linger, full batches, the bound on
-// waiting messages and failures are checked exactly.
-import { describe, expect, it } from 'vitest';
+// waiting messages and failures are checked exactly. The linger is a timer: vitest's fake timers move it.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LogUnavailableError } from '../record-log.ts';
 import { LingerBatcher, type OutgoingMessage, type SendBatch } from './producer.ts';
 
@@ -25,16 +25,24 @@ function controlledSend() {
   return { send, requests };
 }
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** Runs the timers due now and the callbacks they start. */
+const tick = () => vi.advanceTimersByTimeAsync(0);
 
 describe('LingerBatcher', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('gathers the messages of one linger into one produce request, grouped by topic', async () => {
     const { send, requests } = controlledSend();
     const batcher = new LingerBatcher(send, { lingerMs: 20 });
     const sent = [batcher.send([message('a', 1)]), batcher.send([message('b', 2), message('a', 3)])];
     await tick();
     expect(requests).toHaveLength(0); // still lingering
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await vi.advanceTimersByTimeAsync(20);
     expect(requests).toEqual([expect.objectContaining({ topics: ['a', 'b'], count: 3 })]);
     requests[0]?.resolve();
     await Promise.all(sent);
@@ -58,7 +66,7 @@ describe('LingerBatcher', () => {
     const sent = batcher.send([message('a', 1)]).then(() => {
       done = true;
     });
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await vi.advanceTimersByTimeAsync(10);
     expect(done).toBe(false);
     requests[0]?.resolve();
     await sent;

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
-import type { IngestRecord } from '@tally/contract';
 import { afterEach, expect, it } from 'vitest';
 import { decodedOnly } from '../conformance.ts';
 import { openEmbeddedLog } from '../embedded/embedded-log.ts';
 import { LogUnavailableError, type RecordLog } from '../record-log.ts';
+import { aPageview } from '../testing.ts';
 import { appendThroughPort, serveAppends } from './append-port.ts';
 
 const dirs: string[] = [];
@@ -18,20 +18,8 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const record = (i: number): IngestRecord =>
-  ({
-    id: `0190f5e4-5f6a-7000-8000-${String(i).padStart(12, '0')}`,
-    type: 'pageview',
-    project_id: 'p',
-    received_at: Date.now(),
-    timestamp: Date.now(),
-    client_timestamp: null,
-    timestamp_clamped: false,
-    user_agent: null,
-    visitor_fingerprint_derived: false,
-    country: null,
-    data: { session_id: 's', visitor_fingerprint: 'v', url: 'https://example.com/' },
-  }) as IngestRecord;
+const record = (i: number) =>
+  aPageview({ id: `0190f5e4-5f6a-7000-8000-${String(i).padStart(12, '0')}`, project_id: 'p' });
 
 it('appends through the port: durable when resolved, one message per turn', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tally-port-'));

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { revenueRow } from '../testing.ts';
 import { probeRevenue } from './probe.ts';
 
@@ -13,8 +13,10 @@ const dir = mkdtempSync(join(tmpdir(), 'tally-revenue-probe-'));
 let warehouse: Warehouse;
 let probes = 0;
 let sequence = 0;
-/** When set, a probe's answer comes this many ms after the engine gave it (the probe is then running). */
-let slowMs = 0;
+/** Probes the engine has answered. */
+let answered = 0;
+/** When set, a probe's answer is held, once the engine gave it (the probe is then running), until it settles. */
+let hold: Promise<void> | undefined;
 
 const land = () => {
   sequence += 1;
@@ -29,10 +31,12 @@ beforeAll(async () => {
   warehouse.query = ((sql: string, ...rest: never[]) => {
     if (!(sql.includes('FROM revenue') && sql.includes('GROUP BY b'))) return query(sql, ...rest);
     probes += 1;
-    const delay = slowMs;
-    return query(sql, ...rest).then(
-      (rows) => new Promise<typeof rows>((resolve) => setTimeout(() => resolve(rows), delay)),
-    );
+    const held = hold;
+    return query(sql, ...rest).then(async (rows) => {
+      answered += 1;
+      await held;
+      return rows;
+    });
   }) as typeof warehouse.query;
 }, 60_000);
 
@@ -60,14 +64,19 @@ describe('probeRevenue', () => {
 
   it('is not joined once started: a request after new revenue sees it', async () => {
     probes = 0;
-    slowMs = 300;
+    answered = 0;
+    let release = () => {};
+    hold = new Promise((resolve) => {
+      release = resolve;
+    });
     const before = probeRevenue(warehouse, 'probe');
     // It starts at once (the queue is empty) and is still running, in effect, when a record lands and
-    // the next request asks.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // the next request asks: the engine has answered it, and its answer is held.
+    await vi.waitFor(() => expect(answered).toBe(1));
     await land();
-    slowMs = 0;
+    hold = undefined;
     const after = await probeRevenue(warehouse, 'probe');
+    release();
     expect(probes).toBe(2);
     const stamps = (p: Awaited<typeof before>) => [...p.history.values(), ...p.touches.values()].sort();
     expect(stamps(after)).not.toEqual(stamps(await before));

@@ -4,12 +4,21 @@
 // revenue/ledger.ts). This file only re-exports.
 
 export type { VisitRecord } from '../traffic/visits.ts';
-export { backfillMrrMovements, refreshMrrMovements } from './mrr-table.ts';
+export {
+  backfillMrrMovements,
+  MRR_MOVEMENT_COLUMNS,
+  type MrrMovementRow,
+  refreshMrrMovements,
+} from './mrr-table.ts';
 export {
   backfillVisits,
   type RefreshOptions,
   refreshVisits,
+  VISIT_COLUMNS,
+  VISIT_DURATION_COLUMNS,
   VISIT_RECORD_COLUMNS,
   VisitCache,
+  type VisitDurationRow,
+  type VisitRow,
   visitRow,
 } from './visits-table.ts';

@@ -4,12 +4,29 @@
 // over every record would. Rows are written with a new version; movements that no longer exist (a late
 // record re-classified them) are written as deleted. Idempotent: running it again writes the same state.
 import { formatMicros } from '@tally/contract';
-import { parameterLists, type Row, type Warehouse } from '@tally/warehouse';
+import { parameterLists, type RowOf, type Warehouse } from '@tally/warehouse';
 import { readMrrInputs } from '../revenue/history.ts';
 import { mrrMovements } from '../revenue/ledger.ts';
 
 /** Customers recomputed per query at most, so that the IN list (its size too: parameter-lists.ts) and the history read stay bounded. */
 const CUSTOMERS_PER_QUERY = 500;
+
+/** The columns of mrr_movements (005_mrr.sql): money as exact decimal text. */
+export const MRR_MOVEMENT_COLUMNS = {
+  project_id: 'String',
+  customer_id: 'String',
+  transaction_id: 'String',
+  currency: 'String',
+  timestamp: 'DateTime64',
+  movement: 'String',
+  amount: 'Decimal',
+  mrr_before: 'Decimal',
+  mrr_after: 'Decimal',
+  version: 'UInt64',
+  is_deleted: 'UInt8',
+} as const;
+
+export type MrrMovementRow = RowOf<typeof MRR_MOVEMENT_COLUMNS>;
 
 let lastVersion = 0;
 /** Increasing within this process and across restarts (milliseconds × 1000, plus a counter). */
@@ -34,7 +51,7 @@ export async function refreshMrrMovements(
       { project, customers: chunk },
     );
     const version = nextVersion();
-    const rows: Row[] = movements.map((m) => ({
+    const rows: MrrMovementRow[] = movements.map((m) => ({
       project_id: project,
       customer_id: m.customer_id,
       transaction_id: m.transaction_id,

@@ -8,7 +8,7 @@
 // from events: a refresh costs a look-up of the batch's visitors in visits, whatever the traffic of the
 // day. Idempotent: the same records folded again give the same visits (a record id counts once), so a
 // redelivered batch replaces, never adds.
-import { concurrently, parameterLists, type Row, type Warehouse } from '@tally/warehouse';
+import { concurrently, parameterLists, type RowOf, type Warehouse } from '@tally/warehouse';
 import {
   compareRecords,
   recordsOfVisit,
@@ -36,12 +36,63 @@ export const VISIT_RECORD_COLUMNS = `id, type, toUnixTimestamp64Milli(timestamp)
   hostname, referrer, referrer_source, referrer_medium, utm_source, utm_medium, utm_campaign, utm_term,
   utm_content, country, browser, os, device_type, screen_width, event_name, event_data`;
 
+/** The columns of visits the consumer writes (007_visits.sql; visitor_hash is MATERIALIZED by the table). */
+export const VISIT_COLUMNS = {
+  project_id: 'String',
+  visitor_id: 'String',
+  start: 'DateTime64',
+  end: 'DateTime64',
+  pageviews: 'UInt32',
+  events: 'UInt32',
+  is_bounce: 'Bool',
+  duration_ms: 'UInt64',
+  entry_path: 'String',
+  exit_path: 'String',
+  hostname: 'String',
+  source: 'String',
+  referrer: 'String',
+  channel: 'String',
+  utm_source: 'String',
+  utm_medium: 'String',
+  utm_campaign: 'String',
+  utm_term: 'String',
+  utm_content: 'String',
+  country: 'String',
+  browser: 'String',
+  os: 'String',
+  device_type: 'String',
+  screen_size: 'String',
+  pageview_ids: 'Array(String)',
+  pageview_times: 'Array(DateTime64)',
+  pageview_paths: 'Array(String)',
+  event_ids: 'Array(String)',
+  event_times: 'Array(DateTime64)',
+  event_names: 'Array(String)',
+  event_data: 'Array(Map(String, String))',
+  version: 'UInt64',
+  is_deleted: 'UInt8',
+} as const;
+
+/** A row of visits: a visit (is_deleted 0), or the key of one that no longer exists (is_deleted 1). */
+export type VisitRow = RowOf<typeof VISIT_COLUMNS>;
+
+/** The key columns of a visits row and its deletion mark: what a deleted visit's row needs. */
+type DeletedVisitRow = Pick<
+  VisitRow,
+  'project_id' | 'visitor_id' | 'start' | 'end' | 'version' | 'is_deleted'
+>;
+
+/** The columns of visit_durations (010_consumer_state.sql). */
+export const VISIT_DURATION_COLUMNS = { project_id: 'String', longest_ms: 'UInt64' } as const;
+
+export type VisitDurationRow = RowOf<typeof VISIT_DURATION_COLUMNS>;
+
 /** A visit as a row of the visits table. */
-export function visitRow(project: string, visit: Visit, version: number): Row {
+export function visitRow(project: string, visit: Visit, version: number): VisitRow {
   return { project_id: project, ...visit, version, is_deleted: 0 };
 }
 
-const VISIT_COLUMNS = `visitor_id, toUnixTimestamp64Milli(start) AS start_ms, toUnixTimestamp64Milli(end) AS end_ms,
+const STORED_VISIT_COLUMNS = `visitor_id, toUnixTimestamp64Milli(start) AS start_ms, toUnixTimestamp64Milli(end) AS end_ms,
   pageviews, events, is_bounce, duration_ms, entry_path, exit_path, hostname, source, referrer, channel,
   utm_source, utm_medium, utm_campaign, utm_term, utm_content, country, browser, os, device_type, screen_size,
   pageview_ids, arrayMap(t -> toUnixTimestamp64Milli(t), pageview_times) AS pageview_ms, pageview_paths,
@@ -169,7 +220,7 @@ export async function refreshVisits(
   }
   const missing = visitors.filter((v) => v.stored === undefined);
   const readLongest = missing.length > 0 ? await readStored(warehouse, missing) : new Map<string, number>();
-  const rows: Row[] = [];
+  const rows: (VisitRow | DeletedVisitRow)[] = [];
   const longestNow = new Map<string, number>();
   let written = 0;
   for (const v of visitors) {
@@ -219,7 +270,7 @@ export async function refreshVisits(
     if (longer.length > 0) {
       await warehouse.insert(
         'visit_durations',
-        longer.map(([project_id, longest_ms]) => ({ project_id, longest_ms })),
+        longer.map(([project_id, longest_ms]): VisitDurationRow => ({ project_id, longest_ms })),
       );
     }
     for (const [project, ms] of unsure) recorded.set(project, Math.max(ms, stored.get(project) ?? 0));
@@ -272,7 +323,7 @@ async function readStored(warehouse: Warehouse, visitors: VisitorRefresh[]): Pro
     const lowest = Math.min(...chunk.map((v) => v.lowest));
     const longestMs = longest.get(project) ?? 0;
     const found = await warehouse.query<StoredVisit>(
-      `SELECT ${VISIT_COLUMNS} FROM (
+      `SELECT ${STORED_VISIT_COLUMNS} FROM (
          SELECT * FROM visits FINAL
          WHERE project_id = {project:String} AND visitor_id IN {visitors:Array(String)}
            AND start >= fromUnixTimestamp64Milli({earliest:Int64}, 'UTC')
@@ -346,7 +397,8 @@ export async function backfillVisits(warehouse: Warehouse, slices = 16): Promise
       const longest = visits.reduce((max, v) => Math.max(max, v.duration_ms), 0);
       if (visits.length > 0) {
         // As refreshVisits does: the longest visit recorded before the visits are.
-        await warehouse.insert('visit_durations', [{ project_id: project, longest_ms: longest }]);
+        const durations: VisitDurationRow[] = [{ project_id: project, longest_ms: longest }];
+        await warehouse.insert('visit_durations', durations);
       }
       const rows = visits.map((v) => visitRow(project, v, version));
       for (let i = 0; i < rows.length; i += 10_000)
