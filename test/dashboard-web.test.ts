@@ -541,6 +541,22 @@ describe('the dashboard in Chromium', () => {
       .toMatchObject({ visitors: '3', visits: '4', pageviews: '5' });
   });
 
+  it("suggests the dimension's top values in the filter dialog; a value picked is the filter", async () => {
+    await page.getByRole('button', { name: '+ Filter' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a filter' });
+    await dialog.getByLabel('Dimension').selectOption('source');
+    const suggested = dialog.getByRole('list', { name: 'Top values' }).getByRole('button');
+    await expect.poll(() => suggested.allInnerTexts(), POLL).toContain('newsletter');
+    await shoot(page, 'filter-suggestions-desktop-light');
+    await suggested.filter({ hasText: 'newsletter' }).click();
+    expect(await dialog.getByLabel(/^Values/).inputValue()).toBe('newsletter');
+    await dialog.getByRole('button', { name: 'Apply filter' }).click();
+    await page.waitForURL(/filters=source%3D%3Dnewsletter/);
+    await expect.poll(() => figures(page), POLL).toMatchObject({ visitors: '1', visits: '1' });
+    await page.getByRole('button', { name: 'Remove filter: Source is newsletter' }).click();
+    await page.waitForURL((u) => !u.search.includes('filters'));
+  });
+
   it('changes the range', async () => {
     await page.getByLabel('Range', { exact: true }).selectOption('7d');
     await page.waitForURL(/period=7d/);

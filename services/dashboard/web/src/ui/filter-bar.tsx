@@ -1,7 +1,9 @@
 // The filters in force, each removable, and a form to add any filter the API knows: a dimension (or an event
 // property), an operator and one or more values. Clicking a row of any list adds a filter too
 // (breakdown-list.tsx).
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
+import type { Breakdown, BreakdownDimension } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
 import {
   dimensionLabel,
   FILTER_DIMENSIONS,
@@ -10,7 +12,9 @@ import {
   OPERATORS,
   operatorLabel,
 } from '../query/filters.ts';
+import { useTraffic } from '../views/traffic-context.ts';
 import { valueLabel } from './breakdown-columns.ts';
+import { breakdownPath } from './breakdown-list.tsx';
 import { Dialog } from './dialog.tsx';
 
 export function FilterBar(props: {
@@ -51,6 +55,7 @@ export function FilterBar(props: {
       )}
       <Dialog open={adding} title="Add a filter" onClose={() => setAdding(false)}>
         <AddFilterForm
+          open={adding}
           onAdd={(filter) => {
             setAdding(false);
             props.onAdd(filter);
@@ -61,8 +66,9 @@ export function FilterBar(props: {
   );
 }
 
-function AddFilterForm({ onAdd }: { onAdd(filter: Filter): void }) {
+function AddFilterForm({ open, onAdd }: { open: boolean; onAdd(filter: Filter): void }) {
   const [dimension, setDimension] = useState('page');
+  const valuesBox = useRef<HTMLTextAreaElement>(null);
   return (
     <form
       class="stack"
@@ -114,12 +120,54 @@ function AddFilterForm({ onAdd }: { onAdd(filter: Filter): void }) {
         <span>
           Values <span class="muted">(one per line: any of them matches)</span>
         </span>
-        <textarea name="values" rows={3} placeholder={dimension.endsWith('page') ? '/blog/*' : ''} />
+        <textarea
+          ref={valuesBox}
+          name="values"
+          rows={3}
+          placeholder={dimension.endsWith('page') ? '/blog/*' : ''}
+        />
       </label>
+      {open && dimension !== 'prop' && (
+        <ValueSuggestions
+          dimension={dimension as BreakdownDimension}
+          onPick={(value) => {
+            const box = valuesBox.current;
+            if (!box) return;
+            const lines = box.value.split('\n').filter((line) => line.trim() !== '');
+            if (!lines.includes(value)) box.value = [...lines, value].join('\n');
+            box.focus();
+          }}
+        />
+      )}
       <p class="hint">In pages, * matches any characters: /blog/* is every page under /blog/.</p>
       <button type="submit" class="primary">
         Apply filter
       </button>
     </form>
+  );
+}
+
+/** The dimension's top values in the range and filters in force, each a button that adds it to the values. */
+function ValueSuggestions(props: { dimension: BreakdownDimension; onPick(value: string): void }) {
+  const { api, project, params } = useTraffic();
+  const result = useQuery<Breakdown>(api, breakdownPath(project.id, props.dimension), {
+    ...params,
+    limit: 10,
+  });
+  const values = (result.data?.rows ?? []).map((r) => r.value).filter((v) => v !== '');
+  if (values.length === 0) return null;
+  return (
+    <div class="value-suggestions">
+      <span class="muted">Top values in this range:</span>
+      <ul aria-label="Top values">
+        {values.map((value) => (
+          <li key={value}>
+            <button type="button" class="link-button" onClick={() => props.onPick(value)}>
+              {valueLabel(props.dimension, value)}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
