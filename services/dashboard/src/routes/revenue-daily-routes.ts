@@ -1,18 +1,10 @@
-// GET …/revenue/mrr/daily and …/revenue/exchange-rates, and the `convert_to` of the MRR reports: the daily
-// MRR report (@tally/reports revenue/daily.ts) from the cached history, and the operator's exchange rates
-// (revenue/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
+// GET …/revenue/mrr/daily and …/revenue/exchange-rates, and the CSV of a converted MRR report: the daily
+// MRR report (revenueMrrDailyReport of @tally/reports/queries, which `tally report` calls too), and the
+// operator's exchange rates (revenue/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
 // `converted_to`, with the rates it used and the currencies left out; without rates it is a 400.
 
-import { utcDayEnd } from '@tally/reports/calendar';
-import {
-  type Converted,
-  checkDayRange,
-  convertDaily,
-  dailyRevenue,
-  rateTableFor,
-  readExchangeRates,
-  readMrrInputsCached,
-} from '@tally/reports/revenue';
+import { revenueMrrDailyReport } from '@tally/reports/queries';
+import { type Converted, type ConvertedDay, readExchangeRates } from '@tally/reports/revenue';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { route } from './route.ts';
@@ -39,27 +31,18 @@ export function convertedCsvRow<T extends Converted>(row: T): Record<string, unk
 export function revenueDailyRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'revenueMrrDaily', async (request, reply) => {
     const q = request.query as unknown as MrrDailyQuery;
-    checkDayRange(q.from, q.to);
-    const currency = q.currency?.toUpperCase();
-    // The rates first: a convert_to without rates is refused before the history is read.
-    const table = q.convert_to ? await rateTableFor(deps.warehouse, q.convert_to) : null;
-    const records = await readMrrInputsCached(deps.warehouse, {
+    const body = await revenueMrrDailyReport(deps.warehouse, {
       project: request.params.project as string,
-      until: utcDayEnd(q.to),
-      currency,
+      from: q.from,
+      to: q.to,
+      currency: q.currency,
+      convert_to: q.convert_to,
     });
-    const report = dailyRevenue(records, q.from, q.to, currency ? [currency] : undefined);
-    if (!table)
-      return answer(reply, request.headers.accept, q.format, report, () => report as never, 'mrr-daily');
-    const converted = convertDaily(report, table);
-    return answer(
-      reply,
-      request.headers.accept,
-      q.format,
-      converted,
-      () => converted.map(convertedCsvRow),
-      'mrr-daily',
-    );
+    const rows = () =>
+      q.convert_to
+        ? (body as ConvertedDay[]).map(convertedCsvRow)
+        : (body as never as Record<string, unknown>[]);
+    return answer(reply, request.headers.accept, q.format, body, rows, 'mrr-daily');
   });
 
   route(app, deps, 'revenueExchangeRates', async () => {

@@ -1,18 +1,20 @@
 // GET …/traffic/*: the dashboard's figures of one project (summary, time series, breakdowns, current
-// visitors, goal conversions, funnels), as JSON or CSV. The queries are the warehouse's (reports/traffic-*);
-// this layer reads the project's time zone, parses the filters and shapes the answers.
+// visitors, goal conversions, funnels), as JSON or CSV. The summary, time series and breakdowns are
+// @tally/reports/queries' functions, which `tally report` calls too; this layer reads the project's time
+// zone, parses the request into their query value and answers JSON or CSV.
+import {
+  trafficBreakdownReport,
+  trafficSummaryReport,
+  trafficTimeseriesReport,
+} from '@tally/reports/queries';
 import {
   type BreakdownDimension,
-  comparisonRange,
   currentVisitors,
   funnelSteps,
   goalConversions,
   parseFilters,
   type TrafficInterval,
   type TrafficQuery,
-  trafficBreakdown,
-  trafficFiguresOfPeriods,
-  trafficTimeseries,
 } from '@tally/reports/traffic';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { toCsv, wantsCsv } from '../csv.ts';
@@ -52,33 +54,21 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     timeZone: (await deps.projects.settings(project)).time_zone,
     filters: parseFilters(q.filters),
   });
-  const comparison = (query: TrafficQuery, compare: RangeParams['compare']): TrafficQuery | null =>
-    compare === 'none' ? null : { ...query, ...comparisonRange(query.from, query.to, compare ?? 'previous') };
 
   route(app, deps, 'trafficSummary', async (request, reply) => {
     const q = request.query as unknown as RangeParams;
-    const query = await queryOf(request.params.project as string, q);
-    const previousQuery = comparison(query, q.compare);
-    // The range and its comparison period in one pass when they touch (the previous period does).
-    const periods = [
-      { from: query.from, to: query.to },
-      ...(previousQuery ? [{ from: previousQuery.from, to: previousQuery.to }] : []),
-    ];
-    const [[figures, previous = null], current] = await Promise.all([
-      trafficFiguresOfPeriods(deps.warehouse, query, periods),
-      currentVisitors(deps.warehouse, query),
-    ]);
-    const body = { ...figures, time_zone: query.timeZone, current_visitors: current, previous };
+    const query = { ...(await queryOf(request.params.project as string, q)), compare: q.compare };
+    const body = await trafficSummaryReport(deps.warehouse, query);
     return answer(
       reply,
       request.headers.accept,
       q.format,
       body,
       () => {
-        const { previous: _p, ...rest } = body;
+        const { previous, ...rest } = body;
         return [
           { period: 'current', ...rest },
-          ...(previous ? [{ period: 'previous', ...previous, time_zone: query.timeZone }] : []),
+          ...(previous ? [{ period: 'previous', ...previous, time_zone: body.time_zone }] : []),
         ];
       },
       'summary',
@@ -87,18 +77,13 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
 
   route(app, deps, 'trafficTimeseries', async (request, reply) => {
     const q = request.query as unknown as RangeParams & { interval?: TrafficInterval };
-    const interval = q.interval ?? 'day';
-    const query = await queryOf(request.params.project as string, q);
-    const previousQuery = comparison(query, q.compare);
-    const [points, previousPoints] = await Promise.all([
-      trafficTimeseries(deps.warehouse, query, interval),
-      previousQuery ? trafficTimeseries(deps.warehouse, previousQuery, interval) : null,
-    ]);
-    const previous =
-      previousQuery && previousPoints
-        ? { from: previousQuery.from, to: previousQuery.to, points: previousPoints.slice(0, points.length) }
-        : null;
-    const body = { interval, from: query.from, to: query.to, time_zone: query.timeZone, points, previous };
+    const query = {
+      ...(await queryOf(request.params.project as string, q)),
+      compare: q.compare,
+      interval: q.interval,
+    };
+    const body = await trafficTimeseriesReport(deps.warehouse, query);
+    const { points, previous } = body;
     return answer(
       reply,
       request.headers.accept,
@@ -127,22 +112,15 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     };
     const dimension = request.params.dimension as BreakdownDimension;
     const query = await queryOf(request.params.project as string, q);
-    const result = await trafficBreakdown(deps.warehouse, query, {
+    const body = await trafficBreakdownReport(deps.warehouse, {
+      ...query,
       dimension,
       property: q.property,
-      limit: q.limit ?? 10,
+      limit: q.limit,
       sort: q.sort,
       order: q.order,
     });
-    const body = {
-      dimension,
-      ...(dimension === 'event_property' ? { property: q.property } : {}),
-      from: query.from,
-      to: query.to,
-      rows: result.rows,
-      total: result.total,
-    };
-    return answer(reply, request.headers.accept, q.format, body, () => result.rows as never, dimension);
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows as never, dimension);
   });
 
   route(app, deps, 'trafficCurrentVisitors', async (request) => {
