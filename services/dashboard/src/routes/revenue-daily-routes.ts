@@ -4,22 +4,21 @@
 // `converted_to`, with the rates it used and the currencies left out; without rates it is a 400.
 
 import { revenueMrrDailyReport } from '@tally/reports/queries';
-import { type Converted, type ConvertedDay, readExchangeRates } from '@tally/reports/revenue';
+import {
+  type ConvertedDay,
+  type ConvertedMonth,
+  type DailyRevenue,
+  type MonthlyRevenue,
+  readExchangeRates,
+} from '@tally/reports/revenue';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { route } from './route.ts';
 import { answer } from './traffic-routes.ts';
 
-interface MrrDailyQuery {
-  from: string;
-  to: string;
-  currency?: string;
-  convert_to?: string;
-  format?: string;
-}
-
-/** A converted row as a CSV line: the rates and the currencies left out as text cells. */
-export function convertedCsvRow<T extends Converted>(row: T): Record<string, unknown> {
+/** A row of an MRR report as a CSV line: a converted row's rates and currencies left out as text cells. */
+export function mrrCsvRow(row: MrrRow): object {
+  if (!('converted_to' in row)) return row;
   const { rates, missing_currencies, ...rest } = row;
   return {
     ...rest,
@@ -28,21 +27,21 @@ export function convertedCsvRow<T extends Converted>(row: T): Record<string, unk
   };
 }
 
+/** A row of the MRR reports, monthly or daily, converted or not. */
+export type MrrRow = MonthlyRevenue | ConvertedMonth | DailyRevenue | ConvertedDay;
+
 export function revenueDailyRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'revenueMrrDaily', async (request, reply) => {
-    const q = request.query as unknown as MrrDailyQuery;
+    const q = request.query;
     const body = await revenueMrrDailyReport(deps.warehouse, {
-      project: request.params.project as string,
+      project: request.params.project,
       from: q.from,
       to: q.to,
       currency: q.currency,
       convert_to: q.convert_to,
     });
-    const rows = () =>
-      q.convert_to
-        ? (body as ConvertedDay[]).map(convertedCsvRow)
-        : (body as never as Record<string, unknown>[]);
-    return answer(reply, request.headers.accept, q.format, body, rows, 'mrr-daily');
+    const rows: readonly MrrRow[] = body;
+    return answer(reply, request.headers.accept, q.format, body, () => rows.map(mrrCsvRow), 'mrr-daily');
   });
 
   route(app, deps, 'revenueExchangeRates', async () => {

@@ -18,53 +18,33 @@ import {
   revenueReconciliationReport,
   revenueRecordsReport,
 } from '@tally/reports/queries';
-import {
-  type AttributionDimension,
-  type ConvertedMonth,
-  type DrilldownFigure,
-  parseRevenueFilters,
-  searchRevenue,
-  type Touch,
-} from '@tally/reports/revenue';
+import { parseRevenueFilters, searchRevenue } from '@tally/reports/revenue';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
-import { convertedCsvRow } from './revenue-daily-routes.ts';
+import { type MrrRow, mrrCsvRow } from './revenue-daily-routes.ts';
 import { route } from './route.ts';
 import { answer } from './traffic-routes.ts';
 
-interface MonthsQuery {
-  from: string;
-  to: string;
-  currency?: string;
-  by?: AttributionDimension;
-  touch?: Touch;
-  filters?: string;
-  format?: string;
-}
-
 export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'revenueMrr', async (request, reply) => {
-    const q = request.query as unknown as MonthsQuery & { convert_to?: string };
+    const q = request.query;
     const body = await revenueMrrReport(deps.warehouse, {
-      project: request.params.project as string,
+      project: request.params.project,
       from: q.from,
       to: q.to,
       currency: q.currency,
       filters: parseRevenueFilters(q.filters),
       convert_to: q.convert_to,
     });
-    const rows = () =>
-      q.convert_to
-        ? (body as ConvertedMonth[]).map(convertedCsvRow)
-        : (body as never as Record<string, unknown>[]);
-    return answer(reply, request.headers.accept, q.format, body, rows, 'mrr');
+    const rows: readonly MrrRow[] = body;
+    return answer(reply, request.headers.accept, q.format, body, () => rows.map(mrrCsvRow), 'mrr');
   });
 
   route(app, deps, 'revenueAttribution', async (request, reply) => {
-    const q = request.query as unknown as MonthsQuery;
+    const q = request.query;
     const body = await revenueAttributionReport(deps.warehouse, {
-      project: request.params.project as string,
+      project: request.params.project,
       from: q.from,
       to: q.to,
       currency: q.currency,
@@ -72,27 +52,22 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       by: q.by,
       touch: q.touch,
     });
-    return answer(reply, request.headers.accept, q.format, body, () => body.rows as never, 'attribution');
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows, 'attribution');
   });
 
   route(app, deps, 'revenueReconciliation', async (request) => {
-    const q = request.query as { month: string; currency?: string };
+    const q = request.query;
     return revenueReconciliationReport(deps.warehouse, {
-      project: request.params.project as string,
+      project: request.params.project,
       month: q.month,
       currency: q.currency,
     });
   });
 
   route(app, deps, 'revenueRecords', async (request, reply) => {
-    const q = request.query as unknown as MonthsQuery & {
-      figure: DrilldownFigure;
-      key?: string;
-      offset?: number;
-      limit?: number;
-    };
+    const q = request.query;
     const body = await revenueRecordsReport(deps.warehouse, {
-      project: request.params.project as string,
+      project: request.params.project,
       from: q.from,
       to: q.to,
       currency: q.currency,
@@ -104,18 +79,12 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       offset: q.offset,
       limit: q.limit,
     });
-    return answer(reply, request.headers.accept, q.format, body, () => body.items as never, 'records');
+    return answer(reply, request.headers.accept, q.format, body, () => body.items, 'records');
   });
 
   route(app, deps, 'revenueFunnel', async (request, reply) => {
-    const q = request.query as {
-      from: string;
-      to: string;
-      by?: AttributionDimension;
-      currency?: string;
-      format?: string;
-    };
-    const project = request.params.project as string;
+    const q = request.query;
+    const project = request.params.project;
     const body = await revenueFunnelReport(deps.warehouse, {
       project,
       timeZone: (await deps.projects.settings(project)).time_zone,
@@ -124,19 +93,13 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       by: q.by,
       currency: q.currency,
     });
-    return answer(reply, request.headers.accept, q.format, body, () => body.rows as never, 'funnel');
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows, 'funnel');
   });
 
   route(app, deps, 'revenueCustomers', async (request, reply) => {
-    const q = request.query as {
-      currency?: string;
-      limit?: number;
-      offset?: number;
-      filters?: string;
-      format?: string;
-    };
+    const q = request.query;
     const body = await revenueCustomersReport(deps.warehouse, {
-      project: request.params.project as string,
+      project: request.params.project,
       currency: q.currency,
       filters: parseRevenueFilters(q.filters),
       offset: q.offset,
@@ -159,30 +122,30 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
 
   route(app, deps, 'revenueCustomer', async (request) => {
     const body = await revenueCustomerReport(deps.warehouse, {
-      project: request.params.project as string,
-      customer_id: request.params.customer_id as string,
+      project: request.params.project,
+      customer_id: request.params.customer_id,
     });
     if (!body) throw new NotFoundError('No such customer');
     return body;
   });
 
   route(app, deps, 'revenueBreakdown', async (request, reply) => {
-    const q = request.query as unknown as Omit<MonthsQuery, 'by'> & { by: string };
+    const q = request.query;
     const body = await revenueBreakdownReport(deps.warehouse, {
-      project: request.params.project as string,
+      project: request.params.project,
       from: q.from,
       to: q.to,
       currency: q.currency,
       filters: parseRevenueFilters(q.filters),
       by: q.by,
     });
-    return answer(reply, request.headers.accept, q.format, body, () => body.rows as never, 'breakdown');
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows, 'breakdown');
   });
 
   route(app, deps, 'revenueSearch', async (request) => {
-    const q = request.query as { key: string; value: string; limit?: number };
+    const q = request.query;
     const found = await searchRevenue(deps.warehouse, {
-      project: request.params.project as string,
+      project: request.params.project,
       metadata: { [q.key]: q.value },
       limit: q.limit ?? 100,
     });

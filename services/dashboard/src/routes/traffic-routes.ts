@@ -8,12 +8,10 @@ import {
   trafficTimeseriesReport,
 } from '@tally/reports/queries';
 import {
-  type BreakdownDimension,
   currentVisitors,
   funnelSteps,
   goalConversions,
   parseFilters,
-  type TrafficInterval,
   type TrafficQuery,
 } from '@tally/reports/traffic';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -22,21 +20,13 @@ import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
 import { route } from './route.ts';
 
-interface RangeParams {
-  from: string;
-  to: string;
-  filters?: string;
-  format?: string;
-  compare?: 'previous' | 'year' | 'none';
-}
-
 /** Sends rows as CSV when asked (format=csv or Accept: text/csv), else the JSON body. */
 export function answer(
   reply: FastifyReply,
   accept: string | undefined,
   format: string | undefined,
   body: unknown,
-  rows: () => Record<string, unknown>[],
+  rows: () => readonly object[],
   name: string,
 ): unknown {
   if (!wantsCsv(format, accept)) return body;
@@ -47,7 +37,10 @@ export function answer(
 }
 
 export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
-  const queryOf = async (project: string, q: RangeParams): Promise<TrafficQuery> => ({
+  const queryOf = async (
+    project: string,
+    q: { from: string; to: string; filters?: string | undefined },
+  ): Promise<TrafficQuery> => ({
     project,
     from: q.from,
     to: q.to,
@@ -56,8 +49,8 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'trafficSummary', async (request, reply) => {
-    const q = request.query as unknown as RangeParams;
-    const query = { ...(await queryOf(request.params.project as string, q)), compare: q.compare };
+    const q = request.query;
+    const query = { ...(await queryOf(request.params.project, q)), compare: q.compare };
     const body = await trafficSummaryReport(deps.warehouse, query);
     return answer(
       reply,
@@ -76,9 +69,9 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'trafficTimeseries', async (request, reply) => {
-    const q = request.query as unknown as RangeParams & { interval?: TrafficInterval };
+    const q = request.query;
     const query = {
-      ...(await queryOf(request.params.project as string, q)),
+      ...(await queryOf(request.params.project, q)),
       compare: q.compare,
       interval: q.interval,
     };
@@ -104,14 +97,9 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'trafficBreakdown', async (request, reply) => {
-    const q = request.query as unknown as RangeParams & {
-      limit?: number;
-      sort?: string;
-      order?: 'asc' | 'desc';
-      property?: string;
-    };
-    const dimension = request.params.dimension as BreakdownDimension;
-    const query = await queryOf(request.params.project as string, q);
+    const q = request.query;
+    const { dimension } = request.params;
+    const query = await queryOf(request.params.project, q);
     const body = await trafficBreakdownReport(deps.warehouse, {
       ...query,
       dimension,
@@ -120,22 +108,21 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       sort: q.sort,
       order: q.order,
     });
-    return answer(reply, request.headers.accept, q.format, body, () => body.rows as never, dimension);
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows, dimension);
   });
 
   route(app, deps, 'trafficCurrentVisitors', async (request) => {
-    const q = request.query as { filters?: string };
     return {
       current_visitors: await currentVisitors(deps.warehouse, {
-        project: request.params.project as string,
-        filters: parseFilters(q.filters),
+        project: request.params.project,
+        filters: parseFilters(request.query.filters),
       }),
     };
   });
 
   route(app, deps, 'trafficGoals', async (request, reply) => {
-    const q = request.query as unknown as RangeParams;
-    const project = request.params.project as string;
+    const q = request.query;
+    const { project } = request.params;
     const query = await queryOf(project, q);
     const goals = await deps.projects.goals(project);
     const result = await goalConversions(deps.warehouse, query, goals);
@@ -154,9 +141,9 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'trafficFunnel', async (request, reply) => {
-    const q = request.query as unknown as RangeParams;
-    const project = request.params.project as string;
-    const funnel = await deps.projects.funnel(project, request.params.funnel as string);
+    const q = request.query;
+    const { project } = request.params;
+    const funnel = await deps.projects.funnel(project, request.params.funnel);
     if (!funnel) throw new NotFoundError('no such funnel');
     const query = await queryOf(project, q);
     const visitors = await funnelSteps(deps.warehouse, query, funnel.steps);
