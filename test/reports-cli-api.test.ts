@@ -138,6 +138,27 @@ describe('tally report --json prints what the read API answers, for every report
     expect(filtered).toMatchObject({ pageviews: 3, visitors: 2, visits: 2 });
   });
 
+  it('traffic, the terminal’s overview: its days are the project’s too, its visits the dashboard’s', async () => {
+    const range = { from: '2026-05-04', to: '2026-05-05' };
+    const overview = JSON.parse(
+      await tally(
+        ['report', 'traffic', '--project', PROJECT, '--from', range.from, '--to', range.to, '--json'],
+        env(),
+      ),
+    );
+    const summary = (await api('traffic/summary', range)) as { pageviews: number; visits: number };
+    expect(overview).toMatchObject({
+      time_zone: TIME_ZONE,
+      pageviews: summary.pageviews,
+      visits: summary.visits,
+    });
+    // fp_y's pageview at 02:00 UTC on 5 May is New York's 4 May.
+    expect(overview.days).toEqual([
+      { day: '2026-05-04', pageviews: 2, visitors: 2, sessions: 2, events: 0 },
+      { day: '2026-05-05', pageviews: 2, visitors: 1, sessions: 1, events: 1 },
+    ]);
+  });
+
   it('traffic/timeseries: a point per zoned day, filtered', async () => {
     const series = (await both('traffic/timeseries', {
       from: '2026-05-03',

@@ -43,8 +43,8 @@ Commands:
                                                       project's time zone's (default: the last 30 days)
   report traffic --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]
                                                       An overview for a terminal: pageviews, visitors, sessions,
-                                                      events, top pages, sources, campaigns and events over UTC
-                                                      days (the dashboard's figures: report traffic/summary)
+                                                      visits, events, top pages, sources, campaigns and events
+                                                      over days of the project's time zone (last 30 by default)
   report mrr --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--filters ...] [--json]
                                                       revenue/mrr: MRR, movements, churn rates, ARPA and cash
                                                       revenue per month (default: the last 12 months)

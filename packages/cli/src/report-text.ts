@@ -21,11 +21,11 @@ export function table(title: string, header: string[], rows: Array<Array<string 
 
 export function trafficText(report: TrafficReport): string {
   return [
-    `${report.project}, ${report.from} to ${report.to} (UTC)\n`,
+    `${report.project}, ${report.from} to ${report.to} (${report.time_zone})\n`,
     table(
       'Totals',
-      ['pageviews', 'visitors', 'sessions', 'events', 'identified customers'],
-      [[report.pageviews, report.visitors, report.sessions, report.events, report.customers]],
+      ['pageviews', 'visitors', 'sessions', 'events', 'identified customers', 'visits'],
+      [[report.pageviews, report.visitors, report.sessions, report.events, report.customers, report.visits]],
     ),
     table(
       'Pages',

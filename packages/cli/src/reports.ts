@@ -5,7 +5,7 @@
 // @tally/reports/queries, the function the dashboard's route calls, so `--json` prints exactly what the API
 // answers. `mrr`, `attribution` and `reconciliation` are short names of the revenue reports, `breakdown` of
 // revenue/breakdown without its `metadata_keys` (the figures only, as it printed before); `traffic` is the
-// terminal's overview (report.ts of @tally/reports/traffic). Without --json a report is a
+// terminal's overview (report.ts of @tally/reports/traffic), its days the project's as well. Without --json a report is a
 // table (report-text.ts).
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
@@ -261,13 +261,11 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
   switch (name) {
     case 'traffic': {
       const limit = integer(flags.limit, 'limit', 1, 10_000);
-      const from = flags.from ?? day(-29);
-      const to = flags.to ?? day();
-      ordered(from, to);
       return {
-        zoned: false,
-        run: async (warehouse, _zone, known) => {
-          const body = await trafficReport(warehouse, { project, from, to, limit });
+        zoned: true,
+        run: async (warehouse, timeZone, known) => {
+          const { from, to } = dayRange(flags, timeZone);
+          const body = await trafficReport(warehouse, { project, from, to, limit, timeZone });
           const quiet = body.pageviews + body.events === 0;
           const note =
             known === 'token'
