@@ -151,6 +151,45 @@ const REPORT_NAMES =
   'attribution, breakdown, reconciliation, revenue/records, revenue/funnel, revenue/customers, ' +
   'revenue/customers/<customer_id>';
 
+const RANGE = ['from', 'to'] as const;
+const CONVERT = ['currency', 'convert_to', 'convert-to', 'interval'] as const;
+/**
+ * The flags each report takes: its operation's query parameters (the API's names), no more, so that a flag
+ * the API would not apply is refused rather than silently left out. `--interval` of the MRR report picks
+ * the daily one.
+ */
+const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
+  traffic: [...RANGE, 'limit'],
+  'traffic/summary': [...RANGE, 'filters', 'compare'],
+  'traffic/timeseries': [...RANGE, 'filters', 'compare', 'interval'],
+  'traffic/breakdown': [...RANGE, 'filters', 'limit', 'sort', 'order', 'property'],
+  'revenue/mrr': [...RANGE, ...CONVERT, 'filters'],
+  'revenue/mrr/daily': [...RANGE, ...CONVERT],
+  'revenue/attribution': [...RANGE, 'currency', 'filters', 'by', 'touch'],
+  'revenue/breakdown': [...RANGE, 'currency', 'filters', 'by'],
+  breakdown: [...RANGE, 'currency', 'filters', 'by'],
+  'revenue/reconciliation': ['month', 'currency'],
+  'revenue/records': [...RANGE, 'currency', 'filters', 'by', 'touch', 'figure', 'key', 'offset', 'limit'],
+  'revenue/funnel': [...RANGE, 'by', 'currency'],
+  'revenue/customers': ['currency', 'filters', 'offset', 'limit'],
+  'revenue/customers/<customer_id>': [],
+};
+
+/** Refuses a flag that the report's operation does not take. */
+function checkFlags(name: string, flags: Flags): void {
+  const key = name.startsWith('traffic/breakdown/')
+    ? 'traffic/breakdown'
+    : name.startsWith('revenue/customers/')
+      ? 'revenue/customers/<customer_id>'
+      : name;
+  const allowed = FLAGS_OF[key] ?? [];
+  for (const [flag, value] of Object.entries(flags))
+    if (flag !== 'project' && value !== undefined && !allowed.some((a) => a === flag))
+      throw new UsageError(
+        `--${flag} is not a parameter of ${key} (it takes ${allowed.map((a) => `--${a}`).join(' ') || 'none'})`,
+      );
+}
+
 /** A flag's value among `allowed` (undefined when not given). */
 function oneOf<T extends string>(
   value: string | undefined,
@@ -487,6 +526,7 @@ export async function runReport(
   )
     throw new UsageError(`unknown report "${given}" (${REPORT_NAMES})`);
   const project = required(flags.project, '--project <id>');
+  checkFlags(name, flags);
   const report = prepare(name, project, flags) as NonNullable<ReturnType<typeof prepare>>;
   return withWarehouse(config, async (warehouse) => {
     const found = await checkProject(config, warehouse, project);
