@@ -159,6 +159,21 @@ describe('tally report --json prints what the read API answers, for every report
     ]);
   });
 
+  it('lays each report out as a table without --json, with the same figures', async () => {
+    const text = (path: string, ...flags: string[]) =>
+      tally(['report', path, '--project', PROJECT, ...flags], env());
+    const summary = await text('traffic/summary', '--from', '2026-05-05', '--to', '2026-05-05');
+    expect(summary).toContain(`Days in ${TIME_ZONE}`);
+    expect(summary).toMatch(/current 2026-05-05 to 2026-05-05\s+1\s+1\s+2/);
+    const pages = await text('traffic/breakdown/page', '--from', '2026-05-04', '--to', '2026-05-05');
+    expect(pages).toMatch(/2\s+\S+%\s+\/pricing/);
+    const series = await text('traffic/timeseries', '--from', '2026-05-04', '--to', '2026-05-05');
+    expect(series).toMatch(/2026-05-05\s+1\s+1\s+2/);
+    const customers = await text('revenue/customers', '--filters', 'plan==business|pro');
+    expect(customers).toContain('2 customers (USD)');
+    expect(customers).toMatch(/\bA\b/);
+  });
+
   it('traffic/timeseries: a point per zoned day, filtered', async () => {
     const series = (await both('traffic/timeseries', {
       from: '2026-05-03',
