@@ -286,7 +286,7 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
     };
   }
   if (name.startsWith('revenue/customers/')) {
-    const customer = decodeURIComponent(name.slice('revenue/customers/'.length));
+    const customer = name.slice('revenue/customers/'.length);
     if (!customer) throw new UsageError('revenue/customers/<customer_id> needs a customer id');
     return {
       zoned: false,
