@@ -71,6 +71,29 @@ const MISTAKES: Array<[string[], RegExp]> = [
   [['report', 'reconciliation', '--project', 'shop', '--month', '2026-13'], /--month must be a month/],
   [['report', 'breakdown', '--project', 'shop', '--by', 'moon'], /by must be one of plan/],
   [['report', 'breakdown', '--project', 'shop', '--filters', 'plan~~pro'], /plan~~pro|filter/],
+  [
+    ['report', 'revenue/mrr/daily', '--project', 'shop', '--filters', 'plan==pro'],
+    /--filters is not a parameter of revenue\/mrr\/daily/,
+  ],
+  [
+    ['report', 'mrr', '--project', 'shop', '--daily', '--filters', 'plan==pro'],
+    /--filters is not a parameter/,
+  ],
+  [
+    ['report', 'revenue/funnel', '--project', 'shop', '--filters', 'plan==pro'],
+    /--filters is not a parameter/,
+  ],
+  [
+    ['report', 'traffic/breakdown/moon', '--project', 'shop'],
+    /--dimension of traffic\/breakdown\/<dimension> takes page/,
+  ],
+  [
+    ['report', 'traffic/summary', '--project', 'shop', '--compare', 'week'],
+    /--compare takes previous, year, none/,
+  ],
+  [['report', 'traffic/summary', '--project', 'shop', '--filters', 'moon==1'], /unknown filter dimension/],
+  [['report', 'revenue/records', '--project', 'shop'], /--figure is required/],
+  [['report', 'revenue/customers', '--project', 'shop', '--limit', '0'], /--limit takes a whole number/],
   [['revenue'], /unknown revenue action ""/],
   [['revenue', 'search', '--metadata', 'novalue'], /--metadata takes key=value/],
   [['revenue', 'search'], /--project <id> is required/],

@@ -28,29 +28,46 @@ Commands:
                                                       List, remove, grant projects, new sign-in link
   sql "<statement>"                                   Run SQL on the warehouse; rows are printed as JSON lines
   migrate                                             Apply the warehouse's schema migrations
+  report <path> --project <id> [the API's query parameters as flags] [--json]
+                                                      Any report of the read API, GET /api/v1/projects/{id}/<path>:
+                                                      --json prints exactly the API's answer to the same query.
+                                                      Flags are its parameter names: --from --to --filters
+                                                      --compare --interval --limit --offset --sort --order
+                                                      --property --currency --convert_to --by --touch --month
+                                                      --figure --key (a flag the report does not take is
+                                                      refused). Paths: traffic/summary,
+                                                      traffic/timeseries, traffic/breakdown/<dimension>,
+                                                      revenue/mrr, revenue/mrr/daily, revenue/attribution,
+                                                      revenue/breakdown, revenue/reconciliation, revenue/records,
+                                                      revenue/funnel, revenue/customers,
+                                                      revenue/customers/<customer_id>. Traffic days are the
+                                                      project's time zone's (default: the last 30 days)
   report traffic --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]
-                                                      Pageviews, visitors, sessions, events, top pages, sources,
-                                                      campaigns and events (default: the last 30 days)
-  report mrr --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--json]
-                                                      MRR, movements, churn rates, ARPA and cash revenue per
-                                                      month (default: the last 12 months)
+                                                      An overview for a terminal: pageviews, visitors, sessions,
+                                                      visits, events, top pages, sources, campaigns and events
+                                                      over days of the project's time zone (last 30 by default)
+  report mrr --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--filters ...] [--json]
+                                                      revenue/mrr: MRR, movements, churn rates, ARPA and cash
+                                                      revenue per month (default: the last 12 months)
   report mrr --daily --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--currency USD] [--json]
-                                                      The same per day (UTC; default: the last 30 days, at
-                                                      most 366): MRR, ARR, paying customers, movements, cash
-  report mrr ... --convert-to EUR                     Every currency converted with the loaded exchange rates
-                                                      and added (rates used and currencies left out listed)
+                                                      revenue/mrr/daily: the same per day (UTC; default: the last
+                                                      30 days, at most 366): MRR, ARR, paying customers, cash
+  report mrr ... --convert_to EUR                     Every currency converted with the loaded exchange rates
+                                                      and added (rates used and currencies left out listed);
+                                                      --convert-to is the same flag
   report attribution --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD]
-                     [--by channel|source|utm_campaign] [--touch first|last] [--json]
-                                                      MRR movements, MRR at the end, paying customers and cash
-                                                      by the customers' first (or last) touch
+                     [--by channel|source|utm_campaign] [--touch first|last] [--filters ...] [--json]
+                                                      revenue/attribution: MRR movements, MRR at the end, paying
+                                                      customers and cash by the customers' first (or last) touch
   report breakdown --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD]
                    [--by plan|interval|coupon|source|campaign|payment_processor|metadata.<key>]
                    [--filters "plan==pro;metadata.team!=internal"] [--json]
-                                                      The same figures by a customer attribute (its value on
-                                                      its latest record that has one), rows adding up to the total
+                                                      revenue/breakdown without its metadata_keys: the same
+                                                      figures by a customer attribute (its value on its latest
+                                                      record that has one)
   report reconciliation --project <id> [--month YYYY-MM] [--currency USD] [--json]
-                                                      A month's cash by kind, the MRR bridge (exit 1 if it does
-                                                      not close) and data warnings with their record ids
+                                                      revenue/reconciliation: a month's cash by kind, the MRR
+                                                      bridge (exit 1 if it does not close) and data warnings
   revenue search --project <id> --metadata key=value [...] [--json]
                                                       Revenue records whose metadata has these keys and values
   revenue rates load <file.csv> | list [--base EUR] [--json]

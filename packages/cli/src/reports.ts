@@ -1,38 +1,71 @@
-// `tally report traffic|mrr|attribution|breakdown|reconciliation` and `tally revenue search`: the warehouse's reports
-// (the daily MRR report, --convert-to and `tally revenue rates` are in revenue-rates.ts)
-// for one project, as JSON (--json) or as text for a terminal. Attribution and reconciliation run the same
-// functions as the dashboard's API, so both give the same figures.
+// `tally report <name>` and `tally revenue search`: the reports of one project. Each report is named by the
+// path of its read API operation (GET /api/v1/projects/{project}/<name>: traffic/summary,
+// revenue/attribution, …) and takes that operation's query parameters as flags (--from, --filters,
+// --convert_to, …); its flags are parsed into the query value of the report's one function in
+// @tally/reports/queries, the function the dashboard's route calls, so `--json` prints exactly what the API
+// answers. `mrr`, `attribution` and `reconciliation` are short names of the revenue reports, `breakdown` of
+// revenue/breakdown without its `metadata_keys` (the figures only, as it printed before); `traffic` is the
+// terminal's overview (report.ts of @tally/reports/traffic), its days the project's as well. Without --json a report is a
+// table (report-text.ts).
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { divideRounded, toMicros } from '@tally/contract';
-import { addMonths, DAY_MS, monthStart, utcDayOf, utcMonthOf } from '@tally/reports/calendar';
+import { addMonths, DAY_MS, todayIn, utcDayOf, utcMonthOf } from '@tally/reports/calendar';
+import {
+  revenueAttributionReport,
+  revenueBreakdownReport,
+  revenueCustomerReport,
+  revenueCustomersReport,
+  revenueFunnelReport,
+  revenueMrrDailyReport,
+  revenueMrrReport,
+  revenueReconciliationReport,
+  revenueRecordsReport,
+  type TrafficCompare,
+  trafficBreakdownReport,
+  trafficSummaryReport,
+  trafficTimeseriesReport,
+} from '@tally/reports/queries';
 import {
   ATTRIBUTION_DIMENSIONS,
-  type Attribution,
   type AttributionDimension,
+  type ConvertedDay,
+  type ConvertedMonth,
+  checkDayRange,
   checkMonth,
   checkMonthRange,
   checkRevenueDimension,
   currencyOf,
-  filterRevenueRecords,
+  DRILLDOWN_FIGURES,
+  type DrilldownFigure,
   type MonthlyRevenue,
-  mrrReport,
   parseRevenueFilters,
-  type Reconciliation,
-  readCustomerAttributes,
-  readCustomerTouches,
-  readMrrInputs,
-  readStoredMovements,
-  reconcile,
-  revenueAttribution,
-  revenueBreakdown,
   searchRevenue,
   TOUCHES,
   type Touch,
 } from '@tally/reports/revenue';
-import { type TrafficReport, trafficReport } from '@tally/reports/traffic';
+import {
+  BREAKDOWN_DIMENSIONS,
+  type BreakdownDimension,
+  checkRange,
+  parseFilters,
+  type TrafficInterval,
+  trafficReport,
+} from '@tally/reports/traffic';
+import { openStateStore, ProjectStore } from '@tally/state-store';
+import { connectRedis } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
-import { convertedMonthlyReport, dailyMrrReport, runRates } from './revenue-rates.ts';
+import {
+  breakdownText,
+  groupsText,
+  money,
+  mrrTable,
+  reconciliationText,
+  rowsText,
+  summaryText,
+  timeseriesText,
+  trafficText,
+} from './report-text.ts';
+import { convertedMonthlyText, dailyMrrText, runRates } from './revenue-rates.ts';
 import { tokenStoreOf } from './tokens.ts';
 import { UsageError } from './usage-error.ts';
 import { withWarehouse } from './warehouse.ts';
@@ -69,322 +102,440 @@ async function checkProject(
   );
 }
 
+/** The project's time zone, as the dashboard keeps it (default UTC): its traffic days are counted in it. */
+async function projectTimeZone(config: TallyConfig, project: string): Promise<string> {
+  const redis = connectRedis(config);
+  const store = openStateStore(config, redis);
+  try {
+    return (await new ProjectStore(store).settings(project)).time_zone;
+  } finally {
+    await store.close();
+    redis?.disconnect();
+  }
+}
+
+/** The flags of `tally report`: the read API's query parameter names (and --convert-to, --daily, --json). */
+const OPTIONS = {
+  project: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  filters: { type: 'string' },
+  compare: { type: 'string' },
+  interval: { type: 'string' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
+  sort: { type: 'string' },
+  order: { type: 'string' },
+  property: { type: 'string' },
+  currency: { type: 'string' },
+  convert_to: { type: 'string' },
+  'convert-to': { type: 'string' },
+  by: { type: 'string' },
+  touch: { type: 'string' },
+  month: { type: 'string' },
+  figure: { type: 'string' },
+  key: { type: 'string' },
+  daily: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+} as const;
+type Flags = Partial<Record<Exclude<keyof typeof OPTIONS, 'daily' | 'json'>, string>>;
+
+/** The short names of the revenue reports. */
+const SHORT_NAMES: Record<string, string> = {
+  mrr: 'revenue/mrr',
+  attribution: 'revenue/attribution',
+  reconciliation: 'revenue/reconciliation',
+};
+const REPORT_NAMES =
+  'traffic, traffic/summary, traffic/timeseries, traffic/breakdown/<dimension>, mrr, revenue/mrr/daily, ' +
+  'attribution, breakdown, reconciliation, revenue/records, revenue/funnel, revenue/customers, ' +
+  'revenue/customers/<customer_id>';
+
+const RANGE = ['from', 'to'] as const;
+const CONVERT = ['currency', 'convert_to', 'convert-to', 'interval'] as const;
+/**
+ * The flags each report takes: its operation's query parameters (the API's names), no more, so that a flag
+ * the API would not apply is refused rather than silently left out. `--interval` of the MRR report picks
+ * the daily one.
+ */
+const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
+  traffic: [...RANGE, 'limit'],
+  'traffic/summary': [...RANGE, 'filters', 'compare'],
+  'traffic/timeseries': [...RANGE, 'filters', 'compare', 'interval'],
+  'traffic/breakdown': [...RANGE, 'filters', 'limit', 'sort', 'order', 'property'],
+  'revenue/mrr': [...RANGE, ...CONVERT, 'filters'],
+  'revenue/mrr/daily': [...RANGE, ...CONVERT],
+  'revenue/attribution': [...RANGE, 'currency', 'filters', 'by', 'touch'],
+  'revenue/breakdown': [...RANGE, 'currency', 'filters', 'by'],
+  breakdown: [...RANGE, 'currency', 'filters', 'by'],
+  'revenue/reconciliation': ['month', 'currency'],
+  'revenue/records': [...RANGE, 'currency', 'filters', 'by', 'touch', 'figure', 'key', 'offset', 'limit'],
+  'revenue/funnel': [...RANGE, 'by', 'currency'],
+  'revenue/customers': ['currency', 'filters', 'offset', 'limit'],
+  'revenue/customers/<customer_id>': [],
+};
+
+/** Refuses a flag that the report's operation does not take. */
+function checkFlags(name: string, flags: Flags): void {
+  const key = name.startsWith('traffic/breakdown/')
+    ? 'traffic/breakdown'
+    : name.startsWith('revenue/customers/')
+      ? 'revenue/customers/<customer_id>'
+      : name;
+  const allowed = FLAGS_OF[key] ?? [];
+  for (const [flag, value] of Object.entries(flags))
+    if (flag !== 'project' && value !== undefined && !allowed.some((a) => a === flag))
+      throw new UsageError(
+        `--${flag} is not a parameter of ${key} (it takes ${allowed.map((a) => `--${a}`).join(' ') || 'none'})`,
+      );
+}
+
+/** A flag's value among `allowed` (undefined when not given). */
+function oneOf<T extends string>(
+  value: string | undefined,
+  allowed: readonly T[],
+  flag: string,
+): T | undefined {
+  if (value !== undefined && !allowed.includes(value as T))
+    throw new UsageError(`--${flag} takes ${allowed.join(', ')}`);
+  return value as T | undefined;
+}
+
+/** A whole-number flag from `min` to `max` (undefined when not given). */
+function integer(value: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max)
+    throw new UsageError(`--${flag} takes a whole number from ${min} to ${max}`);
+  return n;
+}
+
+/** A range's ends, in order. */
+function ordered(from: string, to: string): void {
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+}
+
+/** A range of months: the last 12 (UTC) by default. */
+function monthRange(flags: Flags): { from: string; to: string } {
+  const from = flags.from ?? monthOf(-11);
+  const to = flags.to ?? monthOf(0);
+  checkMonth(from, 'from');
+  checkMonth(to, 'to');
+  ordered(from, to);
+  checkMonthRange(from, to);
+  return { from, to };
+}
+
+/** A range of days in `timeZone`: the last 30 (today included) by default. */
+function dayRange(flags: Flags, timeZone: string): { from: string; to: string } {
+  const today = todayIn(timeZone);
+  const to = flags.to ?? today;
+  const from = flags.from ?? utcDayOf(Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS);
+  ordered(from, to);
+  checkRange(from, to);
+  return { from, to };
+}
+
+/** What a report prints: its API body (--json) or a table, a note on stderr, and its exit code. */
+interface Printed {
+  body: unknown;
+  text: () => string;
+  note?: string | undefined;
+  exit?: number;
+}
+/** A report whose flags are checked: it runs once the warehouse and the project's time zone are known. */
+type Prepared = (warehouse: Warehouse, timeZone: string, known: 'records' | 'token') => Promise<Printed>;
+
+/**
+ * Checks a report's flags (before anything is opened: a mistake is exit 2) and answers how to run it, or
+ * null for an unknown report; `zoned` when its days are the project's.
+ */
+function prepare(name: string, project: string, flags: Flags): { zoned: boolean; run: Prepared } | null {
+  const trafficFilters = () => parseFilters(flags.filters);
+  const revenueFilters = () => parseRevenueFilters(flags.filters);
+  const compare = () => oneOf<TrafficCompare>(flags.compare, ['previous', 'year', 'none'], 'compare');
+  const by = () => oneOf<AttributionDimension>(flags.by, ATTRIBUTION_DIMENSIONS, 'by');
+  const touch = () => oneOf<Touch>(flags.touch, TOUCHES, 'touch');
+  const convertTo = flags.convert_to ?? flags['convert-to'];
+  if (flags.from && flags.to) ordered(flags.from, flags.to);
+  if (name.startsWith('traffic/breakdown/')) {
+    const dimension = oneOf<BreakdownDimension>(
+      name.slice('traffic/breakdown/'.length),
+      BREAKDOWN_DIMENSIONS,
+      'dimension of traffic/breakdown/<dimension>',
+    ) as BreakdownDimension;
+    const filters = trafficFilters();
+    const limit = integer(flags.limit, 'limit', 1, 10_000);
+    const order = oneOf(flags.order, ['asc', 'desc'] as const, 'order');
+    return {
+      zoned: true,
+      run: async (warehouse, timeZone) => {
+        const body = await trafficBreakdownReport(warehouse, {
+          project,
+          ...dayRange(flags, timeZone),
+          timeZone,
+          filters,
+          dimension,
+          property: flags.property,
+          limit,
+          sort: flags.sort,
+          order,
+        });
+        return { body, text: () => breakdownText(body) };
+      },
+    };
+  }
+  if (name.startsWith('revenue/customers/')) {
+    const customer = name.slice('revenue/customers/'.length);
+    if (!customer) throw new UsageError('revenue/customers/<customer_id> needs a customer id');
+    return {
+      zoned: false,
+      run: async (warehouse) => {
+        const body = await revenueCustomerReport(warehouse, { project, customer_id: customer });
+        if (!body) throw new Error(`no customer "${customer}" in ${project}`);
+        return { body, text: () => `${JSON.stringify(body, null, 2)}\n` };
+      },
+    };
+  }
+  switch (name) {
+    case 'traffic': {
+      const limit = integer(flags.limit, 'limit', 1, 10_000);
+      return {
+        zoned: true,
+        run: async (warehouse, timeZone, known) => {
+          const { from, to } = dayRange(flags, timeZone);
+          const body = await trafficReport(warehouse, { project, from, to, limit, timeZone });
+          const quiet = body.pageviews + body.events === 0;
+          const note =
+            known === 'token'
+              ? `no records for ${project} yet\n`
+              : `no traffic for ${project} from ${from} to ${to}\n`;
+          return { body, text: () => trafficText(body), note: quiet ? note : undefined };
+        },
+      };
+    }
+    case 'traffic/summary': {
+      const filters = trafficFilters();
+      const comparison = compare();
+      return {
+        zoned: true,
+        run: async (warehouse, timeZone) => {
+          const query = { project, ...dayRange(flags, timeZone), timeZone, filters, compare: comparison };
+          const body = await trafficSummaryReport(warehouse, query);
+          return { body, text: () => summaryText(body) };
+        },
+      };
+    }
+    case 'traffic/timeseries': {
+      const filters = trafficFilters();
+      const comparison = compare();
+      const interval = oneOf<TrafficInterval>(flags.interval, ['hour', 'day', 'week', 'month'], 'interval');
+      return {
+        zoned: true,
+        run: async (warehouse, timeZone) => {
+          const range = dayRange(flags, timeZone);
+          const query = { project, ...range, timeZone, filters, compare: comparison, interval };
+          const body = await trafficTimeseriesReport(warehouse, query);
+          return { body, text: () => timeseriesText(body) };
+        },
+      };
+    }
+    case 'revenue/mrr': {
+      const range = monthRange(flags);
+      const filters = revenueFilters();
+      if (flags.currency !== undefined) currencyOf(flags.currency);
+      if (convertTo !== undefined) currencyOf(convertTo);
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const query = { project, ...range, currency: flags.currency, filters, convert_to: convertTo };
+          const body = await revenueMrrReport(warehouse, query);
+          if (convertTo) return { body, text: () => convertedMonthlyText(body as ConvertedMonth[], money) };
+          const months = body as MonthlyRevenue[];
+          const any = months.some((m) => m.mrr_end !== '0' || m.cash_revenue !== '0' || m.mrr_start !== '0');
+          const note = any ? undefined : `no revenue for ${project} from ${range.from} to ${range.to}\n`;
+          return { body, text: () => mrrTable(months), note };
+        },
+      };
+    }
+    case 'revenue/mrr/daily': {
+      const range = { from: flags.from ?? day(-29), to: flags.to ?? day() };
+      ordered(range.from, range.to);
+      checkDayRange(range.from, range.to);
+      if (flags.currency !== undefined) currencyOf(flags.currency);
+      if (convertTo !== undefined) currencyOf(convertTo);
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const query = { project, ...range, currency: flags.currency, convert_to: convertTo };
+          const body = await revenueMrrDailyReport(warehouse, query);
+          return { body, text: () => dailyMrrText(body as ConvertedDay[], money) };
+        },
+      };
+    }
+    case 'revenue/attribution': {
+      const range = monthRange(flags);
+      const query = {
+        project,
+        ...range,
+        currency: currencyOf(flags.currency),
+        filters: revenueFilters(),
+        by: by(),
+        touch: touch(),
+      };
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const body = await revenueAttributionReport(warehouse, query);
+          const title = `${body.from} to ${body.to}, ${body.currency}, by ${body.touch}-touch ${body.by}`;
+          return { body, text: () => groupsText(body, title) };
+        },
+      };
+    }
+    case 'revenue/breakdown':
+    case 'breakdown': {
+      const range = monthRange(flags);
+      const dimension = flags.by ?? 'plan';
+      checkRevenueDimension(dimension);
+      const query = {
+        project,
+        ...range,
+        currency: currencyOf(flags.currency),
+        filters: revenueFilters(),
+        by: dimension,
+      };
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const answer = await revenueBreakdownReport(warehouse, query);
+          // The short name prints the figures only, as it did before the API listed the metadata keys.
+          const { metadata_keys: _keys, ...figures } = answer;
+          const body = name === 'breakdown' ? figures : answer;
+          const title = `${body.from} to ${body.to}, ${body.currency}, by ${body.by}`;
+          return { body, text: () => groupsText(body, title) };
+        },
+      };
+    }
+    case 'revenue/reconciliation': {
+      const month = flags.month ?? monthOf(0);
+      checkMonth(month, '--month');
+      const query = { project, month, currency: currencyOf(flags.currency) };
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const body = await revenueReconciliationReport(warehouse, query);
+          return { body, text: () => reconciliationText(body), exit: body.errors.length === 0 ? 0 : 1 };
+        },
+      };
+    }
+    case 'revenue/records': {
+      const range = monthRange(flags);
+      const figure = oneOf<DrilldownFigure>(
+        required(flags.figure, '--figure'),
+        DRILLDOWN_FIGURES,
+        'figure',
+      ) as DrilldownFigure;
+      const query = {
+        project,
+        ...range,
+        currency: currencyOf(flags.currency),
+        filters: revenueFilters(),
+        by: by(),
+        touch: touch(),
+        figure,
+        key: flags.key,
+        offset: integer(flags.offset, 'offset', 0, 10_000_000),
+        limit: integer(flags.limit, 'limit', 1, 10_000),
+      };
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const body = await revenueRecordsReport(warehouse, query);
+          const title = `${body.figure} ${body.from} to ${body.to}, ${body.currency}: ${body.total} (${body.count} items)`;
+          return { body, text: () => rowsText(title, body.items) };
+        },
+      };
+    }
+    case 'revenue/funnel': {
+      const dimension = by();
+      const currency = currencyOf(flags.currency);
+      return {
+        zoned: true,
+        run: async (warehouse, timeZone) => {
+          const range = dayRange(flags, timeZone);
+          const query = { project, ...range, timeZone, by: dimension, currency };
+          const body = await revenueFunnelReport(warehouse, query);
+          return { body, text: () => rowsText(`${range.from} to ${range.to}, ${body.currency}`, body.rows) };
+        },
+      };
+    }
+    case 'revenue/customers': {
+      const query = {
+        project,
+        currency: currencyOf(flags.currency),
+        filters: revenueFilters(),
+        offset: integer(flags.offset, 'offset', 0, 10_000_000),
+        limit: integer(flags.limit, 'limit', 1, 1000),
+      };
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const body = await revenueCustomersReport(warehouse, query);
+          const title = `${body.total} customers (${body.currency}), from ${body.offset + 1}`;
+          return { body, text: () => rowsText(title, body.customers) };
+        },
+      };
+    }
+    default:
+      return null;
+  }
+}
+
 export async function runReport(
   config: TallyConfig,
   argv: string[],
   parseArgs: typeof ParseArgs,
 ): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      project: { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      currency: { type: 'string' },
-      limit: { type: 'string' },
-      month: { type: 'string' },
-      by: { type: 'string' },
-      touch: { type: 'string' },
-      filters: { type: 'string' },
-      daily: { type: 'boolean', default: false },
-      interval: { type: 'string' },
-      'convert-to': { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  const [kind] = positionals;
-  if (values.interval !== undefined && values.interval !== 'day' && values.interval !== 'month')
-    throw new UsageError('--interval takes day or month');
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  const [given = ''] = positionals;
+  const { daily, json, ...flags } = values;
+  let name = SHORT_NAMES[given] ?? given;
+  if (name === 'revenue/mrr') {
+    if (flags.interval !== undefined && flags.interval !== 'day' && flags.interval !== 'month')
+      throw new UsageError('--interval takes day or month');
+    if (daily || flags.interval === 'day') name = 'revenue/mrr/daily';
+  }
+  const known = [
+    'traffic',
+    'traffic/summary',
+    'traffic/timeseries',
+    'revenue/mrr',
+    'revenue/mrr/daily',
+    'revenue/attribution',
+    'revenue/breakdown',
+    'breakdown',
+    'revenue/reconciliation',
+    'revenue/records',
+    'revenue/funnel',
+    'revenue/customers',
+  ];
   if (
-    kind !== 'traffic' &&
-    kind !== 'mrr' &&
-    kind !== 'attribution' &&
-    kind !== 'breakdown' &&
-    kind !== 'reconciliation'
+    !known.includes(name) &&
+    !name.startsWith('traffic/breakdown/') &&
+    !name.startsWith('revenue/customers/')
   )
-    throw new UsageError(
-      `unknown report "${kind ?? ''}" (traffic, mrr, attribution, breakdown or reconciliation)`,
-    );
-  const project = required(values.project, '--project <id>');
-  if (kind === 'reconciliation') {
-    const month = values.month ?? monthOf(0);
-    checkMonth(month, '--month');
-    const currency = currencyOf(values.currency);
-    return withWarehouse(config, async (warehouse) => {
-      await checkProject(config, warehouse, project);
-      const [records, stored] = await Promise.all([
-        readMrrInputs(warehouse, { project, until: monthStart(month, 1), currency }),
-        readStoredMovements(warehouse, { project, month, currency }),
-      ]);
-      const report = reconcile(records, { month, currency, stored });
-      process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : reconciliationText(report));
-      return report.errors.length === 0 ? 0 : 1;
-    });
-  }
-  if (kind === 'attribution') {
-    const from = values.from ?? monthOf(-11);
-    const to = values.to ?? monthOf(0);
-    checkMonthRange(from, to);
-    const by = (values.by ?? 'channel') as AttributionDimension;
-    if (!ATTRIBUTION_DIMENSIONS.includes(by))
-      throw new UsageError(`--by takes ${ATTRIBUTION_DIMENSIONS.join(', ')}`);
-    const touch = (values.touch ?? 'first') as Touch;
-    if (!TOUCHES.includes(touch)) throw new UsageError(`--touch takes ${TOUCHES.join(' or ')}`);
-    const currency = currencyOf(values.currency);
-    return withWarehouse(config, async (warehouse) => {
-      await checkProject(config, warehouse, project);
-      const [records, touches] = await Promise.all([
-        readMrrInputs(warehouse, { project, until: monthStart(to, 1), currency }),
-        readCustomerTouches(warehouse, project),
-      ]);
-      const report = revenueAttribution(records, { from, to, currency, by, touch, touches });
-      process.stdout.write(
-        values.json
-          ? `${JSON.stringify(report)}\n`
-          : groupsText(
-              report,
-              `${report.from} to ${report.to}, ${report.currency}, by ${report.touch}-touch ${report.by}`,
-            ),
-      );
-      return 0;
-    });
-  }
-  if (kind === 'breakdown') {
-    // The dashboard's …/revenue/breakdown: the same functions, so the same figures.
-    const from = values.from ?? monthOf(-11);
-    const to = values.to ?? monthOf(0);
-    checkMonthRange(from, to);
-    const by = values.by ?? 'plan';
-    checkRevenueDimension(by);
-    const filters = parseRevenueFilters(values.filters);
-    const currency = currencyOf(values.currency);
-    const until = monthStart(to, 1);
-    return withWarehouse(config, async (warehouse) => {
-      await checkProject(config, warehouse, project);
-      const [all, attributes] = await Promise.all([
-        readMrrInputs(warehouse, { project, until, currency }),
-        readCustomerAttributes(warehouse, { project, dimensions: [by], until }),
-      ]);
-      const records = await filterRevenueRecords(warehouse, all, { project, filters, until });
-      const groupValues = attributes.get(by) ?? new Map<string, string>();
-      const report = revenueBreakdown(records, { from, to, currency, by, values: groupValues });
-      process.stdout.write(
-        values.json
-          ? `${JSON.stringify(report)}\n`
-          : groupsText(report, `${report.from} to ${report.to}, ${report.currency}, by ${report.by}`),
-      );
-      return 0;
-    });
-  }
-  if (kind === 'mrr' && (values.daily || values.interval === 'day')) {
-    // The last 30 days (today included) by default, as traffic.
-    const options = {
-      project,
-      from: values.from ?? day(-29),
-      to: values.to ?? day(),
-      currency: values.currency,
-    };
-    return withWarehouse(config, async (warehouse) => {
-      await checkProject(config, warehouse, project);
-      process.stdout.write(
-        await dailyMrrReport(warehouse, options, values['convert-to'], money, values.json),
-      );
-      return 0;
-    });
-  }
-  // Sensible ranges: the last 30 days (today included) of traffic, the last 12 months of revenue.
-  const from = values.from ?? (kind === 'traffic' ? day(-29) : monthOf(-11));
-  const to = values.to ?? (kind === 'traffic' ? day() : monthOf());
-  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+    throw new UsageError(`unknown report "${given}" (${REPORT_NAMES})`);
+  const project = required(flags.project, '--project <id>');
+  checkFlags(name, flags);
+  const report = prepare(name, project, flags) as NonNullable<ReturnType<typeof prepare>>;
   return withWarehouse(config, async (warehouse) => {
-    const known = await checkProject(config, warehouse, project);
-    if (kind === 'traffic') {
-      const limit = values.limit ? Number(values.limit) : undefined;
-      const report = await trafficReport(warehouse, { project, from, to, limit });
-      if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-      else process.stdout.write(trafficText(report));
-      if (!values.json && report.pageviews + report.events === 0) {
-        process.stderr.write(
-          known === 'token'
-            ? `no records for ${project} yet\n`
-            : `no traffic for ${project} from ${from} to ${to}\n`,
-        );
-      }
-      return 0;
-    }
-    const report = await mrrReport(warehouse, { project, from, to, currency: values.currency });
-    const convertTo = values['convert-to'];
-    if (convertTo) {
-      process.stdout.write(await convertedMonthlyReport(warehouse, report, convertTo, money, values.json));
-      return 0;
-    }
-    process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : mrrTable(report));
-    const any = report.some((m) => m.mrr_end !== '0' || m.cash_revenue !== '0' || m.mrr_start !== '0');
-    if (!values.json && !any) process.stderr.write(`no revenue for ${project} from ${from} to ${to}\n`);
-    return 0;
+    const found = await checkProject(config, warehouse, project);
+    const timeZone = report.zoned ? await projectTimeZone(config, project) : 'UTC';
+    const printed = await report.run(warehouse, timeZone, found);
+    process.stdout.write(json ? `${JSON.stringify(printed.body)}\n` : printed.text());
+    if (!json && printed.note) process.stderr.write(printed.note);
+    return printed.exit ?? 0;
   });
-}
-
-/** A plain table: a header line, then rows; numbers right-aligned, text left-aligned. */
-function table(title: string, header: string[], rows: Array<Array<string | number>>): string {
-  if (rows.length === 0) return `${title}: none\n`;
-  const cells = rows.map((row) => row.map(String));
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
-  const numeric = header.map((_, i) => rows.every((r) => typeof r[i] === 'number'));
-  const line = (row: string[]) =>
-    `  ${row
-      .map((c, i) => (numeric[i] ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number)))
-      .join('  ')
-      .trimEnd()}\n`;
-  return `${title}\n${line(header)}${cells.map(line).join('')}`;
-}
-
-function trafficText(report: TrafficReport): string {
-  return [
-    `${report.project}, ${report.from} to ${report.to} (UTC)\n`,
-    table(
-      'Totals',
-      ['pageviews', 'visitors', 'sessions', 'events', 'identified customers'],
-      [[report.pageviews, report.visitors, report.sessions, report.events, report.customers]],
-    ),
-    table(
-      'Pages',
-      ['pageviews', 'visitors', 'path'],
-      report.paths.map((p) => [p.pageviews, p.visitors, p.path || '(none)']),
-    ),
-    table(
-      'Sources',
-      ['pageviews', 'visitors', 'source'],
-      report.referrer_sources.map((r) => [r.pageviews, r.visitors, r.referrer_source || 'Direct / None']),
-    ),
-    table(
-      'Campaigns',
-      ['pageviews', 'visitors', 'utm_source', 'utm_medium', 'utm_campaign'],
-      report.campaigns.map((c) => [c.pageviews, c.visitors, c.utm_source, c.utm_medium, c.utm_campaign]),
-    ),
-    table(
-      'Events',
-      ['events', 'visitors', 'name'],
-      report.event_names.map((e) => [e.events, e.visitors, e.event_name]),
-    ),
-  ].join('\n');
-}
-
-const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(2)}%`);
-/** Exact decimal text rounded to cents for the table (halves away from zero), e.g. 93.33. */
-function money(value: string | null): string {
-  if (value === null) return '—';
-  const cents = divideRounded(toMicros(value), 10_000n);
-  const abs = cents < 0n ? -cents : cents;
-  return `${cents < 0n ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`;
-}
-
-function mrrTable(report: MonthlyRevenue[]): string {
-  const header = [
-    'month',
-    'cur',
-    'MRR start',
-    'new',
-    'expansion',
-    'reactiv.',
-    'contract.',
-    'churn',
-    'MRR end',
-    'net new',
-    'gross churn',
-    'net churn',
-    'logo churn',
-    'ARPA',
-    'cash',
-  ];
-  const lines = report.map((m) => [
-    m.month,
-    m.currency,
-    money(m.mrr_start),
-    money(m.new),
-    money(m.expansion),
-    money(m.reactivation),
-    money(m.contraction),
-    money(m.churn),
-    money(m.mrr_end),
-    money(m.net_new),
-    percent(m.gross_revenue_churn_rate),
-    percent(m.net_revenue_churn_rate),
-    percent(m.customer_churn_rate),
-    money(m.arpa),
-    money(m.cash_revenue),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
-  const format = (cells: string[]) => `${cells.map((c, i) => c.padStart(widths[i] as number)).join('  ')}\n`;
-  const warnings = report.flatMap((m) =>
-    m.data_warnings.map((w) => `warning: ${m.month} ${w.transaction_id} (${w.customer_id}): ${w.message}\n`),
-  );
-  return [format(header), ...lines.map(format), ...warnings].join('');
-}
-
-/** Rows of groups (attribution, breakdown) and their total as a terminal table under `title`. */
-function groupsText(report: Pick<Attribution, 'rows' | 'total'>, title: string): string {
-  const header = [
-    'key',
-    'customers',
-    'paying',
-    'new',
-    'expansion',
-    'reactiv.',
-    'contract.',
-    'churn',
-    'MRR end',
-    'cash',
-  ];
-  const line = (key: string, r: Attribution['total']) => [
-    key,
-    String(r.customers),
-    String(r.paying_customers),
-    money(r.new),
-    money(r.expansion),
-    money(r.reactivation),
-    money(r.contraction),
-    money(r.churn),
-    money(r.mrr_end),
-    money(r.cash_revenue),
-  ];
-  const lines = [...report.rows.map((r) => line(r.key, r)), line('total', report.total)];
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
-  const format = (cells: string[]) =>
-    `${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ')}\n`;
-  return [`${title}\n`, format(header), ...lines.map(format)].join('');
-}
-
-function reconciliationText(r: Reconciliation): string {
-  const b = r.bridge;
-  const rows: Array<[string, string]> = [
-    ['cash: recurring', money(r.cash.recurring)],
-    ['cash: one-off', money(r.cash.one_off)],
-    ['cash: refunds', money(r.cash.refunds)],
-    ['cash: churn', money(r.cash.churn)],
-    ['cash: unlabelled', money(r.cash.unlabelled)],
-    ['cash: total', money(r.cash.total)],
-    ['MRR start', money(b.mrr_start)],
-    ['+ new', money(b.new)],
-    ['+ expansion', money(b.expansion)],
-    ['+ reactivation', money(b.reactivation)],
-    ['- contraction', money(b.contraction)],
-    ['- churn', money(b.churn)],
-    ['= computed end', money(b.computed_end)],
-    ['MRR end', money(b.mrr_end)],
-  ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  const amount = Math.max(...rows.map(([, v]) => v.length));
-  return [
-    `${r.month}, ${r.currency}\n`,
-    ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v.padStart(amount)}\n`),
-    b.closes ? '  the bridge closes\n' : '',
-    ...r.errors.map((e) => `error: ${e}\n`),
-    ...r.warnings.map(
-      (w) => `warning: ${w.transaction_id} (${w.customer_id}) ${w.record_ids.join(' ')}: ${w.message}\n`,
-    ),
-  ].join('');
 }
 
 export async function runRevenue(

@@ -1,55 +1,27 @@
-// `tally report mrr --daily` (or `--interval day`), `--convert-to XXX` of `tally report mrr`, and
-// `tally revenue rates load FILE.csv | list`: the daily MRR report and the operator's exchange rates, with the
-// same functions as the dashboard's API (@tally/reports revenue/daily.ts, revenue/exchange-rates.ts), so both
-// give the same figures. Rates come only from the operator's file: Tally never fetches them.
+// The tables of `tally report mrr --daily` (or `--interval day`) and of `--convert_to XXX` of `tally report
+// mrr` (their figures are @tally/reports/queries', as the dashboard's API answers them), and
+// `tally revenue rates load FILE.csv | list`: the operator's exchange rates (revenue/exchange-rates.ts).
+// Rates come only from the operator's file: Tally never fetches them.
 import { readFileSync } from 'node:fs';
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { utcDayEnd } from '@tally/reports/calendar';
 import {
   type Converted,
   type ConvertedDay,
-  checkDayRange,
-  convertDaily,
-  convertMonthly,
+  type ConvertedMonth,
   type DailyRevenue,
-  dailyRevenue,
   loadExchangeRates,
-  type MonthlyRevenue,
   parseExchangeRatesCsv,
-  rateTableFor,
   readExchangeRates,
-  readMrrInputs,
 } from '@tally/reports/revenue';
-import type { Warehouse } from '@tally/warehouse';
 import { UsageError } from './usage-error.ts';
 import { withWarehouse } from './warehouse.ts';
 
-/** The daily report of `tally report mrr --daily`, as JSON or text. */
-export async function dailyMrrReport(
-  warehouse: Warehouse,
-  options: {
-    project: string;
-    from: string;
-    to: string;
-    currency?: string | undefined;
-  },
-  convertTo: string | undefined,
+/** The daily report of `tally report mrr --daily` (revenue/mrr/daily) as a table, converted or not. */
+export function dailyMrrText(
+  rows: ReadonlyArray<DailyRevenue | ConvertedDay>,
   money: (value: string | null) => string,
-  json: boolean,
-): Promise<string> {
-  const { from, to } = options;
-  checkDayRange(from, to);
-  const currency = options.currency?.toUpperCase();
-  const table = convertTo ? await rateTableFor(warehouse, convertTo) : null;
-  const records = await readMrrInputs(warehouse, {
-    project: options.project,
-    until: utcDayEnd(to),
-    currency,
-  });
-  const report = dailyRevenue(records, from, to, currency ? [currency] : undefined);
-  const rows: Array<DailyRevenue | ConvertedDay> = table ? convertDaily(report, table) : report;
-  if (json) return `${JSON.stringify(rows)}\n`;
+): string {
   const header = [
     'date',
     'cur',
@@ -143,16 +115,11 @@ export async function runRates(
   throw new UsageError(`unknown rates action "${action ?? ''}" (load or list)`);
 }
 
-/** `tally report mrr --convert-to XXX`: the monthly report converted, as JSON or a table with its notes. */
-export async function convertedMonthlyReport(
-  warehouse: Warehouse,
-  report: readonly MonthlyRevenue[],
-  convertTo: string,
+/** `tally report mrr --convert_to XXX`: the converted monthly report as a table with its notes. */
+export function convertedMonthlyText(
+  rows: readonly ConvertedMonth[],
   money: (value: string | null) => string,
-  json: boolean,
-): Promise<string> {
-  const rows = convertMonthly(report, await rateTableFor(warehouse, convertTo));
-  if (json) return `${JSON.stringify(rows)}\n`;
+): string {
   const header = [
     'month',
     'cur',

@@ -1,10 +1,11 @@
 // Lists as CSV (RFC 4180): a header line with the columns, then one line per row, CRLF. A text cell that a
 // spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading apostrophe: paths, UTM values
 // and event properties come from visitors' browsers.
-export function toCsv(rows: readonly Record<string, unknown>[], columns?: readonly string[]): string {
-  const header = columns ?? [...new Set(rows.flatMap((row) => Object.keys(row)))];
+export function toCsv(rows: readonly object[], columns?: readonly string[]): string {
+  const cells = rows.map((row) => new Map<string, unknown>(Object.entries(row)));
+  const header = columns ?? [...new Set(cells.flatMap((row) => [...row.keys()]))];
   const lines = [header.map(cell).join(',')];
-  for (const row of rows) lines.push(header.map((c) => cell(row[c])).join(','));
+  for (const row of cells) lines.push(header.map((c) => cell(row.get(c))).join(','));
   return `${lines.join('\r\n')}\r\n`;
 }
 

@@ -3,7 +3,8 @@
 // dimensions.ts what a breakdown lists and a filter matches, filters.ts the filter syntax, scope.ts what
 // every query shares (a range of days in the project's time zone, the comparison period, the visits in
 // scope), summary.ts the top figures, timeseries.ts the figures per bucket, breakdown.ts per value,
-// goals.ts goals and funnels, report.ts `tally report traffic`. This file only re-exports.
+// goals.ts goals and funnels, report.ts `tally report traffic` (queries.ts, the API's answers, is exported by
+// `@tally/reports/queries`). This file only re-exports.
 export {
   BreakdownError,
   type BreakdownOptions,

@@ -1,17 +1,25 @@
-// The traffic report of one project over a range of days (UTC, both ends included): pageviews, unique
-// visitors, sessions, custom events and identified customers, with the top paths, referrer sources,
-// campaigns and event names. Read from the views (FINAL: no redelivered duplicate counts; no bots).
+// The traffic overview of one project over a range of days (both ends included) in the project's time zone,
+// for `tally report traffic`: pageviews, unique visitors, sessions (as the tracker sent them), the
+// dashboard's visits, custom events and identified customers, with the top paths, referrer sources,
+// campaigns and event names. Read from the views (FINAL: no redelivered duplicate counts; no bots); the
+// visits are the dashboard's figure (summary.ts).
 
 import type { Warehouse } from '@tally/warehouse';
-import { DAY_MS, parseUtcDay } from '../calendar.ts';
+import { addDays } from '../calendar.ts';
+import { checkRange } from './scope.ts';
+import { trafficFigures } from './summary.ts';
 
 export interface TrafficReport {
   project: string;
   from: string;
   to: string;
+  /** The project's time zone, in which the days are. */
+  time_zone: string;
   pageviews: number;
   visitors: number;
   sessions: number;
+  /** Visits that start in the range, as the dashboard counts them (docs/traffic.md). */
+  visits: number;
   events: number;
   /** Distinct customers that visitors of the range were identified as. */
   customers: number;
@@ -28,26 +36,28 @@ export interface TrafficReport {
   event_names: { event_name: string; events: number; visitors: number }[];
 }
 
-/** Start of a YYYY-MM-DD day in ms (UTC), `offset` days later (a day past its month's end runs on). */
-export function dayStart(day: string, offset = 0): number {
-  const ms = parseUtcDay(day);
-  if (Number.isNaN(ms)) throw new RangeError(`invalid day "${day}" (expected YYYY-MM-DD)`);
-  return ms + offset * DAY_MS;
-}
-
 export async function trafficReport(
   warehouse: Warehouse,
-  options: { project: string; from: string; to: string; limit?: number },
+  options: {
+    project: string;
+    from: string;
+    to: string;
+    limit?: number | undefined;
+    timeZone?: string | undefined;
+  },
 ): Promise<TrafficReport> {
+  const timeZone = options.timeZone ?? 'UTC';
+  checkRange(options.from, options.to);
   const params = {
     project: options.project,
-    start: dayStart(options.from),
-    end: dayStart(options.to, 1),
+    tz: timeZone,
+    start: `${options.from} 00:00:00`,
+    end: `${addDays(options.to, 1)} 00:00:00`,
     limit: options.limit ?? 10,
   };
   const range = `project_id = {project:String}
-      AND timestamp >= fromUnixTimestamp64Milli({start:Int64}, 'UTC')
-      AND timestamp < fromUnixTimestamp64Milli({end:Int64}, 'UTC')`;
+      AND timestamp >= toDateTime64({start:String}, 3, {tz:String})
+      AND timestamp < toDateTime64({end:String}, 3, {tz:String})`;
   const [totals] = await warehouse.query<{
     pageviews: number;
     events: number;
@@ -61,14 +71,16 @@ export async function trafficReport(
      FROM events_attributed WHERE ${range} AND NOT is_bot`,
     params,
   );
+  // Per day of the time zone, as the traffic_daily view gives them per UTC day.
   const days = await warehouse.query<TrafficReport['days'][number]>(
-    `SELECT day, pageviews, visitors, sessions, events FROM traffic_daily
-     WHERE project_id = {project:String}
-       AND day >= toDate(fromUnixTimestamp64Milli({start:Int64}, 'UTC'))
-       AND day < toDate(fromUnixTimestamp64Milli({end:Int64}, 'UTC'))
-     ORDER BY day`,
+    `SELECT toString(toDate(timestamp, {tz:String})) AS day, countIf(type = 'pageview') AS pageviews,
+            countIf(type = 'event') AS events, uniqExact(visitor_id) AS visitors,
+            uniqExact(session_id) AS sessions
+     FROM events FINAL WHERE ${range} AND NOT is_bot
+     GROUP BY day ORDER BY day`,
     params,
   );
+  const { visits } = await trafficFigures(warehouse, { ...options, timeZone, filters: [] });
   const paths = await warehouse.query<TrafficReport['paths'][number]>(
     `SELECT path, count() AS pageviews, uniqExact(visitor_id) AS visitors FROM pageviews
      WHERE ${range} GROUP BY path ORDER BY pageviews DESC, path LIMIT {limit:UInt32}`,
@@ -95,9 +107,11 @@ export async function trafficReport(
     project: options.project,
     from: options.from,
     to: options.to,
+    time_zone: timeZone,
     pageviews: totals?.pageviews ?? 0,
     visitors: totals?.visitors ?? 0,
     sessions: totals?.sessions ?? 0,
+    visits,
     events: totals?.events ?? 0,
     customers: totals?.customers ?? 0,
     days,

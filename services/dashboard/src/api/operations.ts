@@ -39,7 +39,8 @@ export interface Operation {
 
 const P = '/api/v1/projects/:project';
 
-export const OPERATIONS: Operation[] = [
+/** The table with each entry's own types (its id, its schemas), from which handlers are typed. */
+const TABLE = [
   // Traffic
   {
     operationId: 'trafficSummary',
@@ -498,11 +499,18 @@ export const OPERATIONS: Operation[] = [
     querystring: S.HealthQuery,
     responses: { 200: S.Health },
   },
-];
+] as const satisfies readonly Operation[];
+
+export const OPERATIONS: readonly Operation[] = TABLE;
+
+/** An operation's id, one of the table's. */
+export type OperationId = (typeof TABLE)[number]['operationId'];
+/** The table's entry of an operation, with its own schemas' types (routes/route.ts types handlers by them). */
+export type OperationOf<Id extends OperationId> = Extract<(typeof TABLE)[number], { operationId: Id }>;
 
 /** The operation with this id (the routes look their schemas up here). */
-export function operation(operationId: string): Operation {
-  const found = OPERATIONS.find((o) => o.operationId === operationId);
+export function operation<Id extends OperationId>(operationId: Id): OperationOf<Id> {
+  const found = TABLE.find((o): o is OperationOf<Id> => o.operationId === operationId);
   if (!found) throw new Error(`no operation ${operationId}`);
   return found;
 }

@@ -32,8 +32,8 @@ export const RETENTION_WARNING = 0.8;
 
 export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'projectHealth', async (request) => {
-    const project = request.params.project as string;
-    const q = request.query as { stall_minutes?: number };
+    const project = request.params.project;
+    const q = request.query;
     const now = Date.now();
     const unavailable: string[] = [];
     const log = deps.log;
@@ -153,19 +153,36 @@ interface GroupLag {
   oldest_age_seconds: number | null;
 }
 
+/** A consumer group's progress as the health answer gives it. */
+interface GroupProgress {
+  group: string;
+  lag: number;
+  status: 'ok' | 'stalled';
+  stalled_since: string | null;
+  stalled_seconds: number | null;
+  reason: string | null;
+  source: 'consumers' | 'log';
+}
+
 /** Each consumer group's progress: the consumers' own account when they run here, else the log's. */
-function consumerProgress(deps: DashboardDeps, groups: readonly GroupLag[] | null, now: number) {
+function consumerProgress(
+  deps: DashboardDeps,
+  groups: readonly GroupLag[] | null,
+  now: number,
+): GroupProgress[] | null {
   const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000));
   if (deps.consumers) {
-    return deps.consumers.states().map((s) => ({
-      group: s.group,
-      lag: s.lag,
-      status: s.stalled_since === null ? ('ok' as const) : ('stalled' as const),
-      stalled_since: s.stalled_since === null ? null : new Date(s.stalled_since).toISOString(),
-      stalled_seconds: s.stalled_since === null ? null : seconds(now - s.stalled_since),
-      reason: s.reason,
-      source: 'consumers' as const,
-    }));
+    return deps.consumers.states().map(
+      (s): GroupProgress => ({
+        group: s.group,
+        lag: s.lag,
+        status: s.stalled_since === null ? 'ok' : 'stalled',
+        stalled_since: s.stalled_since === null ? null : new Date(s.stalled_since).toISOString(),
+        stalled_seconds: s.stalled_since === null ? null : seconds(now - s.stalled_since),
+        reason: s.reason,
+        source: 'consumers',
+      }),
+    );
   }
   if (!groups) return null;
   const stallMs = deps.config.CONSUMER_STALL_MS;
@@ -177,19 +194,19 @@ function consumerProgress(deps: DashboardDeps, groups: readonly GroupLag[] | nul
     if (at !== null && (entry.oldest === null || at < entry.oldest)) entry.oldest = at;
     byGroup.set(g.group, entry);
   }
-  return [...byGroup].map(([group, { lag, oldest }]) => {
+  return [...byGroup].map(([group, { lag, oldest }]): GroupProgress => {
     const stalled = lag > 0 && oldest !== null && now - oldest >= stallMs;
     return {
       group,
       lag,
-      status: stalled ? ('stalled' as const) : ('ok' as const),
+      status: stalled ? 'stalled' : 'ok',
       stalled_since: stalled && oldest !== null ? new Date(oldest).toISOString() : null,
       stalled_seconds: stalled && oldest !== null ? seconds(now - oldest) : null,
       reason: stalled
         ? `${lag} records waiting, the oldest for more than ${seconds(stallMs)} s (CONSUMER_STALL_MS); ` +
           "the consumer's /readyz says why"
         : null,
-      source: 'log' as const,
+      source: 'log',
     };
   });
 }

@@ -6,7 +6,6 @@ import { isTimeZone, todayIn } from '@tally/reports/calendar';
 import { ALL_PROJECTS } from '@tally/state-store';
 import type { FastifyInstance } from 'fastify';
 import { type Caller, canReadRevenue } from '../access.ts';
-import type { FunnelInputBody, GoalInputBody } from '../api/schemas.ts';
 import type { DashboardDeps } from '../deps.ts';
 import { BadRequestError, NotFoundError, UnauthorizedError } from '../errors.ts';
 import { route } from './route.ts';
@@ -42,7 +41,7 @@ export function projectRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       time_zone: settings.time_zone,
       today: todayIn(settings.time_zone),
       access: {
-        kind: caller.kind as 'user' | 'read_key' | 'share',
+        kind: caller.kind,
         can_edit: caller.kind === 'user',
         revenue: canReadRevenue(caller),
       },
@@ -53,19 +52,17 @@ export function projectRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const projects = await projectsOf(request.caller, deps);
     return { projects: await Promise.all(projects.map((p) => projectBody(p, request.caller))) };
   });
-  route(app, deps, 'getProject', async (request) =>
-    projectBody(request.params.project as string, request.caller),
-  );
+  route(app, deps, 'getProject', async (request) => projectBody(request.params.project, request.caller));
   route(app, deps, 'updateProject', async (request) => {
-    const { time_zone } = request.body as { time_zone: string };
+    const { time_zone } = request.body;
     if (!isTimeZone(time_zone))
       throw new BadRequestError('time_zone must be an IANA time zone (Europe/Berlin)');
-    await deps.projects.updateSettings(request.params.project as string, { time_zone });
-    return projectBody(request.params.project as string, request.caller);
+    await deps.projects.updateSettings(request.params.project, { time_zone });
+    return projectBody(request.params.project, request.caller);
   });
 
   route(app, deps, 'getInstall', async (request) => {
-    const project = request.params.project as string;
+    const project = request.params.project;
     const [row] = await deps.warehouse.query<{ n: number }>(
       'SELECT count() AS n FROM (SELECT 1 FROM visits WHERE project_id = {project:String} LIMIT 1)',
       { project },
@@ -81,37 +78,35 @@ export function projectRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     };
   });
   route(app, deps, 'createPublicToken', async (request, reply) => {
-    const { token, info } = await deps.tokens.create(request.params.project as string, 'public');
+    const { token, info } = await deps.tokens.create(request.params.project, 'public');
     return reply.code(201).send({ id: info.id, token });
   });
 
   route(app, deps, 'listGoals', async (request) => ({
-    goals: await deps.projects.goals(request.params.project as string),
+    goals: await deps.projects.goals(request.params.project),
   }));
   route(app, deps, 'createGoal', async (request, reply) => {
-    const input = request.body as GoalInputBody;
+    const input = request.body;
     checkTarget(input);
-    return reply.code(201).send(await deps.projects.addGoal(request.params.project as string, input));
+    return reply.code(201).send(await deps.projects.addGoal(request.params.project, input));
   });
   route(app, deps, 'deleteGoal', async (request, reply) => {
-    if (!(await deps.projects.deleteGoal(request.params.project as string, request.params.goal as string))) {
+    if (!(await deps.projects.deleteGoal(request.params.project, request.params.goal))) {
       throw new NotFoundError('no such goal');
     }
     return reply.code(204).send();
   });
 
   route(app, deps, 'listFunnels', async (request) => ({
-    funnels: await deps.projects.funnels(request.params.project as string),
+    funnels: await deps.projects.funnels(request.params.project),
   }));
   route(app, deps, 'createFunnel', async (request, reply) => {
-    const input = request.body as FunnelInputBody;
+    const input = request.body;
     for (const step of input.steps) checkTarget(step);
-    return reply.code(201).send(await deps.projects.addFunnel(request.params.project as string, input));
+    return reply.code(201).send(await deps.projects.addFunnel(request.params.project, input));
   });
   route(app, deps, 'deleteFunnel', async (request, reply) => {
-    if (
-      !(await deps.projects.deleteFunnel(request.params.project as string, request.params.funnel as string))
-    ) {
+    if (!(await deps.projects.deleteFunnel(request.params.project, request.params.funnel))) {
       throw new NotFoundError('no such funnel');
     }
     return reply.code(204).send();

@@ -1,33 +1,24 @@
-// GET …/revenue/mrr/daily and …/revenue/exchange-rates, and the `convert_to` of the MRR reports: the daily
-// MRR report (@tally/reports revenue/daily.ts) from the cached history, and the operator's exchange rates
-// (revenue/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
+// GET …/revenue/mrr/daily and …/revenue/exchange-rates, and the CSV of a converted MRR report: the daily
+// MRR report (revenueMrrDailyReport of @tally/reports/queries, which `tally report` calls too), and the
+// operator's exchange rates (revenue/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
 // `converted_to`, with the rates it used and the currencies left out; without rates it is a 400.
 
-import { utcDayEnd } from '@tally/reports/calendar';
+import { revenueMrrDailyReport } from '@tally/reports/queries';
 import {
-  type Converted,
-  checkDayRange,
-  convertDaily,
-  dailyRevenue,
-  rateTableFor,
+  type ConvertedDay,
+  type ConvertedMonth,
+  type DailyRevenue,
+  type MonthlyRevenue,
   readExchangeRates,
-  readMrrInputsCached,
 } from '@tally/reports/revenue';
 import type { FastifyInstance } from 'fastify';
 import type { DashboardDeps } from '../deps.ts';
 import { route } from './route.ts';
 import { answer } from './traffic-routes.ts';
 
-interface MrrDailyQuery {
-  from: string;
-  to: string;
-  currency?: string;
-  convert_to?: string;
-  format?: string;
-}
-
-/** A converted row as a CSV line: the rates and the currencies left out as text cells. */
-export function convertedCsvRow<T extends Converted>(row: T): Record<string, unknown> {
+/** A row of an MRR report as a CSV line: a converted row's rates and currencies left out as text cells. */
+export function mrrCsvRow(row: MrrRow): object {
+  if (!('converted_to' in row)) return row;
   const { rates, missing_currencies, ...rest } = row;
   return {
     ...rest,
@@ -36,30 +27,21 @@ export function convertedCsvRow<T extends Converted>(row: T): Record<string, unk
   };
 }
 
+/** A row of the MRR reports, monthly or daily, converted or not. */
+export type MrrRow = MonthlyRevenue | ConvertedMonth | DailyRevenue | ConvertedDay;
+
 export function revenueDailyRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'revenueMrrDaily', async (request, reply) => {
-    const q = request.query as unknown as MrrDailyQuery;
-    checkDayRange(q.from, q.to);
-    const currency = q.currency?.toUpperCase();
-    // The rates first: a convert_to without rates is refused before the history is read.
-    const table = q.convert_to ? await rateTableFor(deps.warehouse, q.convert_to) : null;
-    const records = await readMrrInputsCached(deps.warehouse, {
-      project: request.params.project as string,
-      until: utcDayEnd(q.to),
-      currency,
+    const q = request.query;
+    const body = await revenueMrrDailyReport(deps.warehouse, {
+      project: request.params.project,
+      from: q.from,
+      to: q.to,
+      currency: q.currency,
+      convert_to: q.convert_to,
     });
-    const report = dailyRevenue(records, q.from, q.to, currency ? [currency] : undefined);
-    if (!table)
-      return answer(reply, request.headers.accept, q.format, report, () => report as never, 'mrr-daily');
-    const converted = convertDaily(report, table);
-    return answer(
-      reply,
-      request.headers.accept,
-      q.format,
-      converted,
-      () => converted.map(convertedCsvRow),
-      'mrr-daily',
-    );
+    const rows: readonly MrrRow[] = body;
+    return answer(reply, request.headers.accept, q.format, body, () => rows.map(mrrCsvRow), 'mrr-daily');
   });
 
   route(app, deps, 'revenueExchangeRates', async () => {

@@ -31,7 +31,7 @@ export function sessionRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'signIn', async (request, reply) => {
-    const { email, password } = request.body as { email: string; password: string };
+    const { email, password } = request.body;
     // Refused before the password is checked: a guess while the pair waits tells nothing.
     const wait = await deps.signInFailures.wait(request.ip, email);
     if (wait > 0) throw new TooManyAttemptsError(Math.ceil(wait / 1000));
@@ -52,7 +52,7 @@ export function sessionRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'setPassword', async (request, reply) => {
-    const { token, password } = request.body as { token: string; password: string };
+    const { token, password } = request.body;
     if (password.length < 10) throw new BadRequestError('password must have at least 10 characters');
     const user = await deps.users.usePasswordLink(token, password);
     if (!user) throw new UnauthorizedError('This sign-in link is unknown, used or expired');

@@ -3,7 +3,6 @@
 // shown once, at creation; the store keeps their hashes.
 import { publicShare } from '@tally/state-store';
 import type { FastifyInstance } from 'fastify';
-import type { ShareInputBody } from '../api/schemas.ts';
 import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError, UnauthorizedError } from '../errors.ts';
 import { dashboardUrl } from '../web.ts';
@@ -11,13 +10,10 @@ import { route } from './route.ts';
 
 export function shareRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'listShares', async (request) => ({
-    shares: (await deps.shares.list(request.params.project as string)).map(publicShare),
+    shares: (await deps.shares.list(request.params.project)).map(publicShare),
   }));
   route(app, deps, 'createShare', async (request, reply) => {
-    const { share, token } = await deps.shares.create(
-      request.params.project as string,
-      request.body as ShareInputBody,
-    );
+    const { share, token } = await deps.shares.create(request.params.project, request.body);
     return reply.code(201).send({
       share: publicShare(share),
       token,
@@ -25,13 +21,13 @@ export function shareRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     });
   });
   route(app, deps, 'revokeShare', async (request, reply) => {
-    if (!(await deps.shares.revoke(request.params.project as string, request.params.share as string))) {
+    if (!(await deps.shares.revoke(request.params.project, request.params.share))) {
       throw new NotFoundError('no such share link');
     }
     return reply.code(204).send();
   });
   route(app, deps, 'getShared', async (request) => {
-    const share = await deps.shares.findByToken(request.params.token as string);
+    const share = await deps.shares.findByToken(request.params.token);
     if (!share) throw new NotFoundError('no such share link');
     return {
       project: share.project,
@@ -41,9 +37,9 @@ export function shareRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     };
   });
   route(app, deps, 'unlockShared', async (request) => {
-    const token = request.params.token as string;
+    const token = request.params.token;
     if (!(await deps.shares.findByToken(token))) throw new NotFoundError('no such share link');
-    const grant = await deps.shares.unlock(token, (request.body as { password: string }).password);
+    const grant = await deps.shares.unlock(token, request.body.password);
     if (!grant) throw new UnauthorizedError('Wrong password');
     return grant;
   });

@@ -1,18 +1,18 @@
 // GET …/traffic/*: the dashboard's figures of one project (summary, time series, breakdowns, current
-// visitors, goal conversions, funnels), as JSON or CSV. The queries are the warehouse's (reports/traffic-*);
-// this layer reads the project's time zone, parses the filters and shapes the answers.
+// visitors, goal conversions, funnels), as JSON or CSV. The summary, time series and breakdowns are
+// @tally/reports/queries' functions, which `tally report` calls too; this layer reads the project's time
+// zone, parses the request into their query value and answers JSON or CSV.
 import {
-  type BreakdownDimension,
-  comparisonRange,
+  trafficBreakdownReport,
+  trafficSummaryReport,
+  trafficTimeseriesReport,
+} from '@tally/reports/queries';
+import {
   currentVisitors,
   funnelSteps,
   goalConversions,
   parseFilters,
-  type TrafficInterval,
   type TrafficQuery,
-  trafficBreakdown,
-  trafficFiguresOfPeriods,
-  trafficTimeseries,
 } from '@tally/reports/traffic';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { toCsv, wantsCsv } from '../csv.ts';
@@ -20,21 +20,13 @@ import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
 import { route } from './route.ts';
 
-interface RangeParams {
-  from: string;
-  to: string;
-  filters?: string;
-  format?: string;
-  compare?: 'previous' | 'year' | 'none';
-}
-
 /** Sends rows as CSV when asked (format=csv or Accept: text/csv), else the JSON body. */
 export function answer(
   reply: FastifyReply,
   accept: string | undefined,
   format: string | undefined,
   body: unknown,
-  rows: () => Record<string, unknown>[],
+  rows: () => readonly object[],
   name: string,
 ): unknown {
   if (!wantsCsv(format, accept)) return body;
@@ -45,40 +37,31 @@ export function answer(
 }
 
 export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
-  const queryOf = async (project: string, q: RangeParams): Promise<TrafficQuery> => ({
+  const queryOf = async (
+    project: string,
+    q: { from: string; to: string; filters?: string | undefined },
+  ): Promise<TrafficQuery> => ({
     project,
     from: q.from,
     to: q.to,
     timeZone: (await deps.projects.settings(project)).time_zone,
     filters: parseFilters(q.filters),
   });
-  const comparison = (query: TrafficQuery, compare: RangeParams['compare']): TrafficQuery | null =>
-    compare === 'none' ? null : { ...query, ...comparisonRange(query.from, query.to, compare ?? 'previous') };
 
   route(app, deps, 'trafficSummary', async (request, reply) => {
-    const q = request.query as unknown as RangeParams;
-    const query = await queryOf(request.params.project as string, q);
-    const previousQuery = comparison(query, q.compare);
-    // The range and its comparison period in one pass when they touch (the previous period does).
-    const periods = [
-      { from: query.from, to: query.to },
-      ...(previousQuery ? [{ from: previousQuery.from, to: previousQuery.to }] : []),
-    ];
-    const [[figures, previous = null], current] = await Promise.all([
-      trafficFiguresOfPeriods(deps.warehouse, query, periods),
-      currentVisitors(deps.warehouse, query),
-    ]);
-    const body = { ...figures, time_zone: query.timeZone, current_visitors: current, previous };
+    const q = request.query;
+    const query = { ...(await queryOf(request.params.project, q)), compare: q.compare };
+    const body = await trafficSummaryReport(deps.warehouse, query);
     return answer(
       reply,
       request.headers.accept,
       q.format,
       body,
       () => {
-        const { previous: _p, ...rest } = body;
+        const { previous, ...rest } = body;
         return [
           { period: 'current', ...rest },
-          ...(previous ? [{ period: 'previous', ...previous, time_zone: query.timeZone }] : []),
+          ...(previous ? [{ period: 'previous', ...previous, time_zone: body.time_zone }] : []),
         ];
       },
       'summary',
@@ -86,19 +69,14 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'trafficTimeseries', async (request, reply) => {
-    const q = request.query as unknown as RangeParams & { interval?: TrafficInterval };
-    const interval = q.interval ?? 'day';
-    const query = await queryOf(request.params.project as string, q);
-    const previousQuery = comparison(query, q.compare);
-    const [points, previousPoints] = await Promise.all([
-      trafficTimeseries(deps.warehouse, query, interval),
-      previousQuery ? trafficTimeseries(deps.warehouse, previousQuery, interval) : null,
-    ]);
-    const previous =
-      previousQuery && previousPoints
-        ? { from: previousQuery.from, to: previousQuery.to, points: previousPoints.slice(0, points.length) }
-        : null;
-    const body = { interval, from: query.from, to: query.to, time_zone: query.timeZone, points, previous };
+    const q = request.query;
+    const query = {
+      ...(await queryOf(request.params.project, q)),
+      compare: q.compare,
+      interval: q.interval,
+    };
+    const body = await trafficTimeseriesReport(deps.warehouse, query);
+    const { points, previous } = body;
     return answer(
       reply,
       request.headers.accept,
@@ -119,45 +97,32 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'trafficBreakdown', async (request, reply) => {
-    const q = request.query as unknown as RangeParams & {
-      limit?: number;
-      sort?: string;
-      order?: 'asc' | 'desc';
-      property?: string;
-    };
-    const dimension = request.params.dimension as BreakdownDimension;
-    const query = await queryOf(request.params.project as string, q);
-    const result = await trafficBreakdown(deps.warehouse, query, {
+    const q = request.query;
+    const { dimension } = request.params;
+    const query = await queryOf(request.params.project, q);
+    const body = await trafficBreakdownReport(deps.warehouse, {
+      ...query,
       dimension,
       property: q.property,
-      limit: q.limit ?? 10,
+      limit: q.limit,
       sort: q.sort,
       order: q.order,
     });
-    const body = {
-      dimension,
-      ...(dimension === 'event_property' ? { property: q.property } : {}),
-      from: query.from,
-      to: query.to,
-      rows: result.rows,
-      total: result.total,
-    };
-    return answer(reply, request.headers.accept, q.format, body, () => result.rows as never, dimension);
+    return answer(reply, request.headers.accept, q.format, body, () => body.rows, dimension);
   });
 
   route(app, deps, 'trafficCurrentVisitors', async (request) => {
-    const q = request.query as { filters?: string };
     return {
       current_visitors: await currentVisitors(deps.warehouse, {
-        project: request.params.project as string,
-        filters: parseFilters(q.filters),
+        project: request.params.project,
+        filters: parseFilters(request.query.filters),
       }),
     };
   });
 
   route(app, deps, 'trafficGoals', async (request, reply) => {
-    const q = request.query as unknown as RangeParams;
-    const project = request.params.project as string;
+    const q = request.query;
+    const { project } = request.params;
     const query = await queryOf(project, q);
     const goals = await deps.projects.goals(project);
     const result = await goalConversions(deps.warehouse, query, goals);
@@ -176,9 +141,9 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   });
 
   route(app, deps, 'trafficFunnel', async (request, reply) => {
-    const q = request.query as unknown as RangeParams;
-    const project = request.params.project as string;
-    const funnel = await deps.projects.funnel(project, request.params.funnel as string);
+    const q = request.query;
+    const { project } = request.params;
+    const funnel = await deps.projects.funnel(project, request.params.funnel);
     if (!funnel) throw new NotFoundError('no such funnel');
     const query = await queryOf(project, q);
     const visitors = await funnelSteps(deps.warehouse, query, funnel.steps);

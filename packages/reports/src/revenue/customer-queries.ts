@@ -1,0 +1,138 @@
+// The revenue reports about customers as the read API answers them, one function per report: the list of
+// customers (a page of it), one customer's page, and the acquisition funnel (visitors to paying customers).
+// Each takes one query value (parsed by its caller: the dashboard's route or `tally report`) and the
+// warehouse and returns the JSON body of GET …/revenue/customers, …/revenue/customers/{customer_id} and
+// …/revenue/funnel; the reports of months are in queries.ts.
+import type { Warehouse } from '@tally/warehouse';
+import {
+  type CustomerSummary,
+  customerList,
+  customerListPage,
+  type MrrHistoryPoint,
+  mrrHistory,
+  readCustomerRecords,
+  readVisitTimeline,
+  type TimelineVisit,
+} from './customers.ts';
+import { filterRevenueRecords, type RevenueFilter } from './filters.ts';
+import { type AcquisitionFunnel, acquisitionFunnel } from './funnel.ts';
+import { readMrrInputs } from './history.ts';
+import { readMrrInputsCached } from './history-cache.ts';
+import { type AttributionDimension, currencyOf } from './scope.ts';
+import type { StoredRevenueRecord } from './search.ts';
+import { readCustomerTouches, type Touchpoint } from './touches.ts';
+
+export interface RevenueCustomersQuery {
+  project: string;
+  currency?: string | undefined;
+  /** The customers kept (revenue/filters.ts), parsed. */
+  filters: readonly RevenueFilter[];
+  offset?: number | undefined;
+  /** Most customers (default 100). */
+  limit?: number | undefined;
+}
+export interface RevenueCustomers {
+  currency: string;
+  total: number;
+  offset: number;
+  customers: CustomerSummary[];
+}
+
+export interface RevenueCustomerQuery {
+  project: string;
+  customer_id: string;
+}
+type TouchJson = Omit<Touchpoint, 'start'> & { start: string };
+export interface RevenueCustomer {
+  customer_id: string;
+  summaries: CustomerSummary[];
+  first_touch: TouchJson | null;
+  last_touch: TouchJson | null;
+  identified_at: string | null;
+  history: MrrHistoryPoint[];
+  records: Omit<StoredRevenueRecord, 'project_id'>[];
+  visits: TimelineVisit[];
+}
+
+export interface RevenueFunnelQuery {
+  project: string;
+  /** First and last day (YYYY-MM-DD) in the project's time zone. */
+  from: string;
+  to: string;
+  /** The project's time zone (default UTC). */
+  timeZone: string;
+  by?: AttributionDimension | undefined;
+  currency?: string | undefined;
+}
+
+const touchJson = (t: Touchpoint | null | undefined): TouchJson | null =>
+  t ? { ...t, start: new Date(t.start).toISOString() } : null;
+
+/** GET …/revenue/customers: a page of the customers the filters keep, by MRR, then cash, then id. */
+export async function revenueCustomersReport(
+  warehouse: Warehouse,
+  query: RevenueCustomersQuery,
+): Promise<RevenueCustomers> {
+  const currency = currencyOf(query.currency);
+  const all = await readMrrInputsCached(warehouse, { project: query.project, currency });
+  const records = await filterRevenueRecords(warehouse, all, {
+    project: query.project,
+    filters: query.filters,
+  });
+  const offset = query.offset ?? 0;
+  // The touches of the page's customers only: the list's order does not depend on them.
+  const { total, customers } = await customerListPage(warehouse, records, {
+    project: query.project,
+    currency,
+    offset,
+    limit: query.limit ?? 100,
+  });
+  return { currency, total, offset, customers };
+}
+
+/**
+ * GET …/revenue/customers/{customer_id}: one customer's figures per currency, touches, MRR history, records
+ * and visits; null when the project knows no such customer (no revenue, no visit, never identified).
+ */
+export async function revenueCustomerReport(
+  warehouse: Warehouse,
+  query: RevenueCustomerQuery,
+): Promise<RevenueCustomer | null> {
+  const { project, customer_id: customer } = query;
+  const [inputs, touches, records, timeline] = await Promise.all([
+    readMrrInputs(warehouse, { project, customers: [customer] }),
+    readCustomerTouches(warehouse, project, [customer]),
+    readCustomerRecords(warehouse, project, customer),
+    readVisitTimeline(warehouse, project, customer),
+  ]);
+  if (inputs.length === 0 && timeline.visits.length === 0 && timeline.identified_at === null) return null;
+  const currencies = [...new Set(inputs.map((r) => r.currency))].sort();
+  const touch = touches.get(customer);
+  return {
+    customer_id: customer,
+    summaries: currencies.flatMap((currency) => customerList(inputs, { currency, touches })),
+    first_touch: touchJson(touch?.first),
+    last_touch: touchJson(touch?.last),
+    identified_at: timeline.identified_at,
+    history: mrrHistory(inputs),
+    records: records.map(({ project_id: _p, ...r }) => r),
+    visits: timeline.visits,
+  };
+}
+
+/** GET …/revenue/funnel: visitors, signups and paying customers of the range, by channel, source or campaign. */
+export async function revenueFunnelReport(
+  warehouse: Warehouse,
+  query: RevenueFunnelQuery,
+): Promise<AcquisitionFunnel> {
+  const currency = currencyOf(query.currency);
+  const records = await readMrrInputsCached(warehouse, { project: query.project, currency });
+  return acquisitionFunnel(warehouse, records, {
+    project: query.project,
+    timeZone: query.timeZone,
+    from: query.from,
+    to: query.to,
+    by: query.by ?? 'channel',
+    currency,
+  });
+}
