@@ -100,7 +100,7 @@ describe('the CLI', () => {
   });
 
   it('reports traffic as readable text with headers: pages, sources, campaigns, events; the last 30 days by default', async () => {
-    const { stdout } = await tallyIn(base, ['report', 'traffic', '--project', 'site']);
+    const { stdout } = await tallyIn(base, ['report', 'traffic/overview', '--project', 'site']);
     for (const heading of ['Totals', 'Pages', 'Sources', 'Campaigns', 'Events'])
       expect(stdout).toContain(`${heading}\n`);
     expect(stdout).toMatch(/pageviews\s+visitors\s+sessions\s+events/);

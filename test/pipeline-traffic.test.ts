@@ -120,7 +120,7 @@ describe('traffic through the whole pipeline (npm start)', () => {
   it('reports pageviews, visitors, sessions and events of the range, without bots', async () => {
     const report = JSON.parse(
       await tally(
-        ['report', 'traffic', '--project', 'traffic', '--from', DAY, '--to', DAY, '--json'],
+        ['report', 'traffic/overview', '--project', 'traffic', '--from', DAY, '--to', DAY, '--json'],
         pipelineEnv({ TALLY_DATA_DIR: dataDir }),
       ),
     );

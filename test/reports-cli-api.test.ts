@@ -138,11 +138,34 @@ describe('tally report --json prints what the read API answers, for every report
     expect(filtered).toMatchObject({ pageviews: 3, visitors: 2, visits: 2 });
   });
 
-  it('traffic, the terminal’s overview: its days are the project’s too, its visits the dashboard’s', async () => {
+  it('traffic is traffic/summary: one definition of a visit, in the CLI as in the dashboard', async () => {
+    const range = { from: '2026-05-04', to: '2026-05-05' };
+    const summary = JSON.parse(
+      await tally(
+        ['report', 'traffic', '--project', PROJECT, '--from', range.from, '--to', range.to, '--json'],
+        env(),
+      ),
+    );
+    expect(summary).toEqual(await api('traffic/summary', range));
+    expect(summary).toHaveProperty('visits');
+    expect(summary).not.toHaveProperty('sessions');
+  });
+
+  it('traffic/overview, the terminal’s overview: its days are the project’s too, its visits the dashboard’s', async () => {
     const range = { from: '2026-05-04', to: '2026-05-05' };
     const overview = JSON.parse(
       await tally(
-        ['report', 'traffic', '--project', PROJECT, '--from', range.from, '--to', range.to, '--json'],
+        [
+          'report',
+          'traffic/overview',
+          '--project',
+          PROJECT,
+          '--from',
+          range.from,
+          '--to',
+          range.to,
+          '--json',
+        ],
         env(),
       ),
     );

@@ -42,7 +42,10 @@ Commands:
                                                       revenue/funnel, revenue/customers,
                                                       revenue/customers/<customer_id>. Traffic days are the
                                                       project's time zone's (default: the last 30 days)
-  report traffic --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]
+  report traffic --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--filters ...] [--json]
+                                                      traffic/summary: the dashboard's visitors, visits,
+                                                      pageviews, bounce rate and visit duration
+  report traffic/overview --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--limit N] [--json]
                                                       An overview for a terminal: pageviews, visitors, sessions,
                                                       visits, events, top pages, sources, campaigns and events
                                                       over days of the project's time zone (last 30 by default)

@@ -4,8 +4,9 @@
 // --convert_to, …); its flags are parsed into the query value of the report's one function in
 // @tally/reports/queries, the function the dashboard's route calls, so `--json` prints exactly what the API
 // answers. `mrr`, `attribution` and `reconciliation` are short names of the revenue reports, `breakdown` of
-// revenue/breakdown without its `metadata_keys` (the figures only, as it printed before); `traffic` is the
-// terminal's overview (report.ts of @tally/reports/traffic), its days the project's as well. Without --json a report is a
+// revenue/breakdown without its `metadata_keys` (the figures only, as it printed before), and `traffic` of
+// traffic/summary (the dashboard's figures: one definition of a visit); `traffic/overview` is the terminal's
+// overview (report.ts of @tally/reports/traffic), its days the project's as well. Without --json a report is a
 // table (report-text.ts).
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
@@ -142,12 +143,13 @@ type Flags = Partial<Record<Exclude<keyof typeof OPTIONS, 'daily' | 'json'>, str
 
 /** The short names of the revenue reports. */
 const SHORT_NAMES: Record<string, string> = {
+  traffic: 'traffic/summary',
   mrr: 'revenue/mrr',
   attribution: 'revenue/attribution',
   reconciliation: 'revenue/reconciliation',
 };
 const REPORT_NAMES =
-  'traffic, traffic/summary, traffic/timeseries, traffic/breakdown/<dimension>, mrr, revenue/mrr/daily, ' +
+  'traffic (traffic/summary), traffic/overview, traffic/summary, traffic/timeseries, traffic/breakdown/<dimension>, mrr, revenue/mrr/daily, ' +
   'attribution, breakdown, reconciliation, revenue/records, revenue/funnel, revenue/customers, ' +
   'revenue/customers/<customer_id>';
 
@@ -159,7 +161,7 @@ const CONVERT = ['currency', 'convert_to', 'convert-to', 'interval'] as const;
  * the daily one.
  */
 const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
-  traffic: [...RANGE, 'limit'],
+  'traffic/overview': [...RANGE, 'limit'],
   'traffic/summary': [...RANGE, 'filters', 'compare'],
   'traffic/timeseries': [...RANGE, 'filters', 'compare', 'interval'],
   'traffic/breakdown': [...RANGE, 'filters', 'limit', 'sort', 'order', 'property'],
@@ -298,7 +300,7 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
     };
   }
   switch (name) {
-    case 'traffic': {
+    case 'traffic/overview': {
       const limit = integer(flags.limit, 'limit', 1, 10_000);
       return {
         zoned: true,
@@ -506,7 +508,7 @@ export async function runReport(
     if (daily || flags.interval === 'day') name = 'revenue/mrr/daily';
   }
   const known = [
-    'traffic',
+    'traffic/overview',
     'traffic/summary',
     'traffic/timeseries',
     'revenue/mrr',
