@@ -7,7 +7,8 @@ import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@tally/config';
 import { LmdbStateStore, Users } from '@tally/state-store';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { FileTokenStore } from '@tally/tokens';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runUsers } from './users.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-cli-users-'));
@@ -27,6 +28,35 @@ const users = (args: string[], stdin = '') => runUsers(config, args, parseArgs, 
 
 describe('tally users add', () => {
   vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+  // A project is made by its first token: shop has one, nothing else does.
+  beforeAll(async () => {
+    const tokens = new FileTokenStore(dir);
+    await tokens.create('shop', 'public');
+    await tokens.close();
+  });
+
+  it('refuses a project no token was ever made for, in add and grant, and adds or grants nothing', async () => {
+    await expect(users(['add', 'typo@example.com', '--project', 'shpo'])).rejects.toThrow(
+      /unknown project "shpo": no token was ever made for it/,
+    );
+    await expect(
+      users(['add', 'typo@example.com', '--project', 'shop', '--project', 'nope']),
+    ).rejects.toThrow(/unknown project "nope"/);
+    expect(await stored()).toEqual([]);
+    expect(await users(['add', 'grantee@example.com', '--project', 'shop'])).toBe(0);
+    await expect(users(['grant', 'grantee@example.com', '--project', 'nope'])).rejects.toThrow(
+      /unknown project "nope"/,
+    );
+    const store = new LmdbStateStore(dir);
+    try {
+      expect(
+        (await new Users(store).list()).find((u) => u.email === 'grantee@example.com')?.projects,
+      ).toEqual(['shop']);
+      await new Users(store).remove('grantee@example.com');
+    } finally {
+      await store.close();
+    }
+  });
 
   it('adds no user when the password, the email or the projects are refused', async () => {
     await expect(

@@ -8,6 +8,7 @@ import type { TallyConfig } from '@tally/config';
 import { readPublishedAddress } from '@tally/state-files';
 import { ALL_PROJECTS, normaliseEmail, openStateStore, Users } from '@tally/state-store';
 import { assertProjectId, connectRedis } from '@tally/tokens';
+import { tokenStoreOf } from './tokens.ts';
 import { checkArgument, UsageError } from './usage-error.ts';
 
 /**
@@ -22,6 +23,23 @@ export function signInLink(config: TallyConfig, token: string): string {
     `http://localhost:${config.DASHBOARD_PORT}`
   ).replace(/\/+$/, '');
   return `${base}/set-password#token=${token}`;
+}
+
+/** Refuses a project no token was ever made for (a project is made by its first token): a typo grants nothing. */
+async function checkProjectsExist(config: TallyConfig, projects: string[]): Promise<void> {
+  const named = projects.filter((project) => project !== ALL_PROJECTS);
+  if (named.length === 0) return;
+  const tokens = tokenStoreOf(config);
+  try {
+    const known = new Set((await tokens.store.list()).map((t) => t.project_id));
+    const unknown = named.filter((project) => !known.has(project));
+    if (unknown.length > 0)
+      throw new Error(
+        `unknown project${unknown.length > 1 ? 's' : ''} ${unknown.map((p) => `"${p}"`).join(', ')}: no token was ever made for it (a project is made by its first token: npx tally tokens create --project <id> --kind public; npx tally tokens list shows the projects)`,
+      );
+  } finally {
+    await tokens.close();
+  }
 }
 
 async function readAll(input: AsyncIterable<Buffer | string>): Promise<string> {
@@ -67,6 +85,7 @@ export async function runUsers(
       if (project !== ALL_PROJECTS) checkArgument(() => assertProjectId(project));
   }
   const address = email ?? ''; // checked above for every action that takes one
+  if (action === 'add' || action === 'grant') await checkProjectsExist(config, projects);
   const redis = connectRedis(config);
   const store = openStateStore(config, redis);
   const users = new Users(store);
