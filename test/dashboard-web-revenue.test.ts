@@ -539,4 +539,26 @@ describe('the revenue views in Chromium', () => {
     await shoot(page, 'revenue-drilldown-more');
     expect(consoleErrors).toEqual([]);
   }, 120_000);
+
+  it("picks the currency among the project's, with their customers, on Revenue and on Customers", async () => {
+    await page.goto(view('revenue', RANGE));
+    const options = () => page.locator('select#currency option').allInnerTexts();
+    await expect.poll(options, POLL).toContain('JPY (7 customers)');
+    // The most used first: JPY's 205 records outnumber the USD ones.
+    expect((await options())[0]).toBe('JPY (7 customers)');
+    expect(await options()).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^USD \(\d+ customers?\)$/)]),
+    );
+    await page.locator('select#currency').selectOption('JPY');
+    await page.waitForURL(/currency=JPY/);
+    await expect.poll(() => text(page, '#revenue-cash'), POLL).toContain('205');
+
+    await page.goto(view('customers'));
+    await expect.poll(() => text(page, '#customers-title'), POLL).toMatch(/with USD revenue/);
+    await page.locator('select#currency').selectOption('JPY');
+    await page.waitForURL(/currency=JPY/);
+    await expect.poll(() => text(page, '#customers-title'), POLL).toMatch(/^Customers 7 with JPY revenue/);
+    await shoot(page, 'customers-currency-jpy');
+    expect(consoleErrors).toEqual([]);
+  });
 });

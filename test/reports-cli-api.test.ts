@@ -320,4 +320,11 @@ describe('tally report --json prints what the read API answers, for every report
     await both('revenue/customers', { offset: '1' });
     await both('revenue/customers/A', {});
   });
+
+  it("revenue/currencies: the project's currencies with their records and customers", async () => {
+    // The worked example: nine records of four customers (A, B, C, D), all in USD.
+    expect(await both('revenue/currencies', {})).toEqual({
+      currencies: [{ currency: 'USD', records: 9, customers: 4 }],
+    });
+  });
 });

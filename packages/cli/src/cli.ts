@@ -39,7 +39,7 @@ Commands:
                                                       traffic/timeseries, traffic/breakdown/<dimension>,
                                                       revenue/mrr, revenue/mrr/daily, revenue/attribution,
                                                       revenue/breakdown, revenue/reconciliation, revenue/records,
-                                                      revenue/funnel, revenue/customers,
+                                                      revenue/funnel, revenue/currencies, revenue/customers,
                                                       revenue/customers/<customer_id>. Traffic days are the
                                                       project's time zone's (default: the last 30 days)
   report traffic --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--filters ...] [--json]

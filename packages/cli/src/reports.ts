@@ -14,6 +14,7 @@ import { addMonths, DAY_MS, todayIn, utcDayOf, utcMonthOf } from '@tally/reports
 import {
   revenueAttributionReport,
   revenueBreakdownReport,
+  revenueCurrenciesReport,
   revenueCustomerReport,
   revenueCustomersReport,
   revenueFunnelReport,
@@ -150,7 +151,7 @@ const SHORT_NAMES: Record<string, string> = {
 };
 const REPORT_NAMES =
   'traffic (traffic/summary), traffic/overview, traffic/summary, traffic/timeseries, traffic/breakdown/<dimension>, mrr, revenue/mrr/daily, ' +
-  'attribution, breakdown, reconciliation, revenue/records, revenue/funnel, revenue/customers, ' +
+  'attribution, breakdown, reconciliation, revenue/records, revenue/funnel, revenue/currencies, revenue/customers, ' +
   'revenue/customers/<customer_id>';
 
 const RANGE = ['from', 'to'] as const;
@@ -173,6 +174,7 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
   'revenue/reconciliation': ['month', 'currency'],
   'revenue/records': [...RANGE, 'currency', 'filters', 'by', 'touch', 'figure', 'key', 'offset', 'limit'],
   'revenue/funnel': [...RANGE, 'by', 'currency'],
+  'revenue/currencies': [],
   'revenue/customers': ['currency', 'filters', 'offset', 'limit'],
   'revenue/customers/<customer_id>': [],
 };
@@ -458,6 +460,18 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
         },
       };
     }
+    case 'revenue/currencies':
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const body = await revenueCurrenciesReport(warehouse, { project });
+          const text = () =>
+            body.currencies.length === 0
+              ? `no revenue for ${project}\n`
+              : `${['currency  records  customers', ...body.currencies.map((c) => `${c.currency.padEnd(8)}  ${String(c.records).padStart(7)}  ${String(c.customers).padStart(9)}`)].join('\n')}\n`;
+          return { body, text };
+        },
+      };
     case 'revenue/funnel': {
       const dimension = by();
       const currency = currencyOf(flags.currency);
@@ -519,6 +533,7 @@ export async function runReport(
     'revenue/reconciliation',
     'revenue/records',
     'revenue/funnel',
+    'revenue/currencies',
     'revenue/customers',
   ];
   if (

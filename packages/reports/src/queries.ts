@@ -3,6 +3,12 @@
 // operation. The dashboard's routes and `tally report` both call these (and nothing else to assemble a
 // report), so the two front ends give the same figures for the same query. This file only re-exports.
 export {
+  type RevenueCurrencies,
+  type RevenueCurrenciesQuery,
+  type RevenueCurrency,
+  revenueCurrenciesReport,
+} from './revenue/currencies.ts';
+export {
   type RevenueCustomer,
   type RevenueCustomerQuery,
   type RevenueCustomers,

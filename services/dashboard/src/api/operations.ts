@@ -370,6 +370,20 @@ const TABLE = [
     csv: true,
   },
   {
+    operationId: 'revenueCurrencies',
+    method: 'GET',
+    url: `${P}/revenue/currencies`,
+    tag: 'Revenue',
+    summary:
+      "The currencies of the project's revenue, each with its records and customers, the most used first",
+    description:
+      'Money is never added across currencies: the currency pickers of the app list these. Same answer as ' +
+      '`tally report revenue/currencies --json`.',
+    access: 'revenue',
+    params: S.ProjectParams,
+    responses: { 200: S.RevenueCurrencies },
+  },
+  {
     operationId: 'revenueExchangeRates',
     method: 'GET',
     url: `${P}/revenue/exchange-rates`,

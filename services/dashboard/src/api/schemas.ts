@@ -521,6 +521,20 @@ export const MrrDays = Type.Array(Type.Record(Type.String(), Type.Unknown()), {
     "day's movements and cash revenue (as `tally report mrr --daily --json`). The last day of a month has " +
     "the monthly report's mrr_end; a month's days add up to its movements.",
 });
+export const RevenueCurrencies = Type.Object(
+  {
+    currencies: Type.Array(
+      Type.Object({
+        currency: Type.String({ description: 'Three-letter code as the records carry it.' }),
+        records: Type.Integer({ description: 'Revenue records in it.' }),
+        customers: Type.Integer({ description: 'Customers with a record in it.' }),
+      }),
+      { description: 'The most used first (by records, then by code).' },
+    ),
+  },
+  { $id: 'RevenueCurrencies' },
+);
+
 export const ExchangeRates = Type.Object(
   {
     bases: Type.Array(Type.String(), {
@@ -1118,6 +1132,7 @@ export const COMPONENTS: TSchema[] = [
   ShareGrant,
   MrrMonths,
   MrrDays,
+  RevenueCurrencies,
   ExchangeRates,
   AttributionRow,
   Attribution,

@@ -1,9 +1,10 @@
-// GET …/revenue/mrr/daily and …/revenue/exchange-rates, and the CSV of a converted MRR report: the daily
-// MRR report (revenueMrrDailyReport of @tally/reports/queries, which `tally report` calls too), and the
-// operator's exchange rates (revenue/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
+// GET …/revenue/mrr/daily, …/revenue/currencies and …/revenue/exchange-rates, and the CSV of a converted MRR
+// report: the daily MRR report and the project's currencies (revenueMrrDailyReport and
+// revenueCurrenciesReport of @tally/reports/queries, which `tally report` calls too), and the operator's
+// exchange rates (revenue/exchange-rates.ts). A converted answer is one row per period in the rates' base currency, marked
 // `converted_to`, with the rates it used and the currencies left out; without rates it is a 400.
 
-import { revenueMrrDailyReport } from '@tally/reports/queries';
+import { revenueCurrenciesReport, revenueMrrDailyReport } from '@tally/reports/queries';
 import {
   type ConvertedDay,
   type ConvertedMonth,
@@ -43,6 +44,10 @@ export function revenueDailyRoutes(app: FastifyInstance, deps: DashboardDeps): v
     const rows: readonly MrrRow[] = body;
     return answer(reply, request.headers.accept, q.format, body, () => rows.map(mrrCsvRow), 'mrr-daily');
   });
+
+  route(app, deps, 'revenueCurrencies', async (request) =>
+    revenueCurrenciesReport(deps.warehouse, { project: request.params.project }),
+  );
 
   route(app, deps, 'revenueExchangeRates', async () => {
     const rates = await readExchangeRates(deps.warehouse);

@@ -17,6 +17,7 @@ describe("the web app's API types", () => {
     expectTypeOf<W.BreakdownRow>().toEqualTypeOf<Of<typeof S.BreakdownRow>>();
     expectTypeOf<W.BreakdownDimension>().toEqualTypeOf<Of<typeof S.Breakdown>['dimension']>();
     expectTypeOf<W.Goal>().toEqualTypeOf<Of<typeof S.Goal>>();
+    expectTypeOf<W.RevenueCurrencies>().toEqualTypeOf<Of<typeof S.RevenueCurrencies>>();
     expectTypeOf<W.Funnel>().toEqualTypeOf<Of<typeof S.Funnel>>();
     expectTypeOf<W.GoalConversions>().toEqualTypeOf<Of<typeof S.GoalConversions>>();
     expectTypeOf<W.FunnelResult>().toEqualTypeOf<Of<typeof S.FunnelResult>>();

@@ -229,6 +229,10 @@ export interface ConvertedFields {
   missing_currencies: string[];
 }
 
+export interface RevenueCurrencies {
+  currencies: { currency: string; records: number; customers: number }[];
+}
+
 export interface ExchangeRates {
   bases: string[];
   rates: Array<{ base: string; currency: string; period: string; rate: string }>;

@@ -7,6 +7,7 @@ import { useQuery } from '../api/use-query.ts';
 import { formatCount } from '../format.ts';
 import { formatMoney } from '../money.ts';
 import { useSignInOn } from '../pages/session.ts';
+import { CurrencyPicker } from '../ui/currency-picker.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import type { ViewProps } from '../views.ts';
 import { formatTime } from './revenue-state.ts';
@@ -55,6 +56,19 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
             {formatCount(data.total)} with {currency} revenue, largest MRR first
           </span>
         </h2>
+        <CurrencyPicker
+          api={api}
+          projectId={projectId}
+          value={currency}
+          onChange={(chosen) =>
+            route(
+              `${path}?${new URLSearchParams({
+                ...(chosen !== 'USD' ? { currency: chosen } : {}),
+                ...(query.filters ? { filters: query.filters } : {}),
+              })}`,
+            )
+          }
+        />
       </div>
       {query.filters && (
         <p class="hint" id="customers-filters">

@@ -13,6 +13,7 @@ import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatPercent } from '../format.ts';
 import { formatMoney, formatMoneyExact, formatMoneyShort } from '../money.ts';
 import { useSignInOn } from '../pages/session.ts';
+import { CurrencyPicker } from '../ui/currency-picker.tsx';
 import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { MovementsChart } from '../ui/revenue-charts.tsx';
@@ -73,7 +74,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
   if (customers.data?.total === 0 && !customers.stale) {
     return (
       <>
-        <RangeBar state={state} update={update} />
+        <RangeBar api={api} projectId={project.id} state={state} update={update} />
         <RevenueOnboarding
           api={api}
           project={project}
@@ -89,7 +90,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
 
   return (
     <>
-      <RangeBar state={state} update={update} />
+      <RangeBar api={api} projectId={project.id} state={state} update={update} />
       <RevenueFilterChips state={state} update={update} customersPath={customersPath} />
       {months.error ? (
         <ErrorMessage error={months.error} what="The revenue figures" onRetry={months.reload} />
@@ -135,8 +136,17 @@ export function RevenueView({ api, project, path }: ViewProps) {
   );
 }
 
-function RangeBar({ state, update }: { state: RevenueState; update(p: Partial<RevenueState>): void }) {
-  const [currency, setCurrency] = useState(state.currency);
+function RangeBar({
+  api,
+  projectId,
+  state,
+  update,
+}: {
+  api: ViewProps['api'];
+  projectId: string;
+  state: RevenueState;
+  update(p: Partial<RevenueState>): void;
+}) {
   return (
     <section class="toolbar revenue-toolbar" aria-label="Months and currency">
       <label class="field inline">
@@ -163,25 +173,12 @@ function RangeBar({ state, update }: { state: RevenueState; update(p: Partial<Re
           }}
         />
       </label>
-      <form
-        class="field inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (/^[A-Za-z]{3}$/.test(currency)) update({ currency: currency.toUpperCase() });
-        }}
-      >
-        <label class="field-label" for="currency">
-          Currency
-        </label>
-        <input
-          id="currency"
-          size={4}
-          maxLength={3}
-          value={currency}
-          onInput={(e) => setCurrency((e.currentTarget as HTMLInputElement).value)}
-          onBlur={() => /^[A-Za-z]{3}$/.test(currency) && update({ currency: currency.toUpperCase() })}
-        />
-      </form>
+      <CurrencyPicker
+        api={api}
+        projectId={projectId}
+        value={state.currency}
+        onChange={(currency) => update({ currency })}
+      />
       <p class="hint">Calendar months in UTC. Amounts are never added across currencies.</p>
     </section>
   );
