@@ -375,6 +375,35 @@ describe('the revenue views in Chromium', () => {
     await shoot(page, 'customer-desktop-light');
   });
 
+  it('finds customers: search by id, a status, and sorted by a column (kept in the URL)', async () => {
+    await page.goto(view('customers'));
+    const ids = () =>
+      tableRows(page.locator('#customers-table tbody tr')).then((rows) => rows.map((r) => r[0]));
+    await expect.poll(ids, POLL).toEqual(['A', 'C', 'B', 'D']);
+    // Lifetime cash, most first; then least first.
+    await page.getByRole('button', { name: 'Lifetime cash' }).click();
+    await page.waitForURL(/sort=cash&order=desc/);
+    await expect.poll(ids, POLL).toEqual(['C', 'D', 'A', 'B']);
+    expect(await text(page, '#customers-title')).toMatch(/most lifetime cash first$/);
+    await page.getByRole('button', { name: 'Lifetime cash' }).click();
+    await expect.poll(ids, POLL).toEqual(['B', 'A', 'D', 'C']);
+    expect(await page.locator('th[aria-sort="ascending"]').innerText()).toContain('Lifetime cash');
+    // One status, then a search on top of it.
+    await page.getByLabel('Status').selectOption('active');
+    await page.waitForURL(/status=active/);
+    await expect.poll(ids, POLL).toEqual(['B', 'A', 'C']);
+    await page.getByLabel('Search').fill('c');
+    await page.getByLabel('Search').press('Enter');
+    await page.waitForURL(/search=c/);
+    await expect.poll(ids, POLL).toEqual(['C']);
+    await shoot(page, 'customers-found');
+    await page.getByLabel('Search').fill('nobody');
+    await page.getByLabel('Search').press('Enter');
+    await expect
+      .poll(() => text(page, 'section[aria-labelledby="customers-title"] p.empty'), POLL)
+      .toBe('No customer with USD revenue matches "nobody" (Paying).');
+  });
+
   it('shows the revenue view in dark mode without console errors', async () => {
     const dark = await newPage('dark');
     await dark.goto(`${dashboard}/login`);

@@ -321,6 +321,24 @@ describe('tally report --json prints what the read API answers, for every report
     await both('revenue/customers/A', {});
   });
 
+  it('revenue/customers searched, kept by status and sorted: the same in the CLI as in the API', async () => {
+    const ids = async (query: Record<string, string>) =>
+      ((await both('revenue/customers', query)) as { customers: { customer_id: string }[] }).customers.map(
+        (c) => c.customer_id,
+      );
+    // The worked example: MRR now A 150, C 100, B 40, D 0 (one-off); cash C 1,200, D 500, A 300, B 120;
+    // first seen A (20 Dec, its visit), B (22 Dec), C (1 Feb), D (10 Apr).
+    expect(await ids({})).toEqual(['A', 'C', 'B', 'D']);
+    expect(await ids({ sort: 'cash' })).toEqual(['C', 'D', 'A', 'B']);
+    expect(await ids({ sort: 'cash', order: 'asc' })).toEqual(['B', 'A', 'D', 'C']);
+    expect(await ids({ sort: 'first_seen' })).toEqual(['A', 'B', 'C', 'D']);
+    expect(await ids({ sort: 'customer_id', order: 'desc' })).toEqual(['D', 'C', 'B', 'A']);
+    expect(await ids({ status: 'one_off' })).toEqual(['D']);
+    expect(await ids({ status: 'active', sort: 'mrr', order: 'asc' })).toEqual(['B', 'C', 'A']);
+    expect(await ids({ search: 'c' })).toEqual(['C']);
+    expect(await ids({ search: 'zz' })).toEqual([]);
+  });
+
   it("revenue/currencies: the project's currencies with their records and customers", async () => {
     // The worked example: nine records of four customers (A, B, C, D), all in USD.
     expect(await both('revenue/currencies', {})).toEqual({

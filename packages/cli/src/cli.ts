@@ -34,8 +34,8 @@ Commands:
                                                       Flags are its parameter names: --from --to --filters
                                                       --compare --interval --limit --offset --sort --order
                                                       --property --currency --convert_to --by --touch --month
-                                                      --figure --key (a flag the report does not take is
-                                                      refused). Paths: traffic/summary,
+                                                      --figure --key --search --status (a flag the report
+                                                      does not take is refused). Paths: traffic/summary,
                                                       traffic/timeseries, traffic/breakdown/<dimension>,
                                                       revenue/mrr, revenue/mrr/daily, revenue/attribution,
                                                       revenue/breakdown, revenue/reconciliation, revenue/records,

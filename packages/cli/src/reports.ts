@@ -32,6 +32,7 @@ import {
   type AttributionDimension,
   type ConvertedDay,
   type ConvertedMonth,
+  CUSTOMER_SORTS,
   checkDayRange,
   checkMonth,
   checkMonthRange,
@@ -129,6 +130,8 @@ const OPTIONS = {
   sort: { type: 'string' },
   order: { type: 'string' },
   property: { type: 'string' },
+  search: { type: 'string' },
+  status: { type: 'string' },
   currency: { type: 'string' },
   convert_to: { type: 'string' },
   'convert-to': { type: 'string' },
@@ -175,7 +178,7 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
   'revenue/records': [...RANGE, 'currency', 'filters', 'by', 'touch', 'figure', 'key', 'offset', 'limit'],
   'revenue/funnel': [...RANGE, 'by', 'currency'],
   'revenue/currencies': [],
-  'revenue/customers': ['currency', 'filters', 'offset', 'limit'],
+  'revenue/customers': ['currency', 'filters', 'offset', 'limit', 'search', 'status', 'sort', 'order'],
   'revenue/customers/<customer_id>': [],
 };
 
@@ -492,6 +495,10 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
         filters: revenueFilters(),
         offset: integer(flags.offset, 'offset', 0, 10_000_000),
         limit: integer(flags.limit, 'limit', 1, 1000),
+        search: flags.search,
+        status: oneOf(flags.status, ['active', 'churned', 'one_off'] as const, 'status'),
+        sort: oneOf(flags.sort, CUSTOMER_SORTS, 'sort'),
+        order: oneOf(flags.order, ['asc', 'desc'] as const, 'order'),
       };
       return {
         zoned: false,

@@ -5,6 +5,8 @@
 // …/revenue/funnel; the reports of months are in queries.ts.
 import type { Warehouse } from '@tally/warehouse';
 import {
+  type CustomerSort,
+  type CustomerStatus,
   type CustomerSummary,
   customerList,
   customerListPage,
@@ -30,6 +32,11 @@ export interface RevenueCustomersQuery {
   offset?: number | undefined;
   /** Most customers (default 100). */
   limit?: number | undefined;
+  /** Only the customers whose id contains it, case aside. */
+  search?: string | undefined;
+  status?: CustomerStatus | undefined;
+  sort?: CustomerSort | undefined;
+  order?: 'asc' | 'desc' | undefined;
 }
 export interface RevenueCustomers {
   currency: string;
@@ -68,7 +75,10 @@ export interface RevenueFunnelQuery {
 const touchJson = (t: Touchpoint | null | undefined): TouchJson | null =>
   t ? { ...t, start: new Date(t.start).toISOString() } : null;
 
-/** GET …/revenue/customers: a page of the customers the filters keep, by MRR, then cash, then id. */
+/**
+ * GET …/revenue/customers: a page of the customers the filters, the search and the status keep, by MRR
+ * (then cash, then id), or by lifetime cash, first seen or id.
+ */
 export async function revenueCustomersReport(
   warehouse: Warehouse,
   query: RevenueCustomersQuery,
@@ -86,6 +96,10 @@ export async function revenueCustomersReport(
     currency,
     offset,
     limit: query.limit ?? 100,
+    search: query.search,
+    status: query.status,
+    sort: query.sort,
+    order: query.order,
   });
   return { currency, total, offset, customers };
 }

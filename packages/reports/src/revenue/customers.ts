@@ -137,26 +137,75 @@ export function customerList(
   return summaries(fold, fold.ranked, options);
 }
 
+/** How the customer list can be ordered: MRR now (the default), lifetime cash, first seen, or id. */
+export const CUSTOMER_SORTS = ['mrr', 'cash', 'first_seen', 'customer_id'] as const;
+export type CustomerSort = (typeof CUSTOMER_SORTS)[number];
+
+export interface CustomerListOptions {
+  project: string;
+  currency: string;
+  offset: number;
+  limit: number;
+  /** Only the customers whose id contains it, case aside. */
+  search?: string | undefined;
+  status?: CustomerStatus | undefined;
+  sort?: CustomerSort | undefined;
+  /** Default: descending for mrr and cash, ascending for first_seen and customer_id. */
+  order?: 'asc' | 'desc' | undefined;
+}
+
 /**
- * One page (offset, limit) of customerList, reading the first touches of that page's customers only: the
- * list's order does not depend on touches, so the page is the same as customerList's slice.
+ * One page (offset, limit) of customerList, those that `search` and `status` keep, in the order asked:
+ * by MRR (then cash, then id) unless told otherwise. It reads the first touches of the page's customers
+ * only, unless the order is first seen, which depends on every customer's first touch.
  */
 export async function customerListPage(
   warehouse: Warehouse,
   records: readonly MrrInput[],
-  options: { project: string; currency: string; offset: number; limit: number },
+  options: CustomerListOptions,
 ): Promise<{ total: number; customers: CustomerSummary[] }> {
   const fold = foldHistory(records, options.currency);
-  const page = fold.ranked.slice(options.offset, options.offset + options.limit);
-  const touches =
-    page.length === 0
-      ? new Map<string, CustomerTouches>()
-      : await readCustomerTouches(
-          warehouse,
-          options.project,
-          page.map((c) => c.customer),
-        );
-  return { total: fold.ranked.length, customers: summaries(fold, page, { ...options, touches }) };
+  const needle = options.search?.trim().toLowerCase() ?? '';
+  const statusOf = (c: HistoryFold['ranked'][number]): CustomerStatus =>
+    c.mrr > 0n ? 'active' : fold.ledger.everPaid(c.customer) ? 'churned' : 'one_off';
+  let kept = fold.ranked.filter(
+    (c) =>
+      (needle === '' || c.customer.toLowerCase().includes(needle)) &&
+      (options.status === undefined || statusOf(c) === options.status),
+  );
+  const sort = options.sort ?? 'mrr';
+  const ascending = (options.order ?? (sort === 'mrr' || sort === 'cash' ? 'desc' : 'asc')) === 'asc';
+  let touches: ReadonlyMap<string, CustomerTouches> | undefined;
+  if (sort === 'first_seen' && kept.length > 0) {
+    touches = await readCustomerTouches(
+      warehouse,
+      options.project,
+      kept.map((c) => c.customer),
+    );
+    const seen = (c: (typeof kept)[number]) =>
+      Math.min(c.state.first, touches?.get(c.customer)?.first?.start ?? c.state.first);
+    kept = [...kept].sort((a, b) => seen(a) - seen(b) || (a.customer < b.customer ? -1 : 1));
+  } else if (sort === 'cash') {
+    kept = [...kept].sort((a, b) =>
+      a.state.cash !== b.state.cash ? (a.state.cash > b.state.cash ? -1 : 1) : 0,
+    );
+  } else if (sort === 'customer_id') {
+    kept = [...kept].sort((a, b) => (a.customer < b.customer ? -1 : a.customer > b.customer ? 1 : 0));
+  }
+  // mrr, cash: the list's ranking is descending; first_seen, customer_id: ascending.
+  const natural = sort === 'mrr' || sort === 'cash' ? !ascending : ascending;
+  if (!natural) kept = [...kept].reverse();
+  const page = kept.slice(options.offset, options.offset + options.limit);
+  if (!touches)
+    touches =
+      page.length === 0
+        ? new Map<string, CustomerTouches>()
+        : await readCustomerTouches(
+            warehouse,
+            options.project,
+            page.map((c) => c.customer),
+          );
+  return { total: kept.length, customers: summaries(fold, page, { ...options, touches }) };
 }
 
 function summaries(

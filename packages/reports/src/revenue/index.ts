@@ -10,6 +10,8 @@
 export { type Attribution, revenueAttribution } from './attribution.ts';
 export { type RevenueBreakdown, revenueBreakdown } from './breakdown.ts';
 export {
+  CUSTOMER_SORTS,
+  type CustomerSort,
   type CustomerState,
   type CustomerStatus,
   type CustomerSummary,

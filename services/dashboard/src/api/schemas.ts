@@ -689,6 +689,25 @@ export const CustomersQuery = Type.Object({
   currency: currencyQuery,
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100.' })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
+  search: Type.Optional(
+    Type.String({ maxLength: 200, description: 'Only the customers whose id contains it, case aside.' }),
+  ),
+  status: Type.Optional(
+    Type.Union([Type.Literal('active'), Type.Literal('churned'), Type.Literal('one_off')], {
+      description: 'Only the customers of this status.',
+    }),
+  ),
+  sort: Type.Optional(
+    Type.Union(
+      [Type.Literal('mrr'), Type.Literal('cash'), Type.Literal('first_seen'), Type.Literal('customer_id')],
+      { description: 'MRR now (default), lifetime cash, first seen or id.' },
+    ),
+  ),
+  order: Type.Optional(
+    Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
+      description: 'Default: descending for mrr and cash, ascending for first_seen and customer_id.',
+    }),
+  ),
   filters: revenueFilters,
   format: rangeQuery.format,
 });

@@ -104,6 +104,10 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       filters: parseRevenueFilters(q.filters),
       offset: q.offset,
       limit: q.limit,
+      search: q.search,
+      status: q.status,
+      sort: q.sort,
+      order: q.order,
     });
     return answer(
       reply,

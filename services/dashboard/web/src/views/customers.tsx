@@ -25,73 +25,146 @@ export function CustomersView({ api, project, path }: ViewProps) {
   );
 }
 
+const SORTS = {
+  customer_id: { label: 'Customer', first: 'asc' },
+  mrr: { label: 'MRR', first: 'desc' },
+  first_seen: { label: 'First seen', first: 'asc' },
+  cash: { label: 'Lifetime cash', first: 'desc' },
+} as const;
+type SortKey = keyof typeof SORTS;
+const SORT_TITLES: Record<SortKey, [string, string]> = {
+  customer_id: ['by id', 'by id, Z to A'],
+  mrr: ['largest MRR first', 'smallest MRR first'],
+  first_seen: ['first seen first', 'last seen first'],
+  cash: ['most lifetime cash first', 'least lifetime cash first'],
+};
+
 function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projectId: string; path: string }) {
   const { query, route } = useLocation();
   const currency = /^[A-Za-z]{3}$/.test(query.currency ?? '')
     ? (query.currency as string).toUpperCase()
     : 'USD';
   const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
+  const sort: SortKey = (query.sort ?? '') in SORTS ? (query.sort as SortKey) : 'mrr';
+  const order = query.order === 'asc' || query.order === 'desc' ? query.order : SORTS[sort].first;
+  const status =
+    query.status && query.status in STATUS_NAMES ? (query.status as keyof typeof STATUS_NAMES) : '';
+  const search = query.search ?? '';
   const list = useQuery<CustomerList>(api, `/projects/${encodeURIComponent(projectId)}/revenue/customers`, {
     currency,
     limit: PAGE,
     offset,
     filters: query.filters || undefined,
+    search: search || undefined,
+    status: status || undefined,
+    ...(sort !== 'mrr' || order !== 'desc' ? { sort, order } : {}),
   });
   useSignInOn(api.kind === 'session' ? list.error : undefined, route);
-  const page = (o: number) =>
-    `${path}?${new URLSearchParams({
-      ...(currency !== 'USD' ? { currency } : {}),
-      ...(query.filters ? { filters: query.filters } : {}),
-      offset: String(o),
-    })}`;
+  /** The list's URL with `changes` (a change of search, status or order starts at the first page). */
+  const link = (changes: Record<string, string>) => {
+    const next: Record<string, string> = {
+      currency: currency !== 'USD' ? currency : '',
+      filters: query.filters ?? '',
+      search,
+      status,
+      sort: sort !== 'mrr' || order !== 'desc' ? sort : '',
+      order: sort !== 'mrr' || order !== 'desc' ? order : '',
+      offset: '',
+      ...changes,
+    };
+    const params = new URLSearchParams(Object.entries(next).filter(([, v]) => v !== '' && v !== '0'));
+    return params.size > 0 ? `${path}?${params}` : path;
+  };
+  const page = (o: number) => link({ offset: String(o) });
+  const header = (key: SortKey, className?: string) => {
+    const active = sort === key;
+    const nextOrder = active ? (order === 'asc' ? 'desc' : 'asc') : SORTS[key].first;
+    return (
+      <th
+        scope="col"
+        class={className}
+        aria-sort={active ? (order === 'asc' ? 'ascending' : 'descending') : undefined}
+      >
+        <button type="button" class="sort" onClick={() => route(link({ sort: key, order: nextOrder }))}>
+          {SORTS[key].label}
+          <span aria-hidden="true" class="sort-mark">
+            {active ? (order === 'asc' ? '▲' : '▼') : ''}
+          </span>
+        </button>
+      </th>
+    );
+  };
   if (list.error) return <ErrorMessage error={list.error} what="Customers" onRetry={list.reload} />;
   if (!list.data) return <Loading />;
   const data = list.data;
+  const sortTitle = SORT_TITLES[sort][order === SORTS[sort].first ? 0 : 1];
   return (
     <section class="card" aria-labelledby="customers-title">
       <div class="card-head">
         <h2 id="customers-title">
           Customers{' '}
           <span class="muted">
-            {formatCount(data.total)} with {currency} revenue, largest MRR first
+            {formatCount(data.total)} with {currency} revenue, {sortTitle}
           </span>
         </h2>
         <CurrencyPicker
           api={api}
           projectId={projectId}
           value={currency}
-          onChange={(chosen) =>
-            route(
-              `${path}?${new URLSearchParams({
-                ...(chosen !== 'USD' ? { currency: chosen } : {}),
-                ...(query.filters ? { filters: query.filters } : {}),
-              })}`,
-            )
-          }
+          onChange={(chosen) => route(link({ currency: chosen !== 'USD' ? chosen : '' }))}
         />
       </div>
+      <form
+        class="customer-controls"
+        aria-label="Find customers"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const form = new FormData(e.currentTarget as HTMLFormElement);
+          route(link({ search: String(form.get('search') ?? '').trim() }));
+        }}
+      >
+        <label class="field inline">
+          <span class="field-label">Search</span>
+          <input name="search" type="search" placeholder="customer id" defaultValue={search} />
+        </label>
+        <label class="field inline">
+          <span class="field-label">Status</span>
+          <select
+            name="status"
+            value={status}
+            onChange={(e) => route(link({ status: (e.currentTarget as HTMLSelectElement).value }))}
+          >
+            <option value="">Any</option>
+            {Object.entries(STATUS_NAMES).map(([value, name]) => (
+              <option key={value} value={value}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
       {query.filters && (
         <p class="hint" id="customers-filters">
           Only the customers that match the revenue filters {query.filters}. <a href={path}>Show all</a>
         </p>
       )}
       {data.customers.length === 0 ? (
-        <p class="empty">No customer has revenue in {currency} yet.</p>
+        <p class="empty">
+          {search || status
+            ? `No customer with ${currency} revenue matches${search ? ` "${search}"` : ''}${status ? ` (${STATUS_NAMES[status]})` : ''}.`
+            : `No customer has revenue in ${currency} yet.`}
+        </p>
       ) : (
         <div class="table-scroll">
           <table class="plain figures-table" id="customers-table">
             <thead>
               <tr>
-                <th scope="col">Customer</th>
-                <th scope="col" class="num">
-                  MRR
-                </th>
+                {header('customer_id')}
+                {header('mrr', 'num')}
                 <th scope="col">Status</th>
-                <th scope="col">First seen</th>
+                {header('first_seen')}
                 <th scope="col">First touch</th>
-                <th scope="col" class="num">
-                  Lifetime cash
-                </th>
+                {header('cash', 'num')}
               </tr>
             </thead>
             <tbody>
