@@ -12,6 +12,7 @@ import {
   customerListPage,
   type MrrHistoryPoint,
   mrrHistory,
+  readCustomerContacts,
   readCustomerRecords,
   readVisitTimeline,
   type TimelineVisit,
@@ -32,7 +33,7 @@ export interface RevenueCustomersQuery {
   offset?: number | undefined;
   /** Most customers (default 100). */
   limit?: number | undefined;
-  /** Only the customers whose id contains it, case aside. */
+  /** Only the customers whose id, name or email contains it, case aside. */
   search?: string | undefined;
   status?: CustomerStatus | undefined;
   sort?: CustomerSort | undefined;
@@ -113,18 +114,19 @@ export async function revenueCustomerReport(
   query: RevenueCustomerQuery,
 ): Promise<RevenueCustomer | null> {
   const { project, customer_id: customer } = query;
-  const [inputs, touches, records, timeline] = await Promise.all([
+  const [inputs, touches, records, timeline, contacts] = await Promise.all([
     readMrrInputs(warehouse, { project, customers: [customer] }),
     readCustomerTouches(warehouse, project, [customer]),
     readCustomerRecords(warehouse, project, customer),
     readVisitTimeline(warehouse, project, customer),
+    readCustomerContacts(warehouse, project, [customer]),
   ]);
   if (inputs.length === 0 && timeline.visits.length === 0 && timeline.identified_at === null) return null;
   const currencies = [...new Set(inputs.map((r) => r.currency))].sort();
   const touch = touches.get(customer);
   return {
     customer_id: customer,
-    summaries: currencies.flatMap((currency) => customerList(inputs, { currency, touches })),
+    summaries: currencies.flatMap((currency) => customerList(inputs, { currency, touches, contacts })),
     first_touch: touchJson(touch?.first),
     last_touch: touchJson(touch?.last),
     identified_at: timeline.identified_at,

@@ -24,6 +24,9 @@ export type CustomerStatus = 'active' | 'churned' | 'one_off';
 
 export interface CustomerSummary {
   customer_id: string;
+  /** From its latest revenue record whose metadata has a `name` (or `email`); null when none has. */
+  name: string | null;
+  email: string | null;
   currency: string;
   mrr: Money;
   /** active: MRR above zero now; churned: had MRR, has none now; one_off: never had MRR. */
@@ -129,9 +132,42 @@ function refoldHistory(previous: HistoryFold, change: HistoryChange, currency: s
 }
 
 /** Every customer with a record of `currency`, by MRR (largest first), then cash, then id. */
+/** A customer's name and email, as its revenue records' metadata (`name`, `email`) last gave them. */
+export interface CustomerContact {
+  name: string | null;
+  email: string | null;
+}
+
+/**
+ * The names and emails of a project's customers (all of them, or those listed): each from the customer's
+ * latest revenue record whose metadata has the key, in any currency. Customers without either are absent.
+ */
+export async function readCustomerContacts(
+  warehouse: Warehouse,
+  project: string,
+  customers?: readonly string[],
+): Promise<Map<string, CustomerContact>> {
+  const rows = await warehouse.query<{ customer_id: string; name: string; email: string }>(
+    `SELECT customer_id,
+            argMaxIf(metadata['name'], (timestamp, received_at), metadata['name'] != '') AS name,
+            argMaxIf(metadata['email'], (timestamp, received_at), metadata['email'] != '') AS email
+     FROM revenue_records
+     WHERE project_id = {project:String}
+       AND (metadata['name'] != '' OR metadata['email'] != '')
+       ${customers ? 'AND customer_id IN {customers:Array(String)}' : ''}
+     GROUP BY customer_id`,
+    { project, ...(customers ? { customers: [...customers] } : {}) },
+  );
+  return new Map(rows.map((r) => [r.customer_id, { name: r.name || null, email: r.email || null }]));
+}
+
 export function customerList(
   records: readonly MrrInput[],
-  options: { currency: string; touches: ReadonlyMap<string, CustomerTouches> },
+  options: {
+    currency: string;
+    touches: ReadonlyMap<string, CustomerTouches>;
+    contacts?: ReadonlyMap<string, CustomerContact>;
+  },
 ): CustomerSummary[] {
   const fold = foldHistory(records, options.currency);
   return summaries(fold, fold.ranked, options);
@@ -146,7 +182,7 @@ export interface CustomerListOptions {
   currency: string;
   offset: number;
   limit: number;
-  /** Only the customers whose id contains it, case aside. */
+  /** Only the customers whose id, name or email contains it, case aside. */
   search?: string | undefined;
   status?: CustomerStatus | undefined;
   sort?: CustomerSort | undefined;
@@ -166,11 +202,19 @@ export async function customerListPage(
 ): Promise<{ total: number; customers: CustomerSummary[] }> {
   const fold = foldHistory(records, options.currency);
   const needle = options.search?.trim().toLowerCase() ?? '';
+  // Every customer's name and email when the search may match them; else the page's, read below.
+  let contacts = needle === '' ? undefined : await readCustomerContacts(warehouse, options.project);
+  const matches = (customer: string) => {
+    const contact = contacts?.get(customer);
+    return [customer, contact?.name ?? '', contact?.email ?? ''].some((text) =>
+      text.toLowerCase().includes(needle),
+    );
+  };
   const statusOf = (c: HistoryFold['ranked'][number]): CustomerStatus =>
     c.mrr > 0n ? 'active' : fold.ledger.everPaid(c.customer) ? 'churned' : 'one_off';
   let kept = fold.ranked.filter(
     (c) =>
-      (needle === '' || c.customer.toLowerCase().includes(needle)) &&
+      (needle === '' || matches(c.customer)) &&
       (options.status === undefined || statusOf(c) === options.status),
   );
   const sort = options.sort ?? 'mrr';
@@ -205,18 +249,34 @@ export async function customerListPage(
             options.project,
             page.map((c) => c.customer),
           );
-  return { total: kept.length, customers: summaries(fold, page, { ...options, touches }) };
+  if (!contacts)
+    contacts =
+      page.length === 0
+        ? new Map<string, CustomerContact>()
+        : await readCustomerContacts(
+            warehouse,
+            options.project,
+            page.map((c) => c.customer),
+          );
+  return { total: kept.length, customers: summaries(fold, page, { ...options, touches, contacts }) };
 }
 
 function summaries(
   { ledger }: HistoryFold,
   ranked: HistoryFold['ranked'],
-  options: { currency: string; touches: ReadonlyMap<string, CustomerTouches> },
+  options: {
+    currency: string;
+    touches: ReadonlyMap<string, CustomerTouches>;
+    contacts?: ReadonlyMap<string, CustomerContact> | undefined;
+  },
 ): CustomerSummary[] {
   return ranked.map(({ customer, mrr, state }) => {
     const touch = options.touches.get(customer)?.first ?? null;
+    const contact = options.contacts?.get(customer);
     return {
       customer_id: customer,
+      name: contact?.name ?? null,
+      email: contact?.email ?? null,
       currency: options.currency,
       mrr: formatMicros(mrr),
       status: (mrr > 0n ? 'active' : ledger.everPaid(customer) ? 'churned' : 'one_off') as CustomerStatus,

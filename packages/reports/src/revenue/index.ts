@@ -11,6 +11,7 @@ export { type Attribution, revenueAttribution } from './attribution.ts';
 export { type RevenueBreakdown, revenueBreakdown } from './breakdown.ts';
 export {
   CUSTOMER_SORTS,
+  type CustomerContact,
   type CustomerSort,
   type CustomerState,
   type CustomerStatus,
@@ -19,6 +20,7 @@ export {
   customerListPage,
   type MrrHistoryPoint,
   mrrHistory,
+  readCustomerContacts,
   readCustomerRecords,
   readVisitTimeline,
   TIMELINE_VISITS,

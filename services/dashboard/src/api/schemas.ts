@@ -690,7 +690,10 @@ export const CustomersQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100.' })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
   search: Type.Optional(
-    Type.String({ maxLength: 200, description: 'Only the customers whose id contains it, case aside.' }),
+    Type.String({
+      maxLength: 200,
+      description: 'Only the customers whose id, name or email contains it, case aside.',
+    }),
   ),
   status: Type.Optional(
     Type.Union([Type.Literal('active'), Type.Literal('churned'), Type.Literal('one_off')], {
@@ -717,6 +720,14 @@ const FirstTouch = nullable(
 export const CustomerSummary = Type.Object(
   {
     customer_id: Type.String(),
+    name: nullable(
+      Type.String({ description: "From the customer's latest revenue record whose metadata has a `name`." }),
+    ),
+    email: nullable(
+      Type.String({
+        description: "From the customer's latest revenue record whose metadata has an `email`.",
+      }),
+    ),
     currency: Type.String(),
     mrr: Money('MRR now.'),
     status: Type.Union([Type.Literal('active'), Type.Literal('churned'), Type.Literal('one_off')]),

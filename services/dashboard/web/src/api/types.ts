@@ -346,6 +346,8 @@ export interface Drilldown {
 
 export interface CustomerSummary {
   customer_id: string;
+  name: string | null;
+  email: string | null;
   currency: string;
   mrr: string;
   status: 'active' | 'churned' | 'one_off';

@@ -13,6 +13,10 @@ import type { ViewProps } from '../views.ts';
 import { formatTime } from './revenue-state.ts';
 
 const PAGE = 50;
+
+/** A customer's name and email, as its revenue records' metadata gave them ('' when neither). */
+const contactOf = (c: { name: string | null; email: string | null } | undefined) =>
+  [c?.name, c?.email].filter(Boolean).join(' · ');
 const STATUS_NAMES = { active: 'Paying', churned: 'Churned', one_off: 'One-off' } as const;
 
 export function CustomersView({ api, project, path }: ViewProps) {
@@ -125,7 +129,7 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
       >
         <label class="field inline">
           <span class="field-label">Search</span>
-          <input name="search" type="search" placeholder="customer id" defaultValue={search} />
+          <input name="search" type="search" placeholder="id, name or email" defaultValue={search} />
         </label>
         <label class="field inline">
           <span class="field-label">Status</span>
@@ -172,6 +176,7 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
                 <tr key={c.customer_id}>
                   <th scope="row">
                     <a href={`${path}?customer=${encodeURIComponent(c.customer_id)}`}>{c.customer_id}</a>
+                    {contactOf(c) && <span class="contact muted">{contactOf(c)}</span>}
                   </th>
                   <td class="num">{formatMoney(c.mrr, c.currency)}</td>
                   <td>
@@ -222,6 +227,11 @@ function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path:
       </p>
       <section class="card" aria-labelledby="customer-title">
         <h2 id="customer-title">Customer {c.customer_id}</h2>
+        {contactOf(c.summaries[0]) && (
+          <p class="muted" id="customer-contact">
+            {contactOf(c.summaries[0])}
+          </p>
+        )}
         <ul class="figures">
           {c.summaries.map((s) => (
             <li key={s.currency}>
