@@ -45,3 +45,11 @@ export {
   trafficSummaryReport,
   trafficTimeseriesReport,
 } from './traffic/queries.ts';
+export {
+  REALTIME_MINUTES,
+  REALTIME_TOP,
+  type RealtimeQuery,
+  type RealtimeReport,
+  type RealtimeRow,
+  trafficRealtimeReport,
+} from './traffic/realtime.ts';

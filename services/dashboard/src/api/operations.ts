@@ -100,6 +100,23 @@ const TABLE = [
     responses: { 200: S.CurrentVisitors },
   },
   {
+    operationId: 'trafficRealtime',
+    method: 'GET',
+    url: `${P}/traffic/realtime`,
+    tag: 'Traffic',
+    summary: 'The last 30 minutes: visitors now, pageviews per minute, top pages, sources and countries',
+    description:
+      '`visitors` is the current visitors (a record in the last 5 minutes). The rest covers the current ' +
+      'minute and the 29 before it (UTC minutes): `pageviews_per_minute` has 30 points, oldest first, zeros ' +
+      'included; `pages` counts the visitors who viewed each page in those minutes, `sources` and ' +
+      '`countries` the visitors with a record in them by their visit’s source and country, top 10 of each. ' +
+      'Answered with an `ETag`; a request whose `If-None-Match` names the current one is answered 304 without a body.',
+    access: 'reader',
+    params: S.ProjectParams,
+    querystring: Type.Object({ filters: S.RangeQuery.properties.filters }),
+    responses: { 200: S.Realtime, 304: null },
+  },
+  {
     operationId: 'trafficGoals',
     method: 'GET',
     url: `${P}/traffic/goals`,

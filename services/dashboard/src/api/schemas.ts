@@ -246,6 +246,35 @@ export const CurrentVisitors = Type.Object(
   { $id: 'CurrentVisitors' },
 );
 
+export const RealtimeRow = Type.Object(
+  { value: Type.String(), visitors: Type.Integer() },
+  { $id: 'RealtimeRow' },
+);
+export const Realtime = Type.Object(
+  {
+    visitors: Type.Integer({
+      description: 'Visitors with a record in the last 5 minutes (the current visitors).',
+    }),
+    pageviews_per_minute: Type.Array(
+      Type.Object({
+        minute: Type.String({ description: 'The minute’s start, ISO 8601 in UTC.' }),
+        pageviews: Type.Integer(),
+      }),
+      { description: 'The current minute and the 29 before it, oldest first.' },
+    ),
+    pages: Type.Array(Type.Ref(RealtimeRow), {
+      description: 'Visitors who viewed each page in the 30 minutes.',
+    }),
+    sources: Type.Array(Type.Ref(RealtimeRow), {
+      description: 'Visitors with a record in the 30 minutes, by their visit’s source.',
+    }),
+    countries: Type.Array(Type.Ref(RealtimeRow), {
+      description: 'Visitors with a record in the 30 minutes, by their visit’s country.',
+    }),
+  },
+  { $id: 'Realtime' },
+);
+
 // ---- Goals and funnels --------------------------------------------------------------------------------
 
 const goalTarget = {
@@ -1144,6 +1173,8 @@ export const COMPONENTS: TSchema[] = [
   BreakdownRow,
   Breakdown,
   CurrentVisitors,
+  RealtimeRow,
+  Realtime,
   Goal,
   Goals,
   Funnel,

@@ -1,9 +1,11 @@
 // GET …/traffic/*: the dashboard's figures of one project (summary, time series, breakdowns, current
-// visitors, goal conversions, funnels), as JSON or CSV. The summary, time series and breakdowns are
+// visitors, the realtime view, goal conversions, funnels), as JSON or CSV. The summary, time series and breakdowns are
 // @tally/reports/queries' functions, which `tally report` calls too; this layer reads the project's time
 // zone, parses the request into their query value and answers JSON or CSV.
+import { createHash } from 'node:crypto';
 import {
   trafficBreakdownReport,
+  trafficRealtimeReport,
   trafficSummaryReport,
   trafficTimeseriesReport,
 } from '@tally/reports/queries';
@@ -120,6 +122,14 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     };
   });
 
+  route(app, deps, 'trafficRealtime', async (request, reply) => {
+    const body = await trafficRealtimeReport(deps.warehouse, {
+      project: request.params.project,
+      filters: parseFilters(request.query.filters),
+    });
+    return notModifiedOr(reply, request.headers['if-none-match'], body);
+  });
+
   route(app, deps, 'trafficGoals', async (request, reply) => {
     const q = request.query;
     const { project } = request.params;
@@ -161,4 +171,16 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const body = { funnel: funnel.id, name: funnel.name, from: query.from, to: query.to, steps };
     return answer(reply, request.headers.accept, q.format, body, () => steps, 'funnel');
   });
+}
+
+/**
+ * Answers `body` with a strong ETag (a hash of its JSON), or 304 without a body when the request's
+ * If-None-Match names it: a poller whose figures did not change gets a few bytes back and redraws nothing.
+ */
+export function notModifiedOr(reply: FastifyReply, ifNoneMatch: string | undefined, body: unknown): unknown {
+  const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
+  reply.header('etag', etag);
+  const named = (ifNoneMatch ?? '').split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+  if (named.includes(etag) || named.includes('*')) return reply.code(304).send();
+  return body;
 }

@@ -1,7 +1,7 @@
 // The views of a project's dashboard, in the order of its navigation. Each is a component given the project
 // and the API with the viewer's credentials. A view that shows revenue says so (`revenue: true`) and is left
 // out, with nothing of it requested, where the credentials may not read revenue (a share link that hides it);
-// the revenue views (revenue, customers) and health are loaded lazily so that the first load stays small;
+// the realtime view, the revenue views (revenue, customers) and health are loaded lazily so that the first load stays small;
 // health is never on a share link (the API refuses it there).
 import type { ComponentType } from 'preact';
 import { lazy } from 'preact-iso';
@@ -31,6 +31,11 @@ export interface DashboardView {
 
 export const VIEWS: DashboardView[] = [
   { id: '', label: 'Traffic', component: TrafficView },
+  {
+    id: 'realtime',
+    label: 'Realtime',
+    component: lazy(() => import('./views/realtime.tsx').then((m) => m.RealtimeView)),
+  },
   {
     id: 'revenue',
     label: 'Revenue',

@@ -18,6 +18,16 @@ export interface Api {
   /** Whose credentials: the signed-in user's session, or a share link's bearer. */
   readonly kind: 'session' | 'bearer';
   get<T>(path: string, params?: Params, signal?: AbortSignal): Promise<T>;
+  /**
+   * The resource unless it is still the one `etag` names (then null: the server answered 304), with the
+   * ETag of what it answered (polling: an unchanged answer costs a few bytes and no redraw).
+   */
+  getIfChanged<T>(
+    path: string,
+    params: Params | undefined,
+    etag: string | null,
+    signal?: AbortSignal,
+  ): Promise<{ data: T; etag: string | null } | null>;
   send<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
   /** The same request answered as CSV, as a Blob to download. */
   csv(path: string, params?: Params): Promise<Blob>;
@@ -45,14 +55,17 @@ async function failure(response: Response): Promise<ApiError> {
 export function createApi(bearer?: string): Api {
   const headers: Record<string, string> = bearer ? { authorization: `Bearer ${bearer}` } : {};
   const credentials: RequestCredentials = bearer ? 'omit' : 'same-origin';
-  async function request(url: string, init: RequestInit): Promise<Response> {
-    let response: Response;
+  /** The answer whatever its status; a network failure as ApiError 0. */
+  async function exchange(url: string, init: RequestInit): Promise<Response> {
     try {
-      response = await fetch(url, { credentials, ...init, headers: { ...headers, ...init.headers } });
+      return await fetch(url, { credentials, ...init, headers: { ...headers, ...init.headers } });
     } catch (error) {
       if ((error as Error).name === 'AbortError') throw error;
       throw new ApiError(0, 'The dashboard cannot be reached. Check your connection and try again.');
     }
+  }
+  async function request(url: string, init: RequestInit): Promise<Response> {
+    const response = await exchange(url, init);
     if (!response.ok) throw await failure(response);
     return response;
   }
@@ -64,6 +77,22 @@ export function createApi(bearer?: string): Api {
         ...(signal ? { signal } : {}),
       });
       return (await response.json()) as T;
+    },
+    async getIfChanged<T>(
+      path: string,
+      params: Params | undefined,
+      etag: string | null,
+      signal?: AbortSignal,
+    ) {
+      // The page sets If-None-Match itself (the API's answers are no-store, so no cache would), and a
+      // 304 then reaches it as it is.
+      const response = await exchange(urlOf(path, params), {
+        headers: { accept: 'application/json', ...(etag ? { 'if-none-match': etag } : {}) },
+        ...(signal ? { signal } : {}),
+      });
+      if (response.status === 304) return null;
+      if (!response.ok) throw await failure(response);
+      return { data: (await response.json()) as T, etag: response.headers.get('etag') };
     },
     async send<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) {
       const init: RequestInit = { method, headers: { accept: 'application/json' } };

@@ -29,6 +29,7 @@ describe("the web app's API types", () => {
     expectTypeOf<W.SharedInfo>().toEqualTypeOf<Of<typeof S.SharedInfo>>();
     expectTypeOf<W.ShareGrant>().toEqualTypeOf<Of<typeof S.ShareGrant>>();
     expectTypeOf<W.CurrentVisitors>().toEqualTypeOf<Of<typeof S.CurrentVisitors>>();
+    expectTypeOf<W.Realtime>().toEqualTypeOf<Of<typeof S.Realtime>>();
     expectTypeOf<W.Attribution>().toEqualTypeOf<Of<typeof S.Attribution>>();
     expectTypeOf<W.Reconciliation>().toEqualTypeOf<Of<typeof S.Reconciliation>>();
     expectTypeOf<W.Drilldown>().toEqualTypeOf<Of<typeof S.Drilldown>>();

@@ -90,6 +90,20 @@ export interface CurrentVisitors {
   current_visitors: number;
 }
 
+export interface RealtimeRow {
+  value: string;
+  visitors: number;
+}
+
+/** GET …/traffic/realtime: the last 30 minutes. */
+export interface Realtime {
+  visitors: number;
+  pageviews_per_minute: { minute: string; pageviews: number }[];
+  pages: RealtimeRow[];
+  sources: RealtimeRow[];
+  countries: RealtimeRow[];
+}
+
 export interface GoalTarget {
   event_name?: string;
   path?: string;
