@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { monthsBetween, utcMonthOf } from '../calendar.ts';
 import { WORKED_EXAMPLE_COHORTS, workedExample } from '../testing.ts';
 import { revenueCohorts } from './cohorts.ts';
+import { RateTable } from './exchange-rates.ts';
 import { byRecordTime, type MrrInput, MrrLedger } from './ledger.ts';
 import { monthlyRevenue } from './monthly.ts';
 
@@ -39,6 +40,29 @@ describe('revenueCohorts', () => {
       { ...WORKED_EXAMPLE_COHORTS.cohorts[1], months: WORKED_EXAMPLE_COHORTS.cohorts[1]?.months.slice(0, 2) },
     ]);
     expect(revenueCohorts(WORKED_EXAMPLE, '2026-01', '2026-04', { currency: 'EUR' }).cohorts).toEqual([]);
+  });
+
+  it("with convert_to, adds a customer's currencies up at each month's rate; its cohort is its earliest", () => {
+    // The example in USD, and A also paying 10 EUR a month from March; EUR's rate loaded for March only.
+    const eur = (day: string, impact: number, n: number): MrrInput => ({
+      ...(WORKED_EXAMPLE[0] as MrrInput),
+      transaction_id: `eur_${n}`,
+      currency: 'EUR',
+      amount: toMicros(impact),
+      mrr_impact: toMicros(impact),
+      timestamp: Date.parse(`${day}T12:00:00Z`),
+    });
+    const records = [...WORKED_EXAMPLE, eur('2026-03-02', 10, 1), eur('2026-04-20', 5, 2)];
+    const table = new RateTable('USD', [{ base: 'USD', currency: 'EUR', period: '2026-03', rate: '1.5' }]);
+    const report = revenueCohorts(records, '2026-01', '2026-04', { currency: 'USD', table });
+    expect(report.converted_to).toBe('USD');
+    expect(report.rates).toEqual([{ currency: 'EUR', period: '2026-03', rate: '1.5' }]);
+    expect(report.missing_currencies).toEqual(['EUR']); // April: no EUR rate, left out
+    const january = report.cohorts[0];
+    expect(january?.size).toBe(2);
+    expect(january?.months.map((m) => m.mrr)).toEqual(['150', '180', '165', '190']);
+    expect(january?.months[2]?.gross_mrr_retention).toBe(100 / 150);
+    expect(report.cohorts[1]?.months.map((m) => m.mrr)).toEqual(['100', '100', '100']);
   });
 
   it("gives the worked example's LTV per month (null while no customer has churned)", () => {
