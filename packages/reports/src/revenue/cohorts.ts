@@ -68,17 +68,16 @@ interface CustomerSeries {
 }
 
 /**
- * Each customer's cohort month and its MRR at the end of each of `months`, folding one currency's records
- * (any order) through the MRR ledger. Records after the last month are ignored.
+ * Each customer's cohort month and its MRR at the end of each of `months` (consecutive), folding one
+ * currency's records (any order) through the MRR ledger. Records after the last month are ignored.
  */
 function customerSeries(records: readonly MrrInput[], currency: string, months: readonly string[]) {
   const ordered = records.filter((r) => r.currency === currency).sort(byRecordTime);
   const ledger = new MrrLedger(currency);
   const series = new Map<string, CustomerSeries>();
   let next = 0;
-  months.forEach((month, i) => {
-    const end = monthStart(month, 1);
-    for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < end; next++) {
+  const apply = (until: number) => {
+    for (; next < ordered.length && (ordered[next] as MrrInput).timestamp < until; next++) {
       const record = ordered[next] as MrrInput;
       const { movement } = ledger.apply(record);
       if (movement?.kind === 'new')
@@ -87,7 +86,13 @@ function customerSeries(records: readonly MrrInput[], currency: string, months: 
           mrr: new Array<bigint>(months.length).fill(0n),
         });
     }
-    for (const [customer, s] of series) s.mrr[i] = ledger.customerMrr(customer);
+  };
+  // Before the first month only the cohorts are needed (a customer's first MRR may be long before).
+  apply(monthStart(months[0] as string));
+  months.forEach((month, i) => {
+    apply(monthStart(month, 1));
+    for (const [customer, s] of series)
+      if (s.cohort >= (months[0] as string)) s.mrr[i] = ledger.customerMrr(customer);
   });
   return series;
 }
@@ -103,13 +108,7 @@ export function revenueCohorts(
   to: string,
   options: { currency: string; currencies?: readonly string[]; table?: RateTable },
 ): RevenueCohorts {
-  // Every month from the first record's (a cohort needs the customer's whole history) to `to`.
-  let first = from;
-  for (const r of records) {
-    const m = utcMonthOf(r.timestamp);
-    if (m < first) first = m;
-  }
-  const months = monthsBetween(first, to);
+  const months = monthsBetween(from, to);
   const { table } = options;
   const currencies = table
     ? (options.currencies ?? [...new Set(records.map((r) => r.currency))].sort())
