@@ -38,12 +38,12 @@ let dataDir: string;
 const contexts: BrowserContext[] = [];
 const consoleErrors: string[] = [];
 
-async function newPage(colorScheme: 'light' | 'dark' = 'light') {
+async function newPage(colorScheme: 'light' | 'dark' = 'light', width = 1280) {
   const context = await browser.newContext({
     locale: 'en-US',
     timezoneId: 'America/Los_Angeles',
     colorScheme,
-    viewport: { width: 1280, height: 900 },
+    viewport: { width, height: 900 },
   });
   contexts.push(context);
   const page = await context.newPage();
@@ -414,6 +414,64 @@ describe('the revenue views in Chromium', () => {
     await dark.goto(view('revenue'));
     await expect.poll(() => text(dark, '#revenue-mrr'), POLL).toBe('$290.00');
     await shoot(dark, 'revenue-desktop-dark');
+  });
+
+  it('shows the cohorts (logo, net and gross MRR retention), the retention curve and LTV, on desktop and phone', async () => {
+    await page.goto(view('revenue'));
+    // LTV for April: ARPA 96.67 ÷ the mean customer churn of February to April (11.11%) = 870.
+    await expect.poll(() => text(page, '#revenue-ltv'), POLL).toBe('$870.00');
+    const card = page.locator('section[aria-labelledby="cohorts-title"]');
+    const rows = () => tableRows(page.locator('#cohort-table tbody tr'));
+    await expect.poll(rows, POLL).toEqual([
+      ['Jan 2026', '2', '100%', '100%', '50%', '100%'],
+      ['Feb 2026', '1', '100%', '100%', '100%', ''],
+    ]);
+    expect(await page.locator('#retention-curve canvas').count()).toBe(1);
+    await card.getByRole('tab', { name: 'Net MRR' }).click();
+    await page.waitForURL(/retention=net_mrr_retention/);
+    await expect.poll(rows, POLL).toEqual([
+      ['Jan 2026', '2', '100%', '120%', '100%', '126.7%'],
+      ['Feb 2026', '1', '100%', '100%', '100%', ''],
+    ]);
+    await card.getByRole('tab', { name: 'Gross MRR' }).click();
+    await expect.poll(rows, POLL).toEqual([
+      ['Jan 2026', '2', '100%', '86.7%', '66.7%', '93.3%'],
+      ['Feb 2026', '1', '100%', '100%', '100%', ''],
+    ]);
+    // The cell's title says what is behind it.
+    expect(
+      await page.locator('#cohort-table tbody tr').first().locator('td').nth(4).getAttribute('title'),
+    ).toBe('Apr 2026: 2 paying, MRR $190.00');
+    await card.scrollIntoViewIfNeeded();
+    await card.screenshot({ path: join(SHOTS, 'revenue-cohorts-desktop-light.png') });
+    for (const [scheme, width] of [
+      ['dark', 1280],
+      ['light', 390],
+      ['dark', 390],
+    ] as const) {
+      const other = await newPage(scheme, width);
+      await other.goto(`${dashboard}/login`);
+      await other.getByLabel('Email').fill(EMAIL);
+      await other.getByLabel('Password').fill(PASSWORD);
+      await other.getByRole('button', { name: 'Sign in' }).click();
+      await other.waitForURL(/\/projects\/revenue-site/);
+      await other.goto(view('revenue', `${RANGE}&retention=net_mrr_retention`));
+      await expect.poll(() => text(other, '#revenue-ltv'), POLL).toBe('$870.00');
+      await expect.poll(() => tableRows(other.locator('#cohort-table tbody tr')), POLL).toHaveLength(2);
+      // Nothing wider than the window: the triangle scrolls inside its card.
+      expect(
+        await other.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+      ).toBe(0);
+      const cohorts = other.locator('section[aria-labelledby="cohorts-title"]');
+      await other.waitForLoadState('networkidle');
+      await cohorts.screenshot({
+        path: join(SHOTS, `revenue-cohorts-${width === 390 ? 'phone' : 'desktop'}-${scheme}.png`),
+      });
+      if (width === 390)
+        await other
+          .locator('.figures')
+          .screenshot({ path: join(SHOTS, `revenue-figures-phone-${scheme}.png`) });
+    }
   });
 
   it('switches MRR to days, and shows it converted only once the operator loaded rates', async () => {

@@ -5,7 +5,7 @@
 // drill-downs that add up to their figure, a customer's page, and the project's ingestion health.
 import { randomUUID } from 'node:crypto';
 import { type RevenueData, toMicros } from '@tally/contract';
-import { workedExample } from '@tally/reports/testing';
+import { WORKED_EXAMPLE_COHORTS, workedExample } from '@tally/reports/testing';
 import { FileTokenStore } from '@tally/tokens';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, tally, tempDataDir } from './support/processes.ts';
@@ -323,6 +323,42 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
       env(),
     );
     expect(text).toContain('the bridge closes');
+  });
+
+  it("gives the worked example's cohorts and LTV, the same through the API and the CLI", async () => {
+    const query = { from: '2026-01', to: '2026-04' };
+    const api = await get('rev-worked', `/revenue/cohorts?from=${query.from}&to=${query.to}`);
+    expect(api).toEqual(WORKED_EXAMPLE_COHORTS);
+    const cli = JSON.parse(
+      await tally(
+        ['report', 'cohorts', '--project', 'rev-worked', '--from', query.from, '--to', query.to, '--json'],
+        env(),
+      ),
+    );
+    expect(cli).toEqual(api);
+    // A filter keeps whole customers: C (annual) left out, the February cohort goes.
+    const filtered = await get(
+      'rev-worked',
+      `/revenue/cohorts?from=2026-01&to=2026-04&filters=${encodeURIComponent('interval!=annual')}`,
+    );
+    expect(filtered.cohorts).toEqual([WORKED_EXAMPLE_COHORTS.cohorts[0]]);
+    const text = await tally(
+      ['report', 'cohorts', '--project', 'rev-worked', '--from', '2026-01', '--to', '2026-04'],
+      env(),
+    );
+    expect(text).toMatch(/2026-01\s+2\s+3\s+2\s+190\.00\s+100\.00%\s+126\.67%\s+93\.33%/);
+    // LTV on every month of the MRR report: 125 ÷ mean(0, 1/3) in March, 96.67 ÷ mean(0, 1/3, 0) in April.
+    const months = (await get('rev-worked', '/revenue/mrr?from=2026-01&to=2026-04')) as unknown as {
+      ltv: string | null;
+    }[];
+    expect(months.map((m) => m.ltv)).toEqual([null, null, '750', '870']);
+    const cliMonths = JSON.parse(
+      await tally(
+        ['report', 'mrr', '--project', 'rev-worked', '--from', '2026-01', '--to', '2026-04', '--json'],
+        env(),
+      ),
+    );
+    expect(cliMonths).toEqual(months);
   });
 
   it('reconciles each month: cash by kind, a bridge that closes, warnings with their record ids', async () => {

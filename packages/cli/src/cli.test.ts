@@ -93,6 +93,13 @@ const MISTAKES: Array<[string[], RegExp]> = [
   ],
   [['report', 'traffic/summary', '--project', 'shop', '--filters', 'moon==1'], /unknown filter dimension/],
   [['report', 'revenue/records', '--project', 'shop'], /--figure is required/],
+  [['report', 'cohorts', '--project', 'shop', '--from', '2026-13'], /from must be a month YYYY-MM/],
+  [['report', 'cohorts', '--project', 'shop', '--from', '2026-05', '--to', '2026-01'], /is after --to/],
+  [['report', 'cohorts', '--project', 'shop', '--by', 'plan'], /--by is not a parameter of revenue\/cohorts/],
+  [
+    ['report', 'cohorts', '--project', 'shop', '--currency', 'dollars'],
+    /currency must be a three-letter code/,
+  ],
   [['report', 'revenue/customers', '--project', 'shop', '--limit', '0'], /--limit takes a whole number/],
   [['revenue'], /unknown revenue action ""/],
   [['revenue', 'search', '--metadata', 'novalue'], /--metadata takes key=value/],

@@ -50,14 +50,19 @@ Commands:
                                                       visits, events, top pages, sources, campaigns and events
                                                       over days of the project's time zone (last 30 by default)
   report mrr --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--filters ...] [--json]
-                                                      revenue/mrr: MRR, movements, churn rates, ARPA and cash
-                                                      revenue per month (default: the last 12 months)
+                                                      revenue/mrr: MRR, movements, churn rates, ARPA, LTV and
+                                                      cash revenue per month (default: the last 12 months)
   report mrr --daily --project <id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--currency USD] [--json]
                                                       revenue/mrr/daily: the same per day (UTC; default: the last
                                                       30 days, at most 366): MRR, ARR, paying customers, cash
   report mrr ... --convert_to EUR                     Every currency converted with the loaded exchange rates
                                                       and added (rates used and currencies left out listed);
                                                       --convert-to is the same flag
+  report cohorts --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD] [--filters ...]
+                 [--convert_to EUR] [--json]
+                                                      revenue/cohorts: customers by the month they first paid,
+                                                      each month after up to --to: customers, MRR, logo, net
+                                                      and gross MRR retention
   report attribution --project <id> [--from YYYY-MM] [--to YYYY-MM] [--currency USD]
                      [--by channel|source|utm_campaign] [--touch first|last] [--filters ...] [--json]
                                                       revenue/attribution: MRR movements, MRR at the end, paying

@@ -2,7 +2,7 @@
 // rates as percentages. The figures are the report's JSON body (@tally/reports/queries), only laid out.
 import { divideRounded, toMicros } from '@tally/contract';
 import type { TrafficBreakdownReport, TrafficSummary, TrafficTimeseriesReport } from '@tally/reports/queries';
-import type { Attribution, MonthlyRevenue, Reconciliation } from '@tally/reports/revenue';
+import type { Attribution, MonthlyRevenue, Reconciliation, RevenueCohorts } from '@tally/reports/revenue';
 import type { TrafficReport } from '@tally/reports/traffic';
 
 /** A plain table: a header line, then rows; numbers right-aligned, text left-aligned. */
@@ -75,6 +75,7 @@ export function mrrTable(report: MonthlyRevenue[]): string {
     'net churn',
     'logo churn',
     'ARPA',
+    'LTV',
     'cash',
   ];
   const lines = report.map((m) => [
@@ -92,6 +93,7 @@ export function mrrTable(report: MonthlyRevenue[]): string {
     percent(m.net_revenue_churn_rate),
     percent(m.customer_churn_rate),
     money(m.arpa),
+    money(m.ltv),
     money(m.cash_revenue),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
@@ -100,6 +102,33 @@ export function mrrTable(report: MonthlyRevenue[]): string {
     m.data_warnings.map((w) => `warning: ${m.month} ${w.transaction_id} (${w.customer_id}): ${w.message}\n`),
   );
   return [format(header), ...lines.map(format), ...warnings].join('');
+}
+
+/**
+ * The cohort triangle: a row per cohort and offset with its customers, MRR and the three retentions; the
+ * money converted with convert_to says so in the title.
+ */
+export function cohortsText(report: RevenueCohorts): string {
+  const rows = report.cohorts.flatMap((c) =>
+    c.months.map((m) => [
+      c.cohort,
+      c.size,
+      m.offset,
+      m.customers,
+      money(m.mrr),
+      percent(m.logo_retention),
+      percent(m.net_mrr_retention),
+      percent(m.gross_mrr_retention),
+    ]),
+  );
+  const converted = report.converted_to
+    ? `, converted (missing: ${report.missing_currencies?.join(', ') || 'none'})`
+    : '';
+  return table(
+    `Cohorts, ${report.currency}${converted}`,
+    ['cohort', 'size', 'offset', 'customers', 'MRR', 'logo', 'net MRR', 'gross MRR'],
+    rows,
+  );
 }
 
 /** Rows of groups (attribution, breakdown) and their total as a terminal table under `title`. */

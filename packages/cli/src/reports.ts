@@ -3,7 +3,7 @@
 // revenue/attribution, …) and takes that operation's query parameters as flags (--from, --filters,
 // --convert_to, …); its flags are parsed into the query value of the report's one function in
 // @tally/reports/queries, the function the dashboard's route calls, so `--json` prints exactly what the API
-// answers. `mrr`, `attribution` and `reconciliation` are short names of the revenue reports, `breakdown` of
+// answers. `mrr`, `cohorts`, `attribution` and `reconciliation` are short names of the revenue reports, `breakdown` of
 // revenue/breakdown without its `metadata_keys` (the figures only, as it printed before), and `traffic` of
 // traffic/summary (the dashboard's figures: one definition of a visit); `traffic/overview` is the terminal's
 // overview (report.ts of @tally/reports/traffic), its days the project's as well. Without --json a report is a
@@ -14,6 +14,7 @@ import { addMonths, DAY_MS, todayIn, utcDayOf, utcMonthOf } from '@tally/reports
 import {
   revenueAttributionReport,
   revenueBreakdownReport,
+  revenueCohortsReport,
   revenueCurrenciesReport,
   revenueCustomerReport,
   revenueCustomersReport,
@@ -59,6 +60,7 @@ import { connectRedis } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
 import {
   breakdownText,
+  cohortsText,
   groupsText,
   money,
   mrrTable,
@@ -150,11 +152,12 @@ const SHORT_NAMES: Record<string, string> = {
   traffic: 'traffic/summary',
   mrr: 'revenue/mrr',
   attribution: 'revenue/attribution',
+  cohorts: 'revenue/cohorts',
   reconciliation: 'revenue/reconciliation',
 };
 const REPORT_NAMES =
   'traffic (traffic/summary), traffic/overview, traffic/summary, traffic/timeseries, traffic/breakdown/<dimension>, mrr, revenue/mrr/daily, ' +
-  'attribution, breakdown, reconciliation, revenue/records, revenue/funnel, revenue/currencies, revenue/customers, ' +
+  'cohorts (revenue/cohorts), attribution, breakdown, reconciliation, revenue/records, revenue/funnel, revenue/currencies, revenue/customers, ' +
   'revenue/customers/<customer_id>';
 
 const RANGE = ['from', 'to'] as const;
@@ -172,6 +175,7 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
   'revenue/mrr': [...RANGE, ...CONVERT, 'filters'],
   'revenue/mrr/daily': [...RANGE, ...CONVERT],
   'revenue/attribution': [...RANGE, 'currency', 'filters', 'by', 'touch'],
+  'revenue/cohorts': [...RANGE, 'currency', 'filters', 'convert_to', 'convert-to'],
   'revenue/breakdown': [...RANGE, 'currency', 'filters', 'by'],
   breakdown: [...RANGE, 'currency', 'filters', 'by'],
   'revenue/reconciliation': ['month', 'currency'],
@@ -423,6 +427,20 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
         },
       };
     }
+    case 'revenue/cohorts': {
+      const range = monthRange(flags);
+      const filters = revenueFilters();
+      if (flags.currency !== undefined) currencyOf(flags.currency);
+      if (convertTo !== undefined) currencyOf(convertTo);
+      return {
+        zoned: false,
+        run: async (warehouse) => {
+          const query = { project, ...range, currency: flags.currency, filters, convert_to: convertTo };
+          const body = await revenueCohortsReport(warehouse, query);
+          return { body, text: () => cohortsText(body) };
+        },
+      };
+    }
     case 'revenue/reconciliation': {
       const month = flags.month ?? monthOf(0);
       checkMonth(month, '--month');
@@ -535,6 +553,7 @@ export async function runReport(
     'revenue/mrr',
     'revenue/mrr/daily',
     'revenue/attribution',
+    'revenue/cohorts',
     'revenue/breakdown',
     'breakdown',
     'revenue/reconciliation',

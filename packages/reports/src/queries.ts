@@ -3,6 +3,13 @@
 // operation. The dashboard's routes and `tally report` both call these (and nothing else to assemble a
 // report), so the two front ends give the same figures for the same query. This file only re-exports.
 export {
+  type Cohort,
+  type CohortMonth,
+  type RevenueCohorts,
+  type RevenueCohortsQuery,
+  revenueCohortsReport,
+} from './revenue/cohorts.ts';
+export {
   type RevenueCurrencies,
   type RevenueCurrenciesQuery,
   type RevenueCurrency,

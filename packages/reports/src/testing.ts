@@ -45,7 +45,10 @@ export function workedExample(prefix: string): RevenueData[] {
   ];
 }
 
-/** The spec's monthly table (money as exact decimal text, rates as fractions; null where the spec shows —). */
+/**
+ * The spec's monthly table (money as exact decimal text, rates as fractions; null where the spec shows —),
+ * with LTV as docs/revenue.md works it out (March: 125 ÷ mean(0, 1/3); April: 96.67 ÷ mean(0, 1/3, 0)).
+ */
 export const WORKED_EXAMPLE_MONTHS = [
   {
     month: '2026-01',
@@ -62,6 +65,7 @@ export const WORKED_EXAMPLE_MONTHS = [
     net_revenue_churn_rate: null,
     customer_churn_rate: null,
     arpa: '75',
+    ltv: null,
     cash_revenue: '150',
   },
   {
@@ -79,6 +83,7 @@ export const WORKED_EXAMPLE_MONTHS = [
     net_revenue_churn_rate: (20 - 50) / 150,
     customer_churn_rate: 0,
     arpa: '93.333333',
+    ltv: null,
     cash_revenue: '1280',
   },
   {
@@ -96,6 +101,7 @@ export const WORKED_EXAMPLE_MONTHS = [
     net_revenue_churn_rate: 30 / 280,
     customer_churn_rate: 1 / 3,
     arpa: '125',
+    ltv: '750',
     cash_revenue: '150',
   },
   {
@@ -113,9 +119,92 @@ export const WORKED_EXAMPLE_MONTHS = [
     net_revenue_churn_rate: -40 / 250,
     customer_churn_rate: 0,
     arpa: '96.666667',
+    ltv: '870',
     cash_revenue: '540',
   },
 ] as const;
+
+/** docs/revenue.md's cohort table of the worked example, as the API answers it. */
+export const WORKED_EXAMPLE_COHORTS = {
+  currency: 'USD',
+  cohorts: [
+    {
+      cohort: '2026-01',
+      size: 2,
+      months: [
+        {
+          offset: 0,
+          month: '2026-01',
+          customers: 2,
+          mrr: '150',
+          logo_retention: 1,
+          net_mrr_retention: 1,
+          gross_mrr_retention: 1,
+        },
+        {
+          offset: 1,
+          month: '2026-02',
+          customers: 2,
+          mrr: '180',
+          logo_retention: 1,
+          net_mrr_retention: 180 / 150,
+          gross_mrr_retention: 130 / 150,
+        },
+        {
+          offset: 2,
+          month: '2026-03',
+          customers: 1,
+          mrr: '150',
+          logo_retention: 0.5,
+          net_mrr_retention: 1,
+          gross_mrr_retention: 100 / 150,
+        },
+        {
+          offset: 3,
+          month: '2026-04',
+          customers: 2,
+          mrr: '190',
+          logo_retention: 1,
+          net_mrr_retention: 190 / 150,
+          gross_mrr_retention: 140 / 150,
+        },
+      ],
+    },
+    {
+      cohort: '2026-02',
+      size: 1,
+      months: [
+        {
+          offset: 0,
+          month: '2026-02',
+          customers: 1,
+          mrr: '100',
+          logo_retention: 1,
+          net_mrr_retention: 1,
+          gross_mrr_retention: 1,
+        },
+        {
+          offset: 1,
+          month: '2026-03',
+          customers: 1,
+          mrr: '100',
+          logo_retention: 1,
+          net_mrr_retention: 1,
+          gross_mrr_retention: 1,
+        },
+        {
+          offset: 2,
+          month: '2026-04',
+          customers: 1,
+          mrr: '100',
+          logo_retention: 1,
+          net_mrr_retention: 1,
+          gross_mrr_retention: 1,
+        },
+      ],
+    },
+  ],
+};
 
 /** mrr_monthly's columns as WORKED_EXAMPLE_MONTHS gives them: money as exact decimal text, ARPA to 6 places. */
 export const MRR_MONTHLY_COLUMNS = [
@@ -131,7 +220,7 @@ export const MRR_MONTHLY_COLUMNS = [
 
 /** The rows mrr_monthly (read with MRR_MONTHLY_COLUMNS) holds for months of the report: no report-only columns. */
 export function mrrMonthlyRows(months: readonly (typeof WORKED_EXAMPLE_MONTHS)[number][]) {
-  return months.map(({ customer_churn_rate: _c, cash_revenue: _cash, arpa, ...m }) => ({
+  return months.map(({ customer_churn_rate: _c, cash_revenue: _cash, ltv: _ltv, arpa, ...m }) => ({
     ...m,
     arpa: arpa === null ? null : Number(arpa),
   }));

@@ -3,12 +3,13 @@
 // customer's movements, in the order of the records' own time), history.ts the stored history as the
 // ledger reads it (history-cache.ts keeps it per project, refreshed by what changed: probe.ts), money.ts
 // exact money and sums per group, touches.ts the customers' first and last touches (touches-cache.ts keeps
-// them). On them period.ts folds a period per customer, which monthly.ts, daily.ts, attribution.ts,
+// them). cohorts.ts folds the ledger per customer and month. On them period.ts folds a period per customer, which monthly.ts, daily.ts, attribution.ts,
 // breakdown.ts, drilldown.ts, reconciliation.ts, customers.ts and funnel.ts read. scope.ts and filters.ts
 // check what a view is asked for; exchange-rates.ts converts; search.ts finds records by metadata; warm.ts
 // fills the caches. This file only re-exports.
 export { type Attribution, revenueAttribution } from './attribution.ts';
 export { type RevenueBreakdown, revenueBreakdown } from './breakdown.ts';
+export { type Cohort, type CohortMonth, type RevenueCohorts, revenueCohorts } from './cohorts.ts';
 export {
   CUSTOMER_SORTS,
   type CustomerContact,

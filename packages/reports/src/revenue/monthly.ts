@@ -6,7 +6,7 @@
 // number could hold for every total.
 import { divideRounded, formatMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
-import { monthStart, monthsBetween } from '../calendar.ts';
+import { addMonths, monthStart, monthsBetween } from '../calendar.ts';
 import { memoOnFrozen, readMrrInputs } from './history.ts';
 import { byRecordTime, type DataWarning, type MovementKind, type MrrInput, MrrLedger } from './ledger.ts';
 import { type Money, rate } from './money.ts';
@@ -31,6 +31,12 @@ export interface MonthlyRevenue {
   customer_churn_rate: number | null;
   /** MRR at the end / customers paying at the end, to the micro-unit; null when none. */
   arpa: Money | null;
+  /**
+   * Lifetime value: MRR at the end ÷ paying customers at the end ÷ the mean customer churn rate of this
+   * month and the two before (months without a rate left out), exact and rounded once to the micro-unit;
+   * null when no paying customer, no month has a rate, or the mean is 0.
+   */
+  ltv: Money | null;
   /** Sum of amount over every record of the month (refunds and churns with negative amounts subtract). */
   cash_revenue: Money;
   customers_start: number;
@@ -51,9 +57,11 @@ export function monthlyRevenue(
   currencies?: readonly string[],
 ): MonthlyRevenue[] {
   // Of a frozen array (the cached history), computed once per range and shared, frozen: callers only read it.
-  if (!Object.isFrozen(records)) return shapeReport(monthlySums(records, from, to, currencies));
+  // Two months before `from` are folded too: LTV reads the churn rates of a month and the two before it.
+  const early = addMonths(from, -LTV_MONTHS + 1);
+  if (!Object.isFrozen(records)) return shapeReport(monthlySums(records, early, to, currencies), from);
   return memoOnFrozen(reports, records, `${from}|${to}|${currencies?.join(',') ?? '*'}`, () =>
-    Object.freeze(shapeReport(monthSumsOf(records, from, to, currencies))),
+    Object.freeze(shapeReport(monthSumsOf(records, early, to, currencies), from)),
   ) as MonthlyRevenue[];
 }
 
@@ -184,9 +192,35 @@ function monthlySums(
   return report.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
 }
 
-function shapeReport(months: readonly MonthSums[]): MonthlyRevenue[] {
-  return months.map(
-    ({ month, currency, mrrStart, mrrEnd, sums, cash, payingStart, payingEnd, churned, warnings }) => ({
+/** The months whose customer churn rates LTV averages: the month and the two before it. */
+const LTV_MONTHS = 3;
+
+/**
+ * LTV of `months[i]` (docs/revenue.md): (MRR end ÷ paying end) ÷ mean(churned_j ÷ paying start_j) over the
+ * month and the LTV_MONTHS − 1 before it of the same currency that have a rate. As one exact fraction,
+ * mrrEnd × n × Π start_j ÷ (paying end × Σ_j churned_j × Π_{k≠j} start_k), rounded once to the micro-unit.
+ */
+function lifetimeValue(byKey: ReadonlyMap<string, MonthSums>, row: MonthSums): bigint | null {
+  if (row.payingEnd === 0) return null;
+  const rated: MonthSums[] = [];
+  for (let back = 0; back < LTV_MONTHS; back++) {
+    const m = byKey.get(`${row.currency}|${addMonths(row.month, -back)}`);
+    if (m && m.payingStart > 0) rated.push(m);
+  }
+  if (rated.length === 0) return null;
+  let product = 1n;
+  for (const m of rated) product *= BigInt(m.payingStart);
+  let churnSum = 0n; // Σ churned_j × Π_{k≠j} start_k: the rates' sum over the common denominator `product`
+  for (const m of rated) churnSum += (BigInt(m.churned) * product) / BigInt(m.payingStart);
+  if (churnSum === 0n) return null;
+  return divideRounded(row.mrrEnd * BigInt(rated.length) * product, BigInt(row.payingEnd) * churnSum);
+}
+
+function shapeReport(all: readonly MonthSums[], from: string): MonthlyRevenue[] {
+  const byKey = new Map(all.map((m) => [`${m.currency}|${m.month}`, m]));
+  return all
+    .filter((m) => m.month >= from)
+    .map(({ month, currency, mrrStart, mrrEnd, sums, cash, payingStart, payingEnd, churned, warnings }) => ({
       month,
       currency,
       mrr_start: formatMicros(mrrStart),
@@ -204,13 +238,15 @@ function shapeReport(months: readonly MonthSums[]): MonthlyRevenue[] {
       ),
       customer_churn_rate: rate(BigInt(churned), BigInt(payingStart)),
       arpa: payingEnd === 0 ? null : formatMicros(divideRounded(mrrEnd, BigInt(payingEnd))),
+      ltv: ((v) => (v === null ? null : formatMicros(v)))(
+        lifetimeValue(byKey, byKey.get(`${currency}|${month}`) as MonthSums),
+      ),
       cash_revenue: formatMicros(cash),
       customers_start: payingStart,
       customers_end: payingEnd,
       churned_customers: churned,
       data_warnings: [...warnings],
-    }),
-  );
+    }));
 }
 
 /** `tally report mrr`: the monthly report of one project, from the warehouse. */

@@ -387,6 +387,20 @@ const TABLE = [
     csv: true,
   },
   {
+    operationId: 'revenueCohorts',
+    method: 'GET',
+    url: `${P}/revenue/cohorts`,
+    tag: 'Revenue',
+    summary:
+      'Cohorts by first-MRR month: customers, MRR and logo / net / gross MRR retention per month after',
+    description:
+      'Same answer as `tally report cohorts --json`. Money as exact decimal text, retention as fractions.',
+    access: 'revenue',
+    params: S.ProjectParams,
+    querystring: S.CohortsQuery,
+    responses: { 200: S.RevenueCohorts },
+  },
+  {
     operationId: 'revenueCurrencies',
     method: 'GET',
     url: `${P}/revenue/currencies`,

@@ -564,6 +564,63 @@ export const RevenueCurrencies = Type.Object(
   { $id: 'RevenueCurrencies' },
 );
 
+export const CohortsQuery = Type.Object({
+  from: Type.String({ pattern: MONTH_PATTERN, description: 'First cohort month (YYYY-MM, UTC).' }),
+  to: Type.String({
+    pattern: MONTH_PATTERN,
+    description: 'Last cohort month, included; also the last month of every cohort (a triangle).',
+  }),
+  currency: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description: 'Default USD; with `convert_to`, every currency when not given.',
+    }),
+  ),
+  filters: revenueFilters,
+  convert_to: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description:
+        "Convert each customer's MRR with each month's loaded rate and add its currencies up (its cohort is " +
+        'its earliest in any currency); the answer names the rates used and the currencies left out. 400 ' +
+        'when no rates to this currency are loaded.',
+    }),
+  ),
+});
+const retention = (what: string) =>
+  Type.Union([Type.Number(), Type.Null()], { description: `${what}; null when the denominator is 0.` });
+export const RevenueCohorts = Type.Object(
+  {
+    currency: Type.String(),
+    cohorts: Type.Array(
+      Type.Object({
+        cohort: Type.String({ description: 'YYYY-MM: the month its customers first had MRR above 0.' }),
+        size: Type.Integer({ description: 'Customers in the cohort.' }),
+        months: Type.Array(
+          Type.Object({
+            offset: Type.Integer({ description: 'Months after the cohort month (0 is the cohort month).' }),
+            month: Type.String({ description: 'YYYY-MM: the cohort month + offset.' }),
+            customers: Type.Integer({ description: 'Customers of the cohort paying when the month ends.' }),
+            mrr: Type.String({ description: "The cohort's MRR when the month ends (exact decimal text)." }),
+            logo_retention: retention('customers ÷ size'),
+            net_mrr_retention: retention("mrr ÷ the cohort's MRR at offset 0"),
+            gross_mrr_retention: retention(
+              'The same, each customer counted at most at its own MRR at offset 0 (never above 1)',
+            ),
+          }),
+        ),
+      }),
+      { description: 'The cohorts with customers, oldest first; each with its months up to `to`.' },
+    ),
+    converted_to: Type.Optional(Type.String()),
+    rates: Type.Optional(
+      Type.Array(Type.Object({ currency: Type.String(), period: Type.String(), rate: Type.String() })),
+    ),
+    missing_currencies: Type.Optional(Type.Array(Type.String())),
+  },
+  { $id: 'RevenueCohorts' },
+);
+
 export const ExchangeRates = Type.Object(
   {
     bases: Type.Array(Type.String(), {
@@ -1194,6 +1251,7 @@ export const COMPONENTS: TSchema[] = [
   MrrMonths,
   MrrDays,
   RevenueCurrencies,
+  RevenueCohorts,
   ExchangeRates,
   AttributionRow,
   Attribution,

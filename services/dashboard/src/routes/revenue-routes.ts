@@ -1,5 +1,5 @@
 // GET …/revenue/*: revenue figures of a project, which a share link shows only when its creator included
-// revenue (access `revenue`): the monthly MRR report, MRR by first or last touch, the reconciliation of a
+// revenue (access `revenue`): the monthly MRR report, the cohorts, MRR by first or last touch, the reconciliation of a
 // month, the drill-down of any figure, the acquisition funnel, the customers and a customer's page, the
 // breakdown by plan, interval, … or metadata key, and the metadata search. `filters` (@tally/reports
 // revenue/filters.ts) narrows the MRR report, attribution, breakdown, drill-down and customers to the
@@ -11,6 +11,7 @@
 import {
   revenueAttributionReport,
   revenueBreakdownReport,
+  revenueCohortsReport,
   revenueCustomerReport,
   revenueCustomersReport,
   revenueFunnelReport,
@@ -39,6 +40,18 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     });
     const rows: readonly MrrRow[] = body;
     return answer(reply, request.headers.accept, q.format, body, () => rows.map(mrrCsvRow), 'mrr');
+  });
+
+  route(app, deps, 'revenueCohorts', async (request) => {
+    const q = request.query;
+    return revenueCohortsReport(deps.warehouse, {
+      project: request.params.project,
+      from: q.from,
+      to: q.to,
+      currency: q.currency,
+      filters: parseRevenueFilters(q.filters),
+      convert_to: q.convert_to,
+    });
   });
 
   route(app, deps, 'revenueAttribution', async (request, reply) => {

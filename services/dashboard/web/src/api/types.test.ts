@@ -18,6 +18,7 @@ describe("the web app's API types", () => {
     expectTypeOf<W.BreakdownDimension>().toEqualTypeOf<Of<typeof S.Breakdown>['dimension']>();
     expectTypeOf<W.Goal>().toEqualTypeOf<Of<typeof S.Goal>>();
     expectTypeOf<W.RevenueCurrencies>().toEqualTypeOf<Of<typeof S.RevenueCurrencies>>();
+    expectTypeOf<W.RevenueCohorts>().toEqualTypeOf<Of<typeof S.RevenueCohorts>>();
     expectTypeOf<W.Funnel>().toEqualTypeOf<Of<typeof S.Funnel>>();
     expectTypeOf<W.GoalConversions>().toEqualTypeOf<Of<typeof S.GoalConversions>>();
     expectTypeOf<W.FunnelResult>().toEqualTypeOf<Of<typeof S.FunnelResult>>();

@@ -214,6 +214,8 @@ export interface MrrMonth {
   net_revenue_churn_rate: number | null;
   customer_churn_rate: number | null;
   arpa: string | null;
+  /** ARPA ÷ the mean customer churn rate of the month and the two before; null when undefined. */
+  ltv: string | null;
   cash_revenue: string;
   customers_start: number;
   customers_end: number;
@@ -511,4 +513,25 @@ export interface Health {
     action: string;
   } | null;
   unavailable: string[];
+}
+
+/** `GET …/revenue/cohorts`: the cohorts of a range of months, each with its months up to the range's end. */
+export interface RevenueCohorts {
+  currency: string;
+  cohorts: Array<{
+    cohort: string;
+    size: number;
+    months: Array<{
+      offset: number;
+      month: string;
+      customers: number;
+      mrr: string;
+      logo_retention: number | null;
+      net_mrr_retention: number | null;
+      gross_mrr_retention: number | null;
+    }>;
+  }>;
+  converted_to?: string;
+  rates?: Array<{ currency: string; period: string; rate: string }>;
+  missing_currencies?: string[];
 }

@@ -31,6 +31,7 @@ describe('the revenue state in the URL', () => {
       breakdown: 'plan',
       interval: 'month',
       convert: '',
+      retention: 'logo_retention',
     });
     expect(revenueSearch(readRevenueState({}, '2026-11-24'), '2026-11-24')).toBe('');
   });
@@ -48,6 +49,7 @@ describe('the revenue state in the URL', () => {
         breakdown: 'metadata.team',
         interval: 'day',
         convert: 'eur',
+        retention: 'gross_mrr_retention',
       },
       '2026-11-24',
     );
@@ -62,9 +64,10 @@ describe('the revenue state in the URL', () => {
       breakdown: 'metadata.team',
       interval: 'day',
       convert: 'EUR',
+      retention: 'gross_mrr_retention',
     });
     expect(revenueSearch(state, '2026-11-24')).toBe(
-      '?from=2026-01&to=2026-04&currency=EUR&by=utm_campaign&touch=last&filters=plan%3D%3Dpro%3Bmetadata.team%3D%3Da%5C%3Bb&breakdown=metadata.team&interval=day&convert=EUR&month=2026-02',
+      '?from=2026-01&to=2026-04&currency=EUR&by=utm_campaign&touch=last&filters=plan%3D%3Dpro%3Bmetadata.team%3D%3Da%5C%3Bb&breakdown=metadata.team&interval=day&convert=EUR&retention=gross_mrr_retention&month=2026-02',
     );
     expect(
       readRevenueState(
@@ -75,6 +78,7 @@ describe('the revenue state in the URL', () => {
           breakdown: 'Plan;x',
           interval: 'hour',
           convert: 'euro',
+          retention: 'churn',
         },
         '2026-11-24',
       ),
@@ -85,6 +89,7 @@ describe('the revenue state in the URL', () => {
       month: '2026-11',
       interval: 'month',
       convert: '',
+      retention: 'logo_retention',
     });
   });
 

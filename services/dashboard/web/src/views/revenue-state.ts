@@ -65,6 +65,8 @@ export interface RevenueState {
   interval: 'month' | 'day';
   /** The MRR chart converted to this currency with the operator's rates, '' for the view's currency. */
   convert: string;
+  /** The cohort table's retention: logo_retention, net_mrr_retention or gross_mrr_retention. */
+  retention: 'logo_retention' | 'net_mrr_retention' | 'gross_mrr_retention';
 }
 
 /**
@@ -91,6 +93,10 @@ export function readRevenueState(query: Record<string, string>, today: string): 
     breakdown: /^([a-z_]+|metadata\..+)$/s.test(query.breakdown ?? '') ? (query.breakdown as string) : 'plan',
     interval: query.interval === 'day' ? 'day' : 'month',
     convert: /^[A-Za-z]{3}$/.test(query.convert ?? '') ? (query.convert as string).toUpperCase() : '',
+    retention:
+      query.retention === 'net_mrr_retention' || query.retention === 'gross_mrr_retention'
+        ? query.retention
+        : 'logo_retention',
   };
 }
 
@@ -107,6 +113,7 @@ export function revenueSearch(state: RevenueState, today: string): string {
     'breakdown',
     'interval',
     'convert',
+    'retention',
   ] as const)
     if (state[key] !== defaults[key]) params.set(key, state[key]);
   // The reconciled month defaults to the range's last.

@@ -1,6 +1,6 @@
 // The revenue view: a range of months and a currency (kept in the URL), the figures of the range's last
 // month, MRR over time (monthly or daily, converted when the operator loaded rates: revenue-mrr-card.tsx)
-// and each month's movements, MRR by the customers' first or last touch, the
+// and each month's movements, the cohorts (revenue-cohorts.tsx), MRR by the customers' first or last touch, the
 // acquisition funnel, and the reconciliation of one month. Every money figure opens its drill-down: the
 // records, movements or customers that add up to it. Money is per currency, never summed across them, and
 // reads as money (../money.ts): cents in the tables, compact on the cards, each card's exact amount in its
@@ -20,6 +20,7 @@ import { MovementsChart } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
 import type { ViewProps } from '../views.ts';
 import { BreakdownCard, MetadataSearchCard, RevenueFilterChips } from './revenue-breakdown.tsx';
+import { CohortsCard } from './revenue-cohorts.tsx';
 import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-common.tsx';
 import { MrrOverTimeCard } from './revenue-mrr-card.tsx';
 import { RevenueOnboarding } from './revenue-onboarding.tsx';
@@ -119,6 +120,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
           </div>
         </div>
       )}
+      <CohortsCard api={api} base={base} state={state} update={update} />
       <AttributionCard api={api} base={base} state={state} update={update} open={open} />
       <BreakdownCard api={api} base={base} state={state} update={update} drill={setDrill} />
       <FunnelCard api={api} base={base} state={state} />
@@ -238,6 +240,7 @@ function RevenueFigures(props: {
       figure: 'paying_customers',
     },
     { id: 'arpa', label: 'ARPA', ...money(last.arpa), note: 'MRR / paying customers' },
+    { id: 'ltv', label: 'LTV', ...money(last.ltv), note: 'ARPA / customer churn, 3 months' },
     {
       id: 'gross-churn',
       label: 'Gross revenue churn',
