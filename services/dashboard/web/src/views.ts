@@ -5,16 +5,11 @@
 // health is never on a share link (the API refuses it there).
 import type { ComponentType } from 'preact';
 import { lazy } from 'preact-iso';
-import type { Api } from './api/client.ts';
 import type { Project } from './api/types.ts';
 import { TrafficView } from './views/traffic.tsx';
+import type { ViewProps } from './views/view-props.ts';
 
-export interface ViewProps {
-  api: Api;
-  project: Project;
-  /** The URL of the view (`/projects/my-site` or `/share/shr_…` plus the view's own segment). */
-  path: string;
-}
+export type { ViewProps } from './views/view-props.ts';
 
 export interface DashboardView {
   /** The path segment after the project (`''` for the default view). */

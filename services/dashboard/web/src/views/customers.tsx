@@ -9,8 +9,8 @@ import { formatMoney } from '../money.ts';
 import { useSignInOn } from '../pages/session.ts';
 import { CurrencyPicker } from '../ui/currency-picker.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
-import type { ViewProps } from '../views.ts';
 import { formatTime } from './revenue-state.ts';
+import type { ViewProps } from './view-props.ts';
 
 const PAGE = 50;
 

@@ -15,8 +15,8 @@ import { formatCount, formatDuration } from '../format.ts';
 import { useSignInOn } from '../pages/session.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { useInterval } from '../ui/use-interval.ts';
-import type { ViewProps } from '../views.ts';
 import { formatTime } from './revenue-state.ts';
+import type { ViewProps } from './view-props.ts';
 
 const STATUS = {
   ok: 'Landing',

@@ -13,7 +13,7 @@ import { useSignInOn } from '../pages/session.ts';
 import { flagOf, valueLabel } from '../ui/breakdown-columns.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { usePoll } from '../ui/use-poll.ts';
-import type { ViewProps } from '../views.ts';
+import type { ViewProps } from './view-props.ts';
 
 /** How often the view asks again while shown (ms). */
 export const REFRESH_MS = 3000;

@@ -11,8 +11,8 @@ import { formatMoney } from '../money.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { cssColor, legendIndex, useChart } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
-import type { ViewProps } from '../views.ts';
 import { monthLabel, type RevenueState } from './revenue-state.ts';
+import type { ViewProps } from './view-props.ts';
 
 const RETENTION_TABS = [
   { id: 'logo_retention', label: 'Customers' },

@@ -9,8 +9,8 @@ import { useQuery } from '../api/use-query.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { type MrrPoint, MrrSeriesChart } from '../ui/mrr-series-chart.tsx';
 import { Tabs } from '../ui/tabs.tsx';
-import type { ViewProps } from '../views.ts';
 import { lastDay, monthLabel, type RevenueState } from './revenue-state.ts';
+import type { ViewProps } from './view-props.ts';
 
 const INTERVAL_TABS = [
   { id: 'month', label: 'Monthly' },

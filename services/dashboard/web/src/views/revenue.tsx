@@ -18,7 +18,6 @@ import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { MovementsChart } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
-import type { ViewProps } from '../views.ts';
 import { BreakdownCard, MetadataSearchCard, RevenueFilterChips } from './revenue-breakdown.tsx';
 import { CohortsCard } from './revenue-cohorts.tsx';
 import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-common.tsx';
@@ -35,6 +34,7 @@ import {
   type RevenueState,
   timesTwelve,
 } from './revenue-state.ts';
+import type { ViewProps } from './view-props.ts';
 
 const BY_TABS = [
   { id: 'channel', label: 'Channel' },

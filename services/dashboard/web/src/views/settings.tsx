@@ -6,7 +6,7 @@ import type { CreatedShare, Install, Project, Shares } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { InstallGuide, Snippet } from '../ui/install-guide.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
-import type { ViewProps } from '../views.ts';
+import type { ViewProps } from './view-props.ts';
 
 export function SettingsView({ api, project }: ViewProps) {
   const base = `/projects/${encodeURIComponent(project.id)}`;

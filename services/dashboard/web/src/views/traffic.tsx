@@ -18,8 +18,8 @@ import { InstallGuide } from '../ui/install-guide.tsx';
 import { RangeControl } from '../ui/range-control.tsx';
 import { TimeChart } from '../ui/time-chart.tsx';
 import { TopFigures } from '../ui/top-figures.tsx';
-import type { ViewProps } from '../views.ts';
 import { TrafficContext, type TrafficContextValue } from './traffic-context.ts';
+import type { ViewProps } from './view-props.ts';
 
 const UTM = [
   { id: 'utm_source', label: 'Source' },
