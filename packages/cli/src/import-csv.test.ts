@@ -128,6 +128,14 @@ describe('tally import csv', () => {
     expect(await loggedIds('check-bad')).toEqual([]);
   });
 
+  it('--dry-run counts the records and appends nothing', async () => {
+    const file = join(dir, 'dry.csv');
+    writeFileSync(file, CSV);
+    expect(await runCli(['import', 'csv', '--project', 'shop', '--dry-run', file])).toBe(0);
+    expect(stdout).toMatch(/would import 4 revenue record\(s\) into shop/);
+    expect(await loggedIds('check-dry')).toEqual([]);
+  });
+
   it('appends every record of a good file, with the same ids on a re-run', async () => {
     const file = join(dir, 'good.csv');
     writeFileSync(file, CSV);
