@@ -141,6 +141,10 @@ async function run(argv: string[]): Promise<number> {
     case 'kafka':
       return (await import('./kafka.ts')).runKafka(config, rest, parseArgs);
     case 'import':
+      if (rest[0] === '--help' || rest[0] === '-h') {
+        process.stdout.write(`${USAGE}\n`);
+        return 0;
+      }
       if (rest[0] === 'csv')
         return (await import('./import-csv.ts')).runImportCsv(config, rest.slice(1), parseArgs);
       throw new UsageError(`unknown import source "${rest[0] ?? ''}" (csv)`);
