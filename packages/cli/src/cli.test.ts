@@ -37,6 +37,10 @@ afterEach(() => {
 /** Each mistake and what its message says. */
 const MISTAKES: Array<[string[], RegExp]> = [
   [['frobnicate'], /unknown command "frobnicate"/],
+  [['import'], /unknown import source "" \(csv\)/],
+  [['import', 'stripe'], /unknown import source "stripe" \(csv\)/],
+  [['import', 'csv'], /tally import csv --project P FILE/],
+  [['import', 'csv', '--project', 'shop'], /tally import csv --project P FILE/],
   [['tokens'], /unknown tokens action ""/],
   [['tokens', 'frobnicate'], /unknown tokens action "frobnicate"/],
   [['tokens', 'list', '--bogus'], /Unknown option '--bogus'/],
@@ -131,6 +135,12 @@ describe('an argument mistake', () => {
 
   it('opens and creates nothing in the data directory', () => {
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+  });
+
+  it('tally import --help prints the usage, with the import command in it, exit 0', async () => {
+    expect(await runCli(['import', '--help'])).toBe(0);
+    expect(stdout).toContain(USAGE);
+    expect(USAGE).toContain('import csv --project P FILE|-');
   });
 
   it('with no command at all prints the usage too, exit 2', async () => {

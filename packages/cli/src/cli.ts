@@ -93,6 +93,10 @@ Commands:
                                                       SCHEMA_COMPATIBILITY only on a subject without one)
   warehouse credentials [--json]                      URL and users (read-only analyst, writer) of the running
                                                       Tally's ClickHouse HTTP interface
+  import csv --project P FILE|-                       Import revenue history from a CSV file (columns: customer,
+                                                      date, type, amount, currency, mrr_change, subscription,
+                                                      plan, interval); checks every line first, imports nothing
+                                                      on a bad one; a re-run adds nothing twice. --dry-run counts
   warehouse reland [--json]                           With Tally stopped: land again from the record log the
                                                       records of warehouse parts the engine detached as damaged
                                                       (each once; the consumers do it at the next start)
@@ -136,6 +140,14 @@ async function run(argv: string[]): Promise<number> {
       return (await import('./dead-letters.ts')).runDeadLetters(config, rest, parseArgs);
     case 'kafka':
       return (await import('./kafka.ts')).runKafka(config, rest, parseArgs);
+    case 'import':
+      if (rest[0] === '--help' || rest[0] === '-h') {
+        process.stdout.write(`${USAGE}\n`);
+        return 0;
+      }
+      if (rest[0] === 'csv')
+        return (await import('./import-csv.ts')).runImportCsv(config, rest.slice(1), parseArgs);
+      throw new UsageError(`unknown import source "${rest[0] ?? ''}" (csv)`);
     case 'warehouse':
       if (rest[0] === 'reland') {
         return (await import('./warehouse-reland.ts')).runReland(config, rest.slice(1), parseArgs);
