@@ -1,0 +1,215 @@
+// Issue 23's "404 pages", end to end in real headless Chromium: a page on another site (`shop.test`, mapped
+// to 127.0.0.1 so that it is an ordinary, non-local site) carries the tally.js tag that npm start's process
+// serves and the documented one-line call of its 404 page; the record lands in the warehouse as a `404`
+// custom event with the page's path and referrer; the dashboard's Pages panel then lists that path under
+// "Not found" with its events and visitors, a click on it filters the view by the page, and a range with
+// no 404 event says how to mark a 404 page. Screenshots at 1440 and 390 px, light and dark, go to
+// test-output/not-found/ (git-ignored) to be looked at.
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { FileTokenStore } from '@tally/tokens';
+import type { Warehouse } from '@tally/warehouse';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTrackerIfStale } from '../packages/core/scripts/tracker-bundles.mjs';
+import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
+import { launchChromium } from './support/browser.ts';
+import { eventually, ROOT, tally, tempDataDir } from './support/processes.ts';
+import {
+  pipelineEnv,
+  publishedWarehouse,
+  startTallyProcess,
+  type TallyProcess,
+} from './support/tally-process.ts';
+
+const SHOTS = join(ROOT, 'test-output', 'not-found');
+const SITE = 'shop-404';
+const EMAIL = 'owner@example.com';
+const PASSWORD = 'a long enough password';
+// A normal desktop Chrome: HeadlessChrome is recognised as a bot and left out of the figures.
+const CHROME_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+/** The call README.md documents for a 404 page, word for word. */
+const NOT_FOUND_CALL =
+  "<script>tally('event', '404', { path: location.pathname, referrer: document.referrer })</script>";
+const POLL = { timeout: 20_000, interval: 100 };
+
+let browser: Browser;
+let running: TallyProcess;
+let warehouse: Warehouse;
+let pages: Server;
+let sitePort: number;
+let dashboard: string;
+let publicToken: string;
+let signInToken: string;
+const html = new Map<string, string>();
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  await Promise.all([buildTrackerIfStale(() => {}), buildWebIfStale()]);
+  pages = createServer((request, response) => {
+    const body = html.get(new URL(request.url ?? '/', 'http://site').pathname);
+    // The site's own 404 page for any unknown path, as a web server's error page would be.
+    response
+      .writeHead(body === undefined ? 404 : 200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(body ?? html.get('404'));
+  });
+  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+  sitePort = (pages.address() as AddressInfo).port;
+
+  const dataDir = tempDataDir();
+  const store = new FileTokenStore(dataDir);
+  publicToken = (await store.create(SITE, 'public')).token;
+  await store.close();
+  const printed = await tally(
+    ['users', 'add', EMAIL, '--project', SITE],
+    pipelineEnv({ TALLY_DATA_DIR: dataDir }),
+  );
+  signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
+  expect(signInToken).toBeTruthy();
+  [browser, running] = await Promise.all([
+    launchChromium(['--host-resolver-rules=MAP *.test 127.0.0.1']),
+    startTallyProcess({ TALLY_DATA_DIR: dataDir }),
+  ]);
+  dashboard = running.endpoints.dashboardUrl as string;
+  warehouse = await publishedWarehouse(dataDir);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await warehouse?.close();
+  await running?.stop('SIGTERM');
+  pages?.closeAllConnections();
+  await new Promise((resolve) => pages?.close(resolve));
+});
+
+interface EventRow {
+  type: string;
+  path: string;
+  event_name: string;
+  event_data: Record<string, string>;
+  day: string;
+}
+
+async function shoot(page: Page, name: string) {
+  await page.waitForLoadState('networkidle');
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Screenshots of the page at 1440 and 390 px, light and dark: `<name>-desktop-light.png` … */
+async function shootAll(page: Page, name: string) {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    for (const [size, viewport] of [
+      ['desktop', { width: 1440, height: 900 }],
+      ['phone', { width: 390, height: 844 }],
+    ] as const) {
+      await page.emulateMedia({ colorScheme });
+      await page.setViewportSize(viewport);
+      await shoot(page, `${name}-${size}-${colorScheme}`);
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1440, height: 900 });
+}
+
+/** The rows of the Pages panel's list, once loaded, as [path, ...cells]. */
+const rowsOf = (page: Page) =>
+  page
+    .locator('section[data-panel="pages"] table.bars:not(.is-stale) tbody tr')
+    .evaluateAll((rows) =>
+      rows.map((row) =>
+        Array.from((row as unknown as { cells: ArrayLike<{ innerText: string }> }).cells, (cell) =>
+          cell.innerText.trim(),
+        ),
+      ),
+    );
+
+describe('404 pages', () => {
+  let day = '';
+  let page: Page;
+
+  it("sends the documented call's 404 event from a not-found page, with its path and referrer", async () => {
+    const tag = `<script src="${running.url}/tally.js" data-token="${publicToken}"></script>`;
+    html.set(
+      '404',
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title>${tag}` +
+        `${NOT_FOUND_CALL}</head><body><h1>Page not found</h1></body></html>`,
+    );
+    html.set(
+      '/',
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>${tag}</head>` +
+        '<body><a href="/old-pricing">Old pricing</a></body></html>',
+    );
+    const context = await browser.newContext({ userAgent: CHROME_UA, locale: 'en-US' });
+    const visitor = await context.newPage();
+    await visitor.goto(`http://shop.test:${sitePort}/`);
+    await visitor.getByRole('link', { name: 'Old pricing' }).click();
+    await visitor.waitForURL(/\/old-pricing$/);
+    let rows: EventRow[] = [];
+    await eventually(30_000, 'the 404 event landing', async () => {
+      rows = await warehouse.query<EventRow>(
+        "SELECT type, path, event_name, event_data, toString(toDate(timestamp, 'UTC')) AS day FROM events FINAL " +
+          "WHERE project_id = {project:String} AND type = 'event' AND NOT is_bot",
+        { project: SITE },
+      );
+      return rows.length > 0;
+    });
+    await context.close();
+    expect(rows).toEqual([
+      {
+        type: 'event',
+        path: '/old-pricing',
+        event_name: '404',
+        event_data: { path: '/old-pricing', referrer: `http://shop.test:${sitePort}/` },
+        day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+      },
+    ]);
+    day = (rows[0] as EventRow).day;
+    // The visits table (every dashboard figure's source) has it once the consumer folded it in.
+    await eventually(30_000, 'the 404 event in the visits', async () => {
+      const folded = await warehouse.query<{ n: number }>(
+        "SELECT count() AS n FROM visits FINAL WHERE project_id = {project:String} AND has(event_names, '404')",
+        { project: SITE },
+      );
+      return Number(folded[0]?.n) > 0;
+    });
+  });
+
+  it('lists the path under Not found in the Pages panel, and a click filters the view by it', async () => {
+    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1440, height: 900 } });
+    page = await context.newPage();
+    await page.goto(`${dashboard}/set-password#token=${signInToken}`);
+    await page.getByLabel('New password').fill(PASSWORD);
+    await page.getByLabel('Repeat it').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.goto(`${dashboard}/projects/${SITE}?period=custom&from=${day}&to=${day}`);
+    const panel = page.locator('section[data-panel="pages"]');
+    await panel.getByRole('tab', { name: 'Not found' }).click();
+    // The path, its events, its visitors: one of each.
+    await expect.poll(() => rowsOf(page), POLL).toEqual([['/old-pricing', '1', '1', '100%']]);
+    await shootAll(page, 'not-found');
+    await page.getByRole('button', { name: 'Filter by page not found /old-pricing' }).click();
+    await page.waitForURL(/filters=page%3D%3D%2Fold-pricing/);
+    // The filter keeps the visits that saw the page: the visitor's one visit, the page that linked to it
+    // and the missing page.
+    await panel.getByRole('tab', { name: 'Top pages' }).click();
+    await expect
+      .poll(() => rowsOf(page), POLL)
+      .toEqual([
+        ['/', '1', '1', '50%'],
+        ['/old-pricing', '1', '1', '50%'],
+      ]);
+  });
+
+  it('says how to mark a 404 page when the range has no 404 event', async () => {
+    const before = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    await page.goto(`${dashboard}/projects/${SITE}?period=custom&from=${before}&to=${before}`);
+    const panel = page.locator('section[data-panel="pages"]');
+    await panel.getByRole('tab', { name: 'Not found' }).click();
+    await expect.poll(() => panel.locator('.empty').innerText(), POLL).toContain(NOT_FOUND_CALL);
+    await shootAll(page, 'not-found-empty');
+  });
+});
