@@ -2,7 +2,8 @@
 // to 127.0.0.1 so that it is an ordinary, non-local site) carries the tally.js tag that npm start's process
 // serves and the documented one-line call of its 404 page; the record lands in the warehouse as a `404`
 // custom event with the page's path and referrer; the dashboard's Pages panel then lists that path under
-// "Not found" with its events and visitors, a click on it filters the view by the page, and a range with
+// "Not found" with its events and visitors (the API's not_found breakdown is checked to the figure on records
+// sent to /api/ingest), a click on it filters the view by the page, and a range with
 // no 404 event says how to mark a 404 page. Screenshots at 1440 and 390 px, light and dark, go to
 // test-output/not-found/ (git-ignored) to be looked at.
 import { mkdirSync } from 'node:fs';
@@ -20,12 +21,16 @@ import { eventually, ROOT, tally, tempDataDir } from './support/processes.ts';
 import {
   pipelineEnv,
   publishedWarehouse,
+  send,
   startTallyProcess,
   type TallyProcess,
 } from './support/tally-process.ts';
 
 const SHOTS = join(ROOT, 'test-output', 'not-found');
 const SITE = 'shop-404';
+/** A project fed through /api/ingest for the exact figures of the API's not_found breakdown. */
+const FIGURES = 'figures-404';
+const FIGURES_DAY = '2026-05-05';
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'a long enough password';
 // A normal desktop Chrome: HeadlessChrome is recognised as a bot and left out of the figures.
@@ -44,6 +49,7 @@ let sitePort: number;
 let dashboard: string;
 let publicToken: string;
 let signInToken: string;
+let figuresRead: string;
 const html = new Map<string, string>();
 
 beforeAll(async () => {
@@ -62,6 +68,8 @@ beforeAll(async () => {
   const dataDir = tempDataDir();
   const store = new FileTokenStore(dataDir);
   publicToken = (await store.create(SITE, 'public')).token;
+  const figuresPublic = (await store.create(FIGURES, 'public')).token;
+  figuresRead = (await store.create(FIGURES, 'read')).token;
   await store.close();
   const printed = await tally(
     ['users', 'add', EMAIL, '--project', SITE],
@@ -75,6 +83,29 @@ beforeAll(async () => {
   ]);
   dashboard = running.endpoints.dashboardUrl as string;
   warehouse = await publishedWarehouse(dataDir);
+
+  // v1 misses /a twice and /b once, v2 misses /a; a 404 without a path and another event with one.
+  const event = (visitor: string, minute: number, name: string, data: Record<string, string>) => ({
+    type: 'event',
+    data: {
+      visitor_fingerprint: visitor,
+      session_id: `s_${visitor}`,
+      event_name: name,
+      event_data: data,
+      url: 'https://shop.example/',
+      path: '/',
+      timestamp: Date.parse(`${FIGURES_DAY}T10:${String(minute).padStart(2, '0')}:00Z`),
+    },
+  });
+  const records = [
+    event('v1', 0, '404', { path: '/a', referrer: 'https://news.example/' }),
+    event('v1', 1, '404', { path: '/a', referrer: '' }),
+    event('v1', 2, '404', { path: '/b', referrer: '' }),
+    event('v2', 3, '404', { path: '/a', referrer: '' }),
+    event('v2', 4, '404', { referrer: '' }),
+    event('v2', 5, 'signup', { path: '/c' }),
+  ];
+  for (const record of records) expect((await send(running.url, figuresPublic, record)).status).toBe(202);
 }, 180_000);
 
 afterAll(async () => {
@@ -127,6 +158,42 @@ const rowsOf = (page: Page) =>
     );
 
 describe('404 pages', () => {
+  it('breaks the 404 events down by their path: events and visitors per path, in the filters', async () => {
+    const breakdown = async (filters?: string) => {
+      const query = new URLSearchParams({
+        from: FIGURES_DAY,
+        to: FIGURES_DAY,
+        ...(filters ? { filters } : {}),
+      });
+      const res = await fetch(
+        `${dashboard}/api/v1/projects/${FIGURES}/traffic/breakdown/not_found?${query}`,
+        { headers: { authorization: `Bearer ${figuresRead}` } },
+      );
+      expect(res.status).toBe(200);
+      return (await res.json()) as { rows: unknown[]; total: number };
+    };
+    let body: { rows: unknown[]; total: number } = { rows: [], total: 0 };
+    await eventually(30_000, 'the 404 events in the visits', async () => {
+      body = await breakdown();
+      return body.total === 4;
+    });
+    // The 404 without a path and the other event's path are not listed.
+    expect(body.rows).toEqual([
+      { value: '/a', events: 3, visitors: 2, share: 0.75 },
+      { value: '/b', events: 1, visitors: 1, share: 0.25 },
+    ]);
+    // A filter keeps visits: v1's, the one visit that missed /b.
+    const filtered = (await breakdown('prop:path==/b')).rows as {
+      value: string;
+      events: number;
+      visitors: number;
+    }[];
+    expect(filtered.map((r) => [r.value, r.events, r.visitors])).toEqual([
+      ['/a', 2, 1],
+      ['/b', 1, 1],
+    ]);
+  });
+
   let day = '';
   let page: Page;
 
