@@ -1,11 +1,11 @@
 // Issue 23's "404 pages", end to end in real headless Chromium: a page on another site (`shop.test`, mapped
 // to 127.0.0.1 so that it is an ordinary, non-local site) carries the tally.js tag that npm start's process
 // serves and the documented one-line call of its 404 page; the record lands in the warehouse as a `404`
-// custom event with the page's path and referrer; the dashboard's Pages panel then lists that path under
-// "Not found" with its events and visitors (the API's not_found breakdown is checked to the figure on records
-// sent to /api/ingest), a click on it filters the view by the page, and a range with
-// no 404 event says how to mark a 404 page. Screenshots at 1440 and 390 px, light and dark, go to
-// test-output/not-found/ (git-ignored) to be looked at.
+// custom event with the page's path and referrer (as it does from tally.full.js's `data-404`); the
+// dashboard's Pages panel then lists that path under "Not found" with its events and visitors, a click on
+// it filters the view by the page, and a range with no 404 event says how to mark a 404 page. The API's
+// not_found breakdown is checked to the figure on records sent to /api/ingest. Screenshots at 1440 and
+// 390 px, light and dark, go to test-output/not-found/ (git-ignored) to be looked at.
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +31,8 @@ const SITE = 'shop-404';
 /** A project fed through /api/ingest for the exact figures of the API's not_found breakdown. */
 const FIGURES = 'figures-404';
 const FIGURES_DAY = '2026-05-05';
+/** A project whose 404 page has tally.full.js with data-404. */
+const FULL = 'full-404';
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'a long enough password';
 // A normal desktop Chrome: HeadlessChrome is recognised as a bot and left out of the figures.
@@ -48,6 +50,7 @@ let pages: Server;
 let sitePort: number;
 let dashboard: string;
 let publicToken: string;
+let fullToken: string;
 let signInToken: string;
 let figuresRead: string;
 const html = new Map<string, string>();
@@ -68,6 +71,7 @@ beforeAll(async () => {
   const dataDir = tempDataDir();
   const store = new FileTokenStore(dataDir);
   publicToken = (await store.create(SITE, 'public')).token;
+  fullToken = (await store.create(FULL, 'public')).token;
   const figuresPublic = (await store.create(FIGURES, 'public')).token;
   figuresRead = (await store.create(FIGURES, 'read')).token;
   await store.close();
@@ -242,6 +246,32 @@ describe('404 pages', () => {
       );
       return Number(folded[0]?.n) > 0;
     });
+  });
+
+  it("sends the same 404 event from tally.full.js's data-404 attribute", async () => {
+    html.set(
+      '/gone/',
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title>' +
+        `<script defer src="${running.url}/tally.full.js" data-token="${fullToken}" data-404></script>` +
+        '</head><body><h1>Page not found</h1></body></html>',
+    );
+    const context = await browser.newContext({ userAgent: CHROME_UA, locale: 'en-US' });
+    const visitor = await context.newPage();
+    await visitor.goto(`http://shop.test:${sitePort}/gone/`, { referer: 'https://news.example/' });
+    let rows: { type: string; event_name: string; event_data: Record<string, string> }[] = [];
+    await eventually(30_000, 'the pageview and the 404 event landing', async () => {
+      rows = await warehouse.query(
+        'SELECT type, event_name, event_data FROM events FINAL ' +
+          'WHERE project_id = {project:String} AND NOT is_bot ORDER BY type DESC',
+        { project: FULL },
+      );
+      return rows.length >= 2;
+    });
+    await context.close();
+    expect(rows).toEqual([
+      { type: 'pageview', event_name: '', event_data: {} },
+      { type: 'event', event_name: '404', event_data: { path: '/gone/', referrer: 'https://news.example/' } },
+    ]);
   });
 
   it('lists the path under Not found in the Pages panel, and a click filters the view by it', async () => {
