@@ -5,9 +5,11 @@
 // dashboard's Pages panel then lists that path under "Not found" with its events and visitors, a click on
 // it filters the view by the page, and a range with no 404 event says how to mark a 404 page. The API's
 // not_found breakdown is checked to the figure on records sent to /api/ingest. Screenshots at 1440 and
-// 390 px, light and dark, go to test-output/not-found/ (git-ignored) to be looked at.
+// 390 px, light and dark, go to test-output/not-found/ (git-ignored) to be looked at; axe-core finds no
+// WCAG 2.1 A/AA fault in the panel, light and dark.
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { FileTokenStore } from '@tally/tokens';
@@ -149,6 +151,18 @@ async function shootAll(page: Page, name: string) {
   await page.setViewportSize({ width: 1440, height: 900 });
 }
 
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** What axe-core finds wrong against WCAG 2.1 A and AA in the Pages panel (contrast of the code, names). */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  const result = (await page.evaluate(
+    "axe.run('section[data-panel=\"pages\"]', { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })",
+  )) as { violations: { id: string; nodes: { target: string[] }[] }[]; passes: { id: string }[] };
+  expect(result.passes.map((p) => p.id)).toEqual(expect.arrayContaining(['color-contrast']));
+  return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
 /** The rows of the Pages panel's list, once loaded, as [path, ...cells]. */
 const rowsOf = (page: Page) =>
   page
@@ -275,7 +289,12 @@ describe('404 pages', () => {
   });
 
   it('lists the path under Not found in the Pages panel, and a click filters the view by it', async () => {
-    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1440, height: 900 } });
+    // bypassCSP: axe-core is added to the page as a script of the test's.
+    const context = await browser.newContext({
+      locale: 'en-US',
+      viewport: { width: 1440, height: 900 },
+      bypassCSP: true,
+    });
     page = await context.newPage();
     await page.goto(`${dashboard}/set-password#token=${signInToken}`);
     await page.getByLabel('New password').fill(PASSWORD);
@@ -288,6 +307,11 @@ describe('404 pages', () => {
     // The path, its events, its visitors: one of each.
     await expect.poll(() => rowsOf(page), POLL).toEqual([['/old-pricing', '1', '1', '100%']]);
     await shootAll(page, 'not-found');
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      expect(await axeViolations(page), colorScheme).toEqual([]);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
     await page.getByRole('button', { name: 'Filter by page not found /old-pricing' }).click();
     await page.waitForURL(/filters=page%3D%3D%2Fold-pricing/);
     // The filter keeps the visits that saw the page: the visitor's one visit, the page that linked to it
@@ -308,5 +332,9 @@ describe('404 pages', () => {
     await panel.getByRole('tab', { name: 'Not found' }).click();
     await expect.poll(() => panel.locator('.empty').innerText(), POLL).toContain(NOT_FOUND_CALL);
     await shootAll(page, 'not-found-empty');
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      expect(await axeViolations(page), colorScheme).toEqual([]);
+    }
   });
 });
