@@ -140,3 +140,17 @@ export function trackLinks(tracker: Pick<Tracker, 'event'>, options: LinkTrackin
   page.document.addEventListener('click', guarded, true);
   page.document.addEventListener('auxclick', guarded, true);
 }
+
+/** The custom event a page sends when it is the site's "not found" page (the dashboard's Not found list). */
+export const NOT_FOUND_EVENT = '404';
+
+/**
+ * Sends `404` with the page's path and the referrer that led to it, as the documented script-tag call
+ * `tally('event', '404', { path: location.pathname, referrer: document.referrer })` does.
+ */
+export function trackNotFound(
+  tracker: Pick<Tracker, 'event'>,
+  page: { location: { pathname: string }; referrer: string },
+): void {
+  tracker.event(NOT_FOUND_EVENT, { path: page.location.pathname, referrer: page.referrer });
+}

@@ -3,6 +3,7 @@
 // the React binding and direct imports share its queue and session (the script-tag bundles start their own).
 // Every function is safe to call before `init`, twice, or on a server render: it then does nothing.
 import { type BrowserTrackerConfig, createBrowserTracker, isBrowser, optOutState } from './browser.ts';
+import { trackNotFound } from './extras.ts';
 import type { PageviewOptions, Tracker } from './tracker.ts';
 
 export { backoffDelay, isRetryableStatus, retryAfterMs } from '@tally/backoff';
@@ -21,8 +22,10 @@ export {
   excludePaths,
   FILE_DOWNLOAD_EVENT,
   type LinkTracking,
+  NOT_FOUND_EVENT,
   OUTBOUND_LINK_EVENT,
   trackLinks,
+  trackNotFound,
 } from './extras.ts';
 export {
   createTracker,
@@ -55,6 +58,11 @@ export const identify = (customerId: string): void => current?.identify(customer
 export const reset = (): void => current?.reset();
 /** The current session id ('' before init), e.g. to pass to your server for revenue attribution. */
 export const getSessionId = (): string => current?.getSessionId() ?? '';
+/** Marks this page as not found: a `404` event with its path and referrer (the dashboard's Not found list). */
+export const notFound = (): void => {
+  const page = globalThis as unknown as { location: { pathname: string }; document: { referrer: string } };
+  if (current) trackNotFound(current, { location: page.location, referrer: page.document.referrer });
+};
 /** Stops this browser from sending anything to Tally on this site, remembered in localStorage. */
 export const optOut = (): void => void optOutState('1');
 /** Undoes optOut. */

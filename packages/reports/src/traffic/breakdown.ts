@@ -1,10 +1,15 @@
 // The dashboard's breakdowns: figures per value of a dimension, largest first (docs/traffic.md). Pages and
-// custom events count their records in the range (with the visitors who had one); entry and exit pages
-// and the other visit dimensions count the visits that start in the range, with their pageviews, bounce
+// custom events (and 404 events, per path) count their records in the range (with the visitors who had
+// one); entry and exit pages and the other visit dimensions count the visits that start in the range, with their pageviews, bounce
 // rate and mean duration; exit pages also give the exit rate (visits leaving on the page / its pageviews
 // in the range). Each row's share is of the dimension's main figure over every value.
 import type { QueryParams, Warehouse } from '@tally/warehouse';
-import { type BreakdownDimension, isVisitDimension, VISIT_DIMENSIONS } from './dimensions.ts';
+import {
+  type BreakdownDimension,
+  isVisitDimension,
+  NOT_FOUND_EVENT,
+  VISIT_DIMENSIONS,
+} from './dimensions.ts';
 import { ratio, type TrafficQuery, trafficScope } from './scope.ts';
 
 export interface BreakdownRow {
@@ -51,7 +56,8 @@ const COLUMNS = {
 
 function kindOf(dimension: BreakdownDimension): keyof typeof COLUMNS {
   if (dimension === 'page') return 'records';
-  if (dimension === 'event_name' || dimension.startsWith('event_property')) return 'events';
+  if (dimension === 'event_name' || dimension === 'not_found' || dimension.startsWith('event_property'))
+    return 'events';
   if (dimension === 'exit_page') return 'exits';
   return 'visits';
 }
@@ -102,6 +108,13 @@ export async function trafficBreakdown(
       // The keys the events' properties use: an event counts once under each of its keys.
       value = 'arrayJoin(mapKeys(data))';
       columns = 'event_times AS t, event_data AS data';
+    } else if (options.dimension === 'not_found') {
+      // The 404 events, per the `path` property the documented call sends (the visits table keeps no
+      // path of its own for an event).
+      params.notFound = NOT_FOUND_EVENT;
+      value = "data['path']";
+      having = "AND name = {notFound:String} AND data['path'] != ''";
+      columns = 'event_times AS t, event_names AS name, event_data AS data';
     }
     sql = `${scope.with}
       SELECT ${value} AS value, count() AS events, uniqExact(visitor_hash) AS visitors, sum(count()) OVER () AS total

@@ -31,8 +31,12 @@ export const BREAKDOWN_DIMENSIONS = [
   'event_name',
   'event_property',
   'event_property_key',
+  'not_found',
 ] as const;
 export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
+
+/** The custom event a site sends from its 404 page, with `path` (and `referrer`) properties: docs/traffic.md. */
+export const NOT_FOUND_EVENT = '404';
 
 /** Every dimension a filter may name; `prop:<key>` (an event property) is matched apart. */
 export const FILTER_DIMENSIONS = [

@@ -21,6 +21,7 @@ export {
   DIRECT_SOURCE,
   FILTER_DIMENSIONS,
   type FilterDimension,
+  NOT_FOUND_EVENT,
   VISIT_DIMENSIONS,
   type VisitDimension,
 } from './dimensions.ts';

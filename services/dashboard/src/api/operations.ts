@@ -81,7 +81,8 @@ const TABLE = [
       'pageviews, bounce rate and mean duration; `exit_page` also gives the exit rate. `event_name`: custom ' +
       'events in the range and their visitors; `event_property` the same per value of the property named by ' +
       '`property`; `event_property_key` the keys the events’ properties use (an event counts under each of ' +
-      'its keys, so the shares are of key uses). Countries come from DB-IP Lite (IP Geolocation by DB-IP, https://db-ip.com, CC BY 4.0).',
+      'its keys, so the shares are of key uses); `not_found` the `404` events per their `path` property (the ' +
+      'pages that told the tracker they are not found). Countries come from DB-IP Lite (IP Geolocation by DB-IP, https://db-ip.com, CC BY 4.0).',
     access: 'reader',
     params: S.BreakdownParams,
     querystring: S.BreakdownQuery,

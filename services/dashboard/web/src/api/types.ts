@@ -63,7 +63,8 @@ export type BreakdownDimension =
   | 'hostname'
   | 'event_name'
   | 'event_property'
-  | 'event_property_key';
+  | 'event_property_key'
+  | 'not_found';
 
 export interface BreakdownRow {
   value: string;

@@ -49,7 +49,8 @@ const KIND_COLUMNS = {
 
 export function columnsOf(dimension: BreakdownDimension): Column[] {
   if (dimension === 'page') return KIND_COLUMNS.records;
-  if (dimension === 'event_name' || dimension.startsWith('event_property')) return KIND_COLUMNS.events;
+  if (dimension === 'event_name' || dimension === 'not_found' || dimension.startsWith('event_property'))
+    return KIND_COLUMNS.events;
   if (dimension === 'exit_page') return KIND_COLUMNS.exits;
   return KIND_COLUMNS.visits;
 }
@@ -78,6 +79,7 @@ export const DIMENSION_LABELS: Record<BreakdownDimension, string> = {
   event_name: 'Event',
   event_property: 'Value',
   event_property_key: 'Property',
+  not_found: 'Page not found',
 };
 
 /** What a whole list is called (the details dialog's title): the tab names alone would repeat the panel's. */
@@ -106,6 +108,7 @@ const LIST_NAMES: Record<Exclude<BreakdownDimension, 'event_property'>, string> 
   hostname: 'Hostnames',
   event_name: 'Custom events',
   event_property_key: 'Event property keys',
+  not_found: 'Pages not found (404)',
 };
 
 let regionNames: Intl.DisplayNames | null | undefined;

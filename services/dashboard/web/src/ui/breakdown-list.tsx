@@ -52,7 +52,13 @@ export function BreakdownList(props: {
   const result = useQuery<Breakdown>(api, breakdownPath(project.id, props.dimension), query);
   const columns = columnsOf(props.dimension).filter((c) => props.full || c.compact);
   const main = mainColumn(props.dimension);
-  const filterDimension = props.dimension === 'event_property' ? `prop:${props.property}` : props.dimension;
+  // A path that was not found filters like a page: its visits are the ones that saw it.
+  const filterDimension =
+    props.dimension === 'event_property'
+      ? `prop:${props.property}`
+      : props.dimension === 'not_found'
+        ? 'page'
+        : props.dimension;
 
   if (result.error) return <ErrorMessage error={result.error} what={props.caption} onRetry={result.reload} />;
   const all = result.data?.rows;
@@ -61,7 +67,17 @@ export function BreakdownList(props: {
   const unset = props.dimension.startsWith('utm_') ? all?.find((r) => r.value === '') : undefined;
   const loaded = unset ? all?.filter((r) => r !== unset) : all;
   if (loaded && loaded.length === 0 && !unset && !result.stale)
-    return <p class="empty">No data for this range.</p>;
+    return props.dimension === 'not_found' ? (
+      <p class="empty">
+        No page reported itself not found in this range. To list yours, add{' '}
+        <code>
+          {"<script>tally('event', '404', { path: location.pathname, referrer: document.referrer })</script>"}
+        </code>{' '}
+        after the Tally tag on your 404 page.
+      </p>
+    ) : (
+      <p class="empty">No data for this range.</p>
+    );
   const max = Math.max(1, ...(loaded ?? []).map((r) => (r[main.key] as number | undefined) ?? 0));
   const needle = props.search?.trim().toLocaleLowerCase() ?? '';
   const rows = needle

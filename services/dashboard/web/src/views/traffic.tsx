@@ -134,6 +134,7 @@ export function TrafficView({ api, project, path }: ViewProps) {
                 { id: 'page', label: 'Top pages', dimension: 'page' },
                 { id: 'entry', label: 'Entry pages', dimension: 'entry_page' },
                 { id: 'exit', label: 'Exit pages', dimension: 'exit_page' },
+                { id: 'not-found', label: 'Not found', dimension: 'not_found' },
               ]}
             />
             <BreakdownPanel
