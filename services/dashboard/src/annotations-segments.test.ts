@@ -155,3 +155,45 @@ describe('annotations added beside the server (the CLI writes the same store)', 
     expect(list.annotations).toContainEqual(late);
   });
 });
+
+describe('the time-series CSV', () => {
+  const csvRows = async (query: string) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: `${P}/traffic/timeseries?${query}&format=csv`,
+      headers: asUser(),
+    });
+    expect(res.statusCode).toBe(200);
+    const [header, ...lines] = res.body.trim().split('\r\n');
+    const columns = (header as string).split(',');
+    return lines.map((line) => {
+      const cells = line.split(',');
+      return [cells[columns.indexOf('date')], cells[columns.indexOf('annotation')]];
+    });
+  };
+
+  it("lists each note on the row of its bucket, an instant in the project's time zone", async () => {
+    for (const [date, text] of [
+      ['2032-01-02', 'deploy'],
+      ['2032-01-02T10:15:00Z', 'fix'],
+      ['2032-01-02T23:30:00-02:00', 'campaign'], // 2032-01-03 01:30 UTC
+      ['2032-01-04', 'after the range'],
+    ]) {
+      await projects.addAnnotation('alpha', {
+        date: date as string,
+        text: text as string,
+        created_by: 'cli',
+      });
+    }
+    expect(await csvRows('from=2032-01-01&to=2032-01-03&interval=day')).toEqual([
+      ['2032-01-01', ''],
+      ['2032-01-02', 'deploy; fix'],
+      ['2032-01-03', 'campaign'],
+    ]);
+    const hours = await csvRows('from=2032-01-02&to=2032-01-02&interval=hour');
+    expect(hours.filter(([, note]) => note)).toEqual([
+      ['2032-01-02 00:00', 'deploy'],
+      ['2032-01-02 10:00', 'fix'],
+    ]);
+  });
+});

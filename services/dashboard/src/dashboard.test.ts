@@ -369,7 +369,7 @@ describe('reading', () => {
     });
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
     expect(res.body.split('\r\n')[0]).toBe(
-      'date,pageviews,visitors,visits,bounce_rate,visit_duration_s,events,previous_date,previous_pageviews,previous_visitors,previous_visits,previous_bounce_rate,previous_visit_duration_s,previous_events',
+      'date,pageviews,visitors,visits,bounce_rate,visit_duration_s,events,previous_date,previous_pageviews,previous_visitors,previous_visits,previous_bounce_rate,previous_visit_duration_s,previous_events,annotation',
     );
     expect(res.body.split('\r\n')[1]).toMatch(/^2026-05-01,0,0,0,,,0,2026-04-29,/);
   });
