@@ -512,3 +512,25 @@ export interface Health {
   } | null;
   unavailable: string[];
 }
+
+export interface Annotation {
+  id: string;
+  /** YYYY-MM-DD or an ISO timestamp with its zone. */
+  date: string;
+  text: string;
+  created_by: string;
+  created_at: string;
+}
+export interface Annotations {
+  annotations: Annotation[];
+}
+export interface Segment {
+  id: string;
+  name: string;
+  filters: string;
+  created_by: string;
+  created_at: string;
+}
+export interface Segments {
+  segments: Segment[];
+}
