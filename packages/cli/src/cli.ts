@@ -26,6 +26,12 @@ Commands:
                                                       the password (or reads it from stdin)
   users list [--json] | remove <email> | grant <email> --project <id> | link <email>
                                                       List, remove, grant projects, new sign-in link
+  annotations add --project <id> --date YYYY-MM-DD "<text>" [--json]
+                                                      A dated note (a deploy, a campaign) drawn on the
+                                                      dashboard's time charts; --date also takes an ISO
+                                                      timestamp with its zone
+  annotations list --project <id> [--json] | remove <id> --project <id>
+                                                      The project's notes, oldest first; remove one by id
   sql "<statement>"                                   Run SQL on the warehouse; rows are printed as JSON lines
   migrate                                             Apply the warehouse's schema migrations
   report <path> --project <id> [the API's query parameters as flags] [--json]
@@ -126,6 +132,8 @@ async function run(argv: string[]): Promise<number> {
       return (await import('./projects.ts')).runProjects(config, rest, parseArgs);
     case 'users':
       return (await import('./users.ts')).runUsers(config, rest, parseArgs);
+    case 'annotations':
+      return (await import('./annotations.ts')).runAnnotations(config, rest, parseArgs);
     case 'sql':
       return (await import('./sql.ts')).runSql(config, rest, parseArgs);
     case 'migrate':

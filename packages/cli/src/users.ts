@@ -26,7 +26,7 @@ export function signInLink(config: TallyConfig, token: string): string {
 }
 
 /** Refuses a project no token was ever made for (a project is made by its first token): a typo grants nothing. */
-async function checkProjectsExist(config: TallyConfig, projects: string[]): Promise<void> {
+export async function checkProjectsExist(config: TallyConfig, projects: string[]): Promise<void> {
   const named = projects.filter((project) => project !== ALL_PROJECTS);
   if (named.length === 0) return;
   const tokens = tokenStoreOf(config);

@@ -2,9 +2,11 @@
 // test/state-store-redis.test.ts): documents by collection, expiry, an atomic take, and listing that
 // keeps collections apart; and what the dashboard keeps on them that must hold on each: a user's one valid
 // sign-in link, sessions that end with a password change, and failed sign-ins counted per (address,
-// account) pair and seen by every handle (replica).
+// account) pair and seen by every handle (replica); a project's annotations and saved segments, kept apart
+// per project and seen by the CLI beside the server.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
+import { isAnnotationDate, ProjectStore } from './projects.ts';
 import { SIGN_IN_DELAY_CAP_MS, SignInFailures, signInDelayMs } from './sign-in-failures.ts';
 import type { StateStore } from './state-store.ts';
 import { Sessions, Users } from './users.ts';
@@ -157,6 +159,56 @@ export function stateStoreConformance(name: string, open: () => StateStore, name
       expect(await failures.fail('192.0.2.1', ada)).toBe(1_000);
       await replicaStore.close();
       await store.close();
+    });
+
+    it("keeps a project's annotations and segments apart from other projects', seen by every handle", async () => {
+      const store = open();
+      const projects = new ProjectStore(store);
+      const otherStore = open();
+      const other = new ProjectStore(otherStore);
+      const [shop, blog] = [`shop-${randomUUID()}`, `blog-${randomUUID()}`];
+      const later = await projects.addAnnotation(shop, {
+        date: '2026-03-02T10:00:00Z',
+        text: 'v2 deployed',
+        created_by: 'ada@example.com',
+      });
+      const earlier = await other.addAnnotation(shop, {
+        date: '2026-03-01',
+        text: 'campaign',
+        created_by: 'cli',
+      });
+      await projects.addAnnotation(blog, { date: '2026-03-01', text: 'other project', created_by: 'cli' });
+      expect(await projects.annotations(shop)).toEqual([earlier, later]);
+      expect(later).toMatchObject({ id: expect.any(String), created_at: expect.any(String) });
+      expect(await other.deleteAnnotation(shop, later.id)).toBe(true);
+      expect(await projects.deleteAnnotation(shop, later.id)).toBe(false);
+      expect(await projects.deleteAnnotation(blog, earlier.id)).toBe(false);
+      expect((await projects.annotations(shop)).map((a) => a.text)).toEqual(['campaign']);
+      expect((await projects.annotations(blog)).map((a) => a.text)).toEqual(['other project']);
+
+      const mobile = await projects.addSegment(shop, {
+        name: 'Mobile',
+        filters: 'device==Mobile',
+        created_by: 'ada@example.com',
+      });
+      const berlin = await other.addSegment(shop, {
+        name: 'Berlin',
+        filters: 'country==DE',
+        created_by: 'bob',
+      });
+      expect(await other.segments(shop)).toEqual([berlin, mobile]);
+      expect(await projects.segments(blog)).toEqual([]);
+      expect(await projects.deleteSegment(shop, berlin.id)).toBe(true);
+      expect(await other.segments(shop)).toEqual([mobile]);
+      await otherStore.close();
+      await store.close();
+    });
+
+    it('takes annotation dates as a real day or an instant with a zone', () => {
+      for (const ok of ['2026-03-01', '2024-02-29', '2026-03-01T10:00Z', '2026-03-01T10:00:00.123+02:00'])
+        expect(isAnnotationDate(ok), ok).toBe(true);
+      for (const bad of ['2026-02-30', '2026-3-1', '2026-03-01T10:00', '2026-03-01T25:00Z', 'tomorrow', ''])
+        expect(isAnnotationDate(bad), bad).toBe(false);
     });
   });
 }

@@ -92,6 +92,8 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     .replace(':dimension', 'page')
     .replace(':funnel', 'f1')
     .replace(':goal', 'g1')
+    .replace(':annotation', 'a1')
+    .replace(':segment', 's1')
     .replace(':share', 's1')
     .replace(':token', 'shr_x')
     .replace(':customer_id', 'c1');
@@ -113,6 +115,8 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     createGoal: { name: 'Signup', event_name: 'signup' },
     createFunnel: { name: 'F', steps: [{ path: '/' }, { event_name: 'signup' }] },
     createShare: { name: 'x' },
+    createAnnotation: { date: '2026-05-02', text: 'deploy' },
+    createSegment: { name: 'Mobile', filters: 'device==Mobile' },
   };
   return {
     method: op.method,
@@ -365,7 +369,7 @@ describe('reading', () => {
     });
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
     expect(res.body.split('\r\n')[0]).toBe(
-      'date,pageviews,visitors,visits,bounce_rate,visit_duration_s,events,previous_date,previous_pageviews,previous_visitors,previous_visits,previous_bounce_rate,previous_visit_duration_s,previous_events',
+      'date,pageviews,visitors,visits,bounce_rate,visit_duration_s,events,previous_date,previous_pageviews,previous_visitors,previous_visits,previous_bounce_rate,previous_visit_duration_s,previous_events,annotation',
     );
     expect(res.body.split('\r\n')[1]).toMatch(/^2026-05-01,0,0,0,,,0,2026-04-29,/);
   });

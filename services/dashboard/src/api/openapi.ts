@@ -173,7 +173,15 @@ export function dashboardOpenApiDocument(): Record<string, unknown> {
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: 'http://localhost:8082', description: '`npm start` on its defaults (DASHBOARD_PORT)' }],
-    tags: ['Traffic', 'Goals and funnels', 'Projects', 'Sign-in', 'Share links', 'Revenue'].map((name) => ({
+    tags: [
+      'Traffic',
+      'Goals and funnels',
+      'Annotations and segments',
+      'Projects',
+      'Sign-in',
+      'Share links',
+      'Revenue',
+    ].map((name) => ({
       name,
     })),
     paths,

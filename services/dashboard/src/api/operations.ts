@@ -9,7 +9,8 @@ import * as S from './schemas.ts';
  * Who may call an operation:
  * - `reader`: a read key of the project, a signed-in user granted the project, or a share link of it;
  * - `revenue`: as reader, but a share link only when its creator included revenue;
- * - `editor`: a signed-in user granted the project (settings, goals, funnels, share links);
+ * - `editor`: a signed-in user granted the project (settings, goals, funnels, annotations, segments, share
+ *   links);
  * - `operator`: a read key of the project or a signed-in user granted it, never a share link (health);
  * - `user`: any signed-in user;
  * - `public`: anyone (signing in, opening a share link), rate-limited where a secret is guessed.
@@ -27,7 +28,15 @@ export interface Operation {
   summary: string;
   description?: string;
   access: Access;
-  tag: 'Traffic' | 'Goals and funnels' | 'Projects' | 'Sign-in' | 'Share links' | 'Revenue' | 'Health';
+  tag:
+    | 'Traffic'
+    | 'Goals and funnels'
+    | 'Annotations and segments'
+    | 'Projects'
+    | 'Sign-in'
+    | 'Share links'
+    | 'Revenue'
+    | 'Health';
   params?: TSchema;
   querystring?: TSchema;
   body?: TSchema;
@@ -171,6 +180,69 @@ const TABLE = [
     summary: 'Delete a goal',
     access: 'editor',
     params: S.GoalIdParams,
+    responses: { 204: null, 404: S.Message },
+  },
+  // Annotations and saved segments
+  {
+    operationId: 'listAnnotations',
+    method: 'GET',
+    url: `${P}/annotations`,
+    tag: 'Annotations and segments',
+    summary: 'Dated notes of the project (a deploy, a campaign), drawn on its time charts',
+    access: 'reader',
+    params: S.ProjectParams,
+    responses: { 200: S.Annotations },
+  },
+  {
+    operationId: 'createAnnotation',
+    method: 'POST',
+    url: `${P}/annotations`,
+    tag: 'Annotations and segments',
+    summary: 'Add a dated note',
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.AnnotationInput,
+    responses: { 201: S.Annotation, 400: S.Message },
+  },
+  {
+    operationId: 'deleteAnnotation',
+    method: 'DELETE',
+    url: `${P}/annotations/:annotation`,
+    tag: 'Annotations and segments',
+    summary: 'Delete a note',
+    access: 'editor',
+    params: S.AnnotationIdParams,
+    responses: { 204: null, 404: S.Message },
+  },
+  {
+    operationId: 'listSegments',
+    method: 'GET',
+    url: `${P}/segments`,
+    tag: 'Annotations and segments',
+    summary: 'Saved segments of the project: named traffic filters, shared with its readers',
+    access: 'reader',
+    params: S.ProjectParams,
+    responses: { 200: S.Segments },
+  },
+  {
+    operationId: 'createSegment',
+    method: 'POST',
+    url: `${P}/segments`,
+    tag: 'Annotations and segments',
+    summary: 'Save traffic filters under a name',
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.SegmentInput,
+    responses: { 201: S.Segment, 400: S.Message },
+  },
+  {
+    operationId: 'deleteSegment',
+    method: 'DELETE',
+    url: `${P}/segments/:segment`,
+    tag: 'Annotations and segments',
+    summary: 'Delete a saved segment',
+    access: 'editor',
+    params: S.SegmentIdParams,
     responses: { 204: null, 404: S.Message },
   },
   {

@@ -4,7 +4,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ATTRIBUTION_DIMENSIONS, DRILLDOWN_FIGURES, TOUCHES } from '@tally/reports/revenue';
 import { BREAKDOWN_DIMENSIONS } from '@tally/reports/traffic';
-import { EMBED_ORIGIN_PATTERN } from '@tally/state-store';
+import { ANNOTATION_DATE_PATTERN, EMBED_ORIGIN_PATTERN } from '@tally/state-store';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const rate = (description: string) =>
@@ -321,6 +321,67 @@ export const GoalIdParams = Type.Object({
 export const FunnelIdParams = Type.Object({
   ...ProjectParams.properties,
   funnel: Type.String({ maxLength: 64 }),
+});
+
+// ---- Annotations and saved segments ---------------------------------------------------------------
+
+export const AnnotationInput = Type.Object(
+  {
+    date: Type.String({
+      pattern: ANNOTATION_DATE_PATTERN,
+      description:
+        "A day (YYYY-MM-DD, in the project's time zone) or an ISO 8601 timestamp with its zone (2026-03-01T10:00:00Z).",
+    }),
+    text: Type.String({ minLength: 1, maxLength: 500 }),
+  },
+  { additionalProperties: false },
+);
+export const Annotation = Type.Object(
+  {
+    id: Type.String(),
+    date: Type.String(),
+    text: Type.String(),
+    created_by: Type.String({ description: "The user's email, or `cli` (`tally annotations add`)." }),
+    created_at: Type.String(),
+  },
+  { $id: 'Annotation' },
+);
+export const Annotations = Type.Object(
+  { annotations: Type.Array(Type.Ref(Annotation), { description: 'Oldest date first.' }) },
+  { $id: 'Annotations' },
+);
+export const AnnotationIdParams = Type.Object({
+  ...ProjectParams.properties,
+  annotation: Type.String({ maxLength: 64 }),
+});
+export const SegmentInput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    filters: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'Traffic filters, in the syntax of the `filters` parameter of the traffic operations.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export const Segment = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    filters: Type.String(),
+    created_by: Type.String(),
+    created_at: Type.String(),
+  },
+  { $id: 'Segment' },
+);
+export const Segments = Type.Object(
+  { segments: Type.Array(Type.Ref(Segment), { description: 'By name.' }) },
+  { $id: 'Segments' },
+);
+export const SegmentIdParams = Type.Object({
+  ...ProjectParams.properties,
+  segment: Type.String({ maxLength: 64 }),
 });
 
 export const GoalConversions = Type.Object(
@@ -1238,6 +1299,10 @@ export const COMPONENTS: TSchema[] = [
   Funnels,
   GoalConversions,
   FunnelResult,
+  Annotation,
+  Annotations,
+  Segment,
+  Segments,
   Project,
   Projects,
   Install,

@@ -1,9 +1,11 @@
-// Projects, and what is defined per project: its settings (time zone), goals and funnels; and, for a
+// Projects, and what is defined per project: its settings (time zone), goals, funnels, annotations and
+// saved segments; and, for a
 // project without data, its public tokens (to show how to install the tracker). Definitions change only by
 // a signed-in user granted the project (access `editor`); read keys and share links read them.
 
 import { isTimeZone, todayIn } from '@tally/reports/calendar';
-import { ALL_PROJECTS } from '@tally/state-store';
+import { parseFilters } from '@tally/reports/traffic';
+import { ALL_PROJECTS, isAnnotationDate } from '@tally/state-store';
 import type { FastifyInstance } from 'fastify';
 import { type Caller, canReadRevenue } from '../access.ts';
 import type { DashboardDeps } from '../deps.ts';
@@ -93,6 +95,41 @@ export function projectRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'deleteGoal', async (request, reply) => {
     if (!(await deps.projects.deleteGoal(request.params.project, request.params.goal))) {
       throw new NotFoundError('no such goal');
+    }
+    return reply.code(204).send();
+  });
+
+  const author = (caller: Caller) => (caller.kind === 'user' ? caller.user.email : caller.kind);
+  route(app, deps, 'listAnnotations', async (request) => ({
+    annotations: await deps.projects.annotations(request.params.project),
+  }));
+  route(app, deps, 'createAnnotation', async (request, reply) => {
+    const { date, text } = request.body;
+    if (!isAnnotationDate(date)) throw new BadRequestError(`date ${date} is not a day or an instant`);
+    if (!text.trim()) throw new BadRequestError('text must not be blank');
+    const note = { date, text: text.trim(), created_by: author(request.caller) };
+    return reply.code(201).send(await deps.projects.addAnnotation(request.params.project, note));
+  });
+  route(app, deps, 'deleteAnnotation', async (request, reply) => {
+    if (!(await deps.projects.deleteAnnotation(request.params.project, request.params.annotation))) {
+      throw new NotFoundError('no such annotation');
+    }
+    return reply.code(204).send();
+  });
+
+  route(app, deps, 'listSegments', async (request) => ({
+    segments: await deps.projects.segments(request.params.project),
+  }));
+  route(app, deps, 'createSegment', async (request, reply) => {
+    const { name, filters } = request.body;
+    // A FilterSyntaxError is answered 400 with its message (errors.ts), as on the traffic operations.
+    if (parseFilters(filters).length === 0) throw new BadRequestError('filters must hold a filter');
+    const segment = { name: name.trim() || name, filters, created_by: author(request.caller) };
+    return reply.code(201).send(await deps.projects.addSegment(request.params.project, segment));
+  });
+  route(app, deps, 'deleteSegment', async (request, reply) => {
+    if (!(await deps.projects.deleteSegment(request.params.project, request.params.segment))) {
+      throw new NotFoundError('no such segment');
     }
     return reply.code(204).send();
   });

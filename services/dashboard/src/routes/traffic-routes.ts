@@ -17,6 +17,7 @@ import {
   type TrafficQuery,
 } from '@tally/reports/traffic';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { annotationsByBucket } from '../annotation-buckets.ts';
 import { toCsv, wantsCsv } from '../csv.ts';
 import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
@@ -79,6 +80,15 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     };
     const body = await trafficTimeseriesReport(deps.warehouse, query);
     const { points, previous } = body;
+    // The CSV's `annotation` column: the project's notes of each bucket (read only when CSV is asked).
+    const notes = wantsCsv(q.format, request.headers.accept)
+      ? annotationsByBucket(
+          points.map((p) => p.date),
+          q.to,
+          await deps.projects.annotations(request.params.project),
+          query.timeZone,
+        )
+      : new Map<string, string>();
     return answer(
       reply,
       request.headers.accept,
@@ -92,6 +102,7 @@ export function trafficRoutes(app: FastifyInstance, deps: DashboardDeps): void {
             ...(before
               ? Object.fromEntries(Object.entries(before).map(([k, v]) => [`previous_${k}`, v]))
               : {}),
+            annotation: notes.get(p.date) ?? '',
           };
         }),
       'timeseries',

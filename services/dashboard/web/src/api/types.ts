@@ -536,3 +536,24 @@ export interface RevenueCohorts {
   rates?: Array<{ currency: string; period: string; rate: string }>;
   missing_currencies?: string[];
 }
+export interface Annotation {
+  id: string;
+  /** YYYY-MM-DD or an ISO timestamp with its zone. */
+  date: string;
+  text: string;
+  created_by: string;
+  created_at: string;
+}
+export interface Annotations {
+  annotations: Annotation[];
+}
+export interface Segment {
+  id: string;
+  name: string;
+  filters: string;
+  created_by: string;
+  created_at: string;
+}
+export interface Segments {
+  segments: Segment[];
+}

@@ -1,8 +1,9 @@
 // The filters in force, each removable, and a form to add any filter the API knows: a dimension (or an event
 // property), an operator and one or more values. Clicking a row of any list adds a filter too
-// (breakdown-list.tsx).
+// (breakdown-list.tsx). The project's saved segments (named filter sets, shared with everyone who reads the
+// project) are one click away in the Segments menu; an editor saves the filters in force as one.
 import { useRef, useState } from 'preact/hooks';
-import type { Breakdown, BreakdownDimension } from '../api/types.ts';
+import type { Breakdown, BreakdownDimension, Segment, Segments } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import {
   dimensionLabel,
@@ -11,6 +12,8 @@ import {
   type FilterOperator,
   OPERATORS,
   operatorLabel,
+  parseFilters,
+  serializeFilters,
 } from '../query/filters.ts';
 import { useTraffic } from '../views/traffic-context.ts';
 import { valueLabel } from './breakdown-columns.ts';
@@ -22,6 +25,8 @@ export function FilterBar(props: {
   onRemove(index: number): void;
   onAdd(filter: Filter): void;
   onClear(): void;
+  /** Puts these filters in force instead (a saved segment). */
+  onApply(filters: Filter[]): void;
 }) {
   const [adding, setAdding] = useState(false);
   return (
@@ -53,6 +58,7 @@ export function FilterBar(props: {
           Clear all
         </button>
       )}
+      <SegmentsMenu filters={props.filters} onApply={props.onApply} />
       <Dialog open={adding} title="Add a filter" onClose={() => setAdding(false)}>
         <AddFilterForm
           open={adding}
@@ -169,5 +175,78 @@ function ValueSuggestions(props: { dimension: BreakdownDimension; onPick(value: 
         ))}
       </ul>
     </div>
+  );
+}
+
+/** The saved segments, each applying its filters in one click; an editor saves the filters in force. */
+function SegmentsMenu(props: { filters: Filter[]; onApply(filters: Filter[]): void }) {
+  const { api, project } = useTraffic();
+  const path = `/projects/${encodeURIComponent(project.id)}/segments`;
+  const segments = useQuery<Segments>(api, path);
+  const menu = useRef<HTMLDetailsElement>(null);
+  const [error, setError] = useState<string | null>(null);
+  const list = segments.data?.segments ?? [];
+  const canSave = project.access.can_edit && props.filters.length > 0;
+  if (list.length === 0 && !canSave) return null;
+  const close = () => menu.current?.removeAttribute('open');
+  return (
+    <details class="segments-menu" ref={menu}>
+      <summary>Segments</summary>
+      <div class="segments-panel">
+        {list.length > 0 ? (
+          <ul aria-label="Saved segments">
+            {list.map((segment: Segment) => (
+              <li key={segment.id}>
+                <button
+                  type="button"
+                  class="link-button"
+                  title={segment.filters}
+                  onClick={() => {
+                    close();
+                    props.onApply(parseFilters(segment.filters));
+                  }}
+                >
+                  {segment.name}
+                </button>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p class="hint">No saved segments yet.</p>
+        )}
+        {canSave && (
+          <form
+            class="segment-form"
+            onSubmit={async (e) => {
+              e.preventDefault();
+              const element = e.currentTarget as HTMLFormElement;
+              const name = String(new FormData(element).get('name') ?? '').trim();
+              if (!name) return;
+              try {
+                await api.send<Segment>('POST', path, { name, filters: serializeFilters(props.filters) });
+                setError(null);
+                element.reset();
+                segments.reload();
+              } catch (err) {
+                setError((err as Error).message);
+              }
+            }}
+          >
+            <label>
+              Save these filters as a segment
+              <input name="name" required maxLength={200} placeholder="Segment name" />
+            </label>
+            <button type="submit" class="primary">
+              Save
+            </button>
+            {error && (
+              <p class="form-error" role="alert">
+                {error}
+              </p>
+            )}
+          </form>
+        )}
+      </div>
+    </details>
   );
 }

@@ -3,13 +3,23 @@
 // labelled with the bucket's own date as the API gives it in the project's time zone, so the browser's zone
 // never shifts a day. Buckets still to come are not drawn (a day not over is no fall to zero), the one now
 // running is drawn dashed and a note under the chart says so; away from the chart, the legend shows the last
-// bucket that is over. A hidden table gives screen readers the same numbers.
-import { useEffect, useMemo, useRef } from 'preact/hooks';
+// bucket that is over. A hidden table gives screen readers the same numbers. The project's annotations
+// are drawn as marker lines by a small uPlot plugin (a button per bucket with notes: its text on hover,
+// focus or tap), and an editor adds one with the form under the chart.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { Compare, Interval, Timeseries, TimeseriesPoint } from '../api/types.ts';
+import type {
+  Annotation,
+  Annotations,
+  Compare,
+  Interval,
+  Timeseries,
+  TimeseriesPoint,
+} from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatDecimal, formatDuration, formatPercent } from '../format.ts';
+import { annotationsPerBucket } from '../query/annotations.ts';
 import { splitSeries, zonedNow } from '../query/buckets.ts';
 import { formatDay } from '../query/range.ts';
 import type { Metric } from '../query/view-state.ts';
@@ -70,12 +80,46 @@ const CURRENT_NAMES: Record<Interval, string> = {
   month: 'This month',
 };
 
+/** uPlot plugin: a marker line per bucket with notes, its texts shown on hover, focus or tap. */
+function annotationMarkers(notes: Map<number, string[]>): uPlot.Plugin {
+  const place = (u: uPlot) => {
+    for (const old of u.over.querySelectorAll('.annotation-marker')) old.remove();
+    for (const [i, texts] of notes) {
+      const marker = document.createElement('button');
+      marker.type = 'button';
+      marker.className = 'annotation-marker';
+      marker.style.left = `${u.valToPos(i, 'x')}px`;
+      marker.setAttribute('aria-label', `Note: ${texts.join('; ')}`);
+      const tip = document.createElement('span');
+      tip.className = 'annotation-tip';
+      tip.textContent = texts.join(' · ');
+      if (u.valToPos(i, 'x') > u.over.clientWidth / 2) tip.classList.add('to-left');
+      marker.append(tip);
+      u.over.append(marker);
+    }
+  };
+  return { hooks: { ready: place, setSize: place } };
+}
+
 export function TimeChart({ metric, compare }: { metric: Metric; compare: Compare }) {
   const { api, project, params, interval, range, fileName } = useTraffic();
   const path = `/projects/${encodeURIComponent(project.id)}/traffic/timeseries`;
   const series = useQuery<Timeseries>(api, path, { ...params, interval, compare });
+  const notesQuery = useQuery<Annotations>(api, `/projects/${encodeURIComponent(project.id)}/annotations`);
   const container = useRef<HTMLDivElement>(null);
   const data = series.data;
+  const notes = useMemo(
+    () =>
+      data && notesQuery.data
+        ? annotationsPerBucket(
+            data.points.map((p) => p.date),
+            range.to,
+            notesQuery.data.annotations,
+            data.time_zone,
+          )
+        : new Map<number, string[]>(),
+    [data, notesQuery.data, range.to],
+  );
   const label = METRIC_LABELS[metric];
   const oneDay = range.from === range.to;
   // Where each bucket stands against now, in the project's zone: future ones are not drawn (null, not 0),
@@ -126,6 +170,7 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
         height: element.clientWidth < 600 ? 200 : 260,
         scales: { x: { time: false }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
         cursor: { drag: { x: false, y: false } },
+        plugins: [annotationMarkers(notes)],
         legend: { live: true },
         axes: [
           {
@@ -203,7 +248,7 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
       scheme.removeEventListener('change', build);
       chart?.destroy();
     };
-  }, [data, split, labels, metric, compare, label]);
+  }, [data, split, labels, metric, compare, label, notes]);
 
   const currentLabel = split?.current !== null && split?.current !== undefined ? labels[split.current] : null;
   return (
@@ -236,6 +281,7 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
           {split.future > 0 ? `, and the ${INTERVAL_NAMES[data.interval]}s still to come are not drawn` : ''}.
         </p>
       )}
+      {project.access.can_edit && <AnnotationForm onSaved={() => notesQuery.reload()} />}
       {data && split && (
         // A table cannot be shrunk to the 1px of .sr-only: wrapped, it never widens a narrow page.
         <div class="sr-only">
@@ -274,5 +320,53 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
         </div>
       )}
     </section>
+  );
+}
+
+/** An editor's form to add a dated note to the project (drawn on the charts). */
+function AnnotationForm({ onSaved }: { onSaved(note: Annotation): void }) {
+  const { api, project, range } = useTraffic();
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <details class="annotation-add">
+      <summary>Add a note</summary>
+      <form
+        class="annotation-form"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const element = e.currentTarget as HTMLFormElement;
+          const form = new FormData(element);
+          try {
+            const note = await api.send<Annotation>(
+              'POST',
+              `/projects/${encodeURIComponent(project.id)}/annotations`,
+              { date: String(form.get('date') ?? ''), text: String(form.get('text') ?? '').trim() },
+            );
+            setError(null);
+            element.reset();
+            onSaved(note);
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <label>
+          Date
+          <input type="date" name="date" required defaultValue={range.to} />
+        </label>
+        <label>
+          Note
+          <input name="text" required maxLength={500} placeholder="v2 deployed" />
+        </label>
+        <button type="submit" class="primary">
+          Add note
+        </button>
+        {error && (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
+        )}
+      </form>
+    </details>
   );
 }

@@ -86,6 +86,7 @@ export function TrafficView({ api, project, path }: ViewProps) {
           onRemove={(index) => update({ filters: withoutFilter(state.filters, index) })}
           onAdd={(filter) => update({ filters: [...state.filters, filter] })}
           onClear={() => update({ filters: [] })}
+          onApply={(filters) => update({ filters })}
         />
       </section>
       {neverHadData && install.data ? (
