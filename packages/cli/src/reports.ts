@@ -268,6 +268,14 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
   const by = () => oneOf<AttributionDimension>(flags.by, ATTRIBUTION_DIMENSIONS, 'by');
   const touch = () => oneOf<Touch>(flags.touch, TOUCHES, 'touch');
   const convertTo = flags.convert_to ?? flags['convert-to'];
+  /** The query of a report of months of revenue (mrr, cohorts), its flags checked before anything opens. */
+  const monthsQuery = () => {
+    const range = monthRange(flags);
+    const filters = revenueFilters();
+    if (flags.currency !== undefined) currencyOf(flags.currency);
+    if (convertTo !== undefined) currencyOf(convertTo);
+    return { project, ...range, currency: flags.currency, filters, convert_to: convertTo };
+  };
   if (flags.from && flags.to) ordered(flags.from, flags.to);
   if (name.startsWith('traffic/breakdown/')) {
     const dimension = oneOf<BreakdownDimension>(
@@ -352,19 +360,15 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
       };
     }
     case 'revenue/mrr': {
-      const range = monthRange(flags);
-      const filters = revenueFilters();
-      if (flags.currency !== undefined) currencyOf(flags.currency);
-      if (convertTo !== undefined) currencyOf(convertTo);
+      const query = monthsQuery();
       return {
         zoned: false,
         run: async (warehouse) => {
-          const query = { project, ...range, currency: flags.currency, filters, convert_to: convertTo };
           const body = await revenueMrrReport(warehouse, query);
           if (convertTo) return { body, text: () => convertedMonthlyText(body as ConvertedMonth[], money) };
           const months = body as MonthlyRevenue[];
           const any = months.some((m) => m.mrr_end !== '0' || m.cash_revenue !== '0' || m.mrr_start !== '0');
-          const note = any ? undefined : `no revenue for ${project} from ${range.from} to ${range.to}\n`;
+          const note = any ? undefined : `no revenue for ${project} from ${query.from} to ${query.to}\n`;
           return { body, text: () => mrrTable(months), note };
         },
       };
@@ -428,14 +432,10 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
       };
     }
     case 'revenue/cohorts': {
-      const range = monthRange(flags);
-      const filters = revenueFilters();
-      if (flags.currency !== undefined) currencyOf(flags.currency);
-      if (convertTo !== undefined) currencyOf(convertTo);
+      const query = monthsQuery();
       return {
         zoned: false,
         run: async (warehouse) => {
-          const query = { project, ...range, currency: flags.currency, filters, convert_to: convertTo };
           const body = await revenueCohortsReport(warehouse, query);
           return { body, text: () => cohortsText(body) };
         },
