@@ -4,8 +4,9 @@
 // kafka: Kafka log + Redis, chDB warehouse), with the configuration's defaults (CONSUMER_BATCH_SIZE 1000,
 // CONSUMER_BATCH_WAIT_MS 1000):
 //   1. throughput: the realistic mix at full speed for `--duration` s (autocannon, separate process), while
-//      the rows in events, identities and revenue are counted every second; then until every accepted
-//      record has landed. Sustained end-to-end rate = rows landed / (last row landed − first request).
+//      the rows in events, identities and revenue are counted every second, beside the gateway's 202s (its
+//      metrics), whose difference is the consumers' lag; then until every accepted record has landed.
+//      `--duration 300` is issue 27's five sustained minutes (the peak RSS is over the whole run). Sustained end-to-end rate = rows landed / (last row landed − first request).
 //   2. freshness: marker pageviews at `--marker-rate` per second with known ids, alone and on top of a
 //      background load at `--freshness-load`% of the sustained rate (open loop, separate process); the
 //      warehouse is polled every `--poll-ms` for them. Freshness = first seen − 202 received.
@@ -62,6 +63,18 @@ async function countRows(warehouse: Warehouse): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** Requests the gateway has answered 202 so far (tally_ingest_requests_total on its admin port). */
+async function acknowledged(server: ServerProcess): Promise<number> {
+  const text = await (await fetch(`${server.adminUrl}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('tally_ingest_requests_total{') && line.includes('status="202"')) {
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return total;
+}
+
 async function openPublishedWarehouse(dataDir: string): Promise<Warehouse> {
   const endpoint = readPublishedEndpoint(dataDir);
   if (!endpoint) throw new Error(`the tally process published no warehouse endpoint in ${dataDir}`);
@@ -86,6 +99,11 @@ interface ThroughputResult {
   sustainedEventsPerSecond: number;
   /** Rows counted every second: [seconds since the load started, rows]. */
   curve: Array<[number, number]>;
+  /**
+   * Records acknowledged (the gateway's 202s, from its metrics) but not yet in the warehouse, sampled every
+   * second while the load ran and drained: the consumers' lag, and its largest value.
+   */
+  lag: { max: number; atEndOfLoad: number; curve: Array<[number, number]> };
   cpu: ReturnType<Monitor['window']>;
   limitedBy: string;
 }
@@ -97,15 +115,20 @@ async function throughputPhase(
   tokens: ProjectTokens[],
 ): Promise<ThroughputResult> {
   const before = await countRows(warehouse);
+  const acknowledgedBefore = await acknowledged(server);
   const templates = buildTemplates({ tokens, clientIps: options.clientIps, seed: 20 });
   const started = Date.now();
   const curve: Array<[number, number]> = [];
+  const lagCurve: Array<[number, number]> = [];
   let polling = true;
   const poller = (async () => {
     while (polling) {
       const t = Date.now();
+      const acked = (await acknowledged(server)) - acknowledgedBefore;
       const n = (await countRows(warehouse)) - before;
-      curve.push([Math.round((t - started) / 100) / 10, n]);
+      const at = Math.round((t - started) / 100) / 10;
+      curve.push([at, n]);
+      lagCurve.push([at, Math.max(0, acked - n)]);
       await sleep(Math.max(0, 1000 - (Date.now() - t)));
     }
   })();
@@ -168,11 +191,16 @@ async function throughputPhase(
     drainS: Math.round((lastLandedAt - loadEnded) / 100) / 10,
     sustainedEventsPerSecond: Math.round(rows / ((lastLandedAt - result.startedAt) / 1000)),
     curve,
+    lag: {
+      max: Math.max(0, ...lagCurve.map(([, n]) => n)),
+      atEndOfLoad: (lagCurve.find(([t]) => t >= loadS) ?? lagCurve.at(-1))?.[1] ?? 0,
+      curve: lagCurve,
+    },
     cpu,
     limitedBy: cpuBound(cpu, 'tally', 2),
   };
   log(
-    `throughput: ${phase.sustainedEventsPerSecond} events/s end to end (ingest ${phase.ingestRps}/s, landing ${phase.landingRateDuringLoad}/s during the load, backlog ${phase.backlogAtEndOfLoad}, drained in ${phase.drainS} s); ${phase.limitedBy}`,
+    `throughput: ${phase.sustainedEventsPerSecond} events/s end to end (ingest ${phase.ingestRps}/s, landing ${phase.landingRateDuringLoad}/s during the load, backlog ${phase.backlogAtEndOfLoad}, drained in ${phase.drainS} s, lag at most ${phase.lag.max}); ${phase.limitedBy}`,
   );
   return phase;
 }
