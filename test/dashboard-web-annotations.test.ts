@@ -127,12 +127,14 @@ describe('annotations and segments in Chromium', () => {
     await page.locator('.segments-menu > summary').click();
     await page.getByLabel('Save these filters as a segment').fill('Pricing readers');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await expect.poll(() => page.getByRole('button', { name: 'Pricing readers' }).count(), POLL).toBe(1);
+    await expect
+      .poll(() => page.getByRole('button', { name: 'Pricing readers', exact: true }).count(), POLL)
+      .toBe(1);
 
     await page.goto(`${dashboard}/projects/${PROJECT}?${RANGE}`);
     await expect.poll(() => page.locator('#visitors').innerText(), POLL).toBe('5');
     await page.locator('.segments-menu > summary').click();
-    await page.getByRole('button', { name: 'Pricing readers' }).click();
+    await page.getByRole('button', { name: 'Pricing readers', exact: true }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('filters'), POLL).toBe('page==/pricing');
     const filtered = await apiSummary('page==/pricing');
     expect(filtered.visitors).toBe(3);
@@ -163,4 +165,33 @@ describe('annotations and segments in Chromium', () => {
     }
     expect(consoleErrors).toEqual([]);
   });
+
+  it('removes a note and a segment from the page: gone from the chart, the menu and the API', async () => {
+    await page.goto(`${dashboard}/projects/${PROJECT}?${RANGE}`);
+    await expect.poll(() => page.locator('.chart .annotation-marker').count(), POLL).toBe(1);
+    await page.locator('.annotation-add > summary').click();
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Notes on this project' }).innerText(), POLL)
+      .toContain('v2 deployed');
+    await page.screenshot({ path: join(SHOTS, 'annotations-list-1440-light.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Remove the note v2 deployed' }).click();
+    await expect.poll(() => page.locator('.chart .annotation-marker').count(), POLL).toBe(0);
+    expect((await readApi<{ annotations: unknown[] }>('annotations')).annotations).toEqual([]);
+
+    await page.locator('.segments-menu > summary').click();
+    await page.getByRole('button', { name: 'Remove the segment Pricing readers' }).click();
+    await expect
+      .poll(() => page.getByRole('button', { name: 'Pricing readers', exact: true }).count(), POLL)
+      .toBe(0);
+    expect((await readApi<{ segments: unknown[] }>('segments')).segments).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
 });
+
+async function readApi<T>(what: string): Promise<T> {
+  const response = await fetch(`${dashboard}/api/v1/projects/${PROJECT}/${what}`, {
+    headers: { authorization: `Bearer ${readKey}` },
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as T;
+}

@@ -178,7 +178,10 @@ function ValueSuggestions(props: { dimension: BreakdownDimension; onPick(value: 
   );
 }
 
-/** The saved segments, each applying its filters in one click; an editor saves the filters in force. */
+/**
+ * The saved segments, each applying its filters in one click; an editor saves the filters in force as one,
+ * and removes one.
+ */
 function SegmentsMenu(props: { filters: Filter[]; onApply(filters: Filter[]): void }) {
   const { api, project } = useTraffic();
   const path = `/projects/${encodeURIComponent(project.id)}/segments`;
@@ -208,6 +211,25 @@ function SegmentsMenu(props: { filters: Filter[]; onApply(filters: Filter[]): vo
                 >
                   {segment.name}
                 </button>
+                {project.access.can_edit && (
+                  <button
+                    type="button"
+                    class="link-button remove-button"
+                    aria-label={`Remove the segment ${segment.name}`}
+                    title="Remove"
+                    onClick={async () => {
+                      try {
+                        await api.send('DELETE', `${path}/${encodeURIComponent(segment.id)}`);
+                        setError(null);
+                        segments.reload();
+                      } catch (err) {
+                        setError((err as Error).message);
+                      }
+                    }}
+                  >
+                    ×
+                  </button>
+                )}
               </li>
             ))}
           </ul>
@@ -239,12 +261,12 @@ function SegmentsMenu(props: { filters: Filter[]; onApply(filters: Filter[]): vo
             <button type="submit" class="primary">
               Save
             </button>
-            {error && (
-              <p class="form-error" role="alert">
-                {error}
-              </p>
-            )}
           </form>
+        )}
+        {error && (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
         )}
       </div>
     </details>

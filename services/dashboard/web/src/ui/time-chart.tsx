@@ -281,7 +281,9 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
           {split.future > 0 ? `, and the ${INTERVAL_NAMES[data.interval]}s still to come are not drawn` : ''}.
         </p>
       )}
-      {project.access.can_edit && <AnnotationForm onSaved={() => notesQuery.reload()} />}
+      {project.access.can_edit && (
+        <AnnotationForm notes={notesQuery.data?.annotations ?? []} onChanged={() => notesQuery.reload()} />
+      )}
       {data && split && (
         // A table cannot be shrunk to the 1px of .sr-only: wrapped, it never widens a narrow page.
         <div class="sr-only">
@@ -323,13 +325,40 @@ export function TimeChart({ metric, compare }: { metric: Metric; compare: Compar
   );
 }
 
-/** An editor's form to add a dated note to the project (drawn on the charts). */
-function AnnotationForm({ onSaved }: { onSaved(note: Annotation): void }) {
+/** An editor's form to add a dated note to the project (drawn on the charts), and the notes to remove. */
+function AnnotationForm({ notes, onChanged }: { notes: Annotation[]; onChanged(): void }) {
   const { api, project, range } = useTraffic();
   const [error, setError] = useState<string | null>(null);
+  const path = `/projects/${encodeURIComponent(project.id)}/annotations`;
   return (
     <details class="annotation-add">
-      <summary>Add a note</summary>
+      <summary>{notes.length > 0 ? `Notes (${notes.length})` : 'Add a note'}</summary>
+      {notes.length > 0 && (
+        <ul class="annotation-list" aria-label="Notes on this project">
+          {notes.map((note) => (
+            <li key={note.id}>
+              <span class="annotation-date">{note.date.slice(0, 10)}</span> {note.text}
+              <button
+                type="button"
+                class="link-button remove-button"
+                aria-label={`Remove the note ${note.text}`}
+                title="Remove"
+                onClick={async () => {
+                  try {
+                    await api.send('DELETE', `${path}/${encodeURIComponent(note.id)}`);
+                    setError(null);
+                    onChanged();
+                  } catch (err) {
+                    setError((err as Error).message);
+                  }
+                }}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
       <form
         class="annotation-form"
         onSubmit={async (e) => {
@@ -337,14 +366,13 @@ function AnnotationForm({ onSaved }: { onSaved(note: Annotation): void }) {
           const element = e.currentTarget as HTMLFormElement;
           const form = new FormData(element);
           try {
-            const note = await api.send<Annotation>(
-              'POST',
-              `/projects/${encodeURIComponent(project.id)}/annotations`,
-              { date: String(form.get('date') ?? ''), text: String(form.get('text') ?? '').trim() },
-            );
+            await api.send<Annotation>('POST', path, {
+              date: String(form.get('date') ?? ''),
+              text: String(form.get('text') ?? '').trim(),
+            });
             setError(null);
             element.reset();
-            onSaved(note);
+            onChanged();
           } catch (err) {
             setError((err as Error).message);
           }
