@@ -177,4 +177,55 @@ describe('daily MRR and exchange rates through npm start, the API and the CLI', 
     expect(text).toContain('converted to EUR with the loaded rates');
     expect(text).toContain('2026-04: USD 0.91 (2026-04); left out, no rate: GBP');
   });
+
+  it('converts attribution and the breakdown as the MRR report, the CLI printing the API', async () => {
+    const range = 'from=2026-01&to=2026-04';
+    const months = (await get(`/revenue/mrr?${range}&convert_to=EUR`)) as Array<Record<string, string>>;
+    const sum = (field: string) =>
+      months.reduce((total, m) => total + Math.round(Number(m[field]) * 1e6), 0) / 1e6;
+    for (const [path, args] of [
+      [`/revenue/breakdown?${range}&by=plan&convert_to=EUR`, ['report', 'revenue/breakdown', '--by', 'plan']],
+      [`/revenue/attribution?${range}&convert_to=EUR`, ['report', 'attribution']],
+    ] as const) {
+      const api = (await get(path)) as {
+        currency: string;
+        converted_to: string;
+        missing_currencies: string[];
+        rows: Array<Record<string, unknown>>;
+        total: Record<string, string>;
+      };
+      expect(await cli([...args, '--from', '2026-01', '--to', '2026-04', '--convert-to', 'EUR'])).toEqual(
+        api,
+      );
+      expect(api).toMatchObject({ currency: 'EUR', converted_to: 'EUR', missing_currencies: ['GBP'] });
+      // The MRR at the end is April's converted MRR; each movement and payment at its own month's rate, so
+      // the range's figures are the converted months' added up.
+      expect(api.total.mrr_end).toBe('263.9');
+      for (const figure of ['new', 'expansion', 'contraction', 'churn', 'cash_revenue'])
+        expect(Number(api.total[figure]), figure).toBeCloseTo(sum(figure), 6);
+    }
+    // No rates to USD are loaded: a 400 that says so, as the MRR report's.
+    const refused = await fetch(
+      `${dashboard}/api/v1/projects/${PROJECT}/revenue/breakdown?${range}&by=plan&convert_to=USD`,
+      { headers: { authorization: `Bearer ${readKey}` } },
+    );
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/no exchange rates to this currency are loaded/);
+    const text = await tally(
+      [
+        'report',
+        'attribution',
+        '--project',
+        PROJECT,
+        '--from',
+        '2026-01',
+        '--to',
+        '2026-04',
+        '--convert-to',
+        'EUR',
+      ],
+      env(),
+    );
+    expect(text).toContain('converted to EUR (no rate: GBP)');
+  });
 });

@@ -174,10 +174,10 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
   'traffic/breakdown': [...RANGE, 'filters', 'limit', 'sort', 'order', 'property'],
   'revenue/mrr': [...RANGE, ...CONVERT, 'filters'],
   'revenue/mrr/daily': [...RANGE, ...CONVERT],
-  'revenue/attribution': [...RANGE, 'currency', 'filters', 'by', 'touch'],
+  'revenue/attribution': [...RANGE, 'currency', 'filters', 'by', 'touch', 'convert_to', 'convert-to'],
   'revenue/cohorts': [...RANGE, 'currency', 'filters', 'convert_to', 'convert-to'],
-  'revenue/breakdown': [...RANGE, 'currency', 'filters', 'by'],
-  breakdown: [...RANGE, 'currency', 'filters', 'by'],
+  'revenue/breakdown': [...RANGE, 'currency', 'filters', 'by', 'convert_to', 'convert-to'],
+  breakdown: [...RANGE, 'currency', 'filters', 'by', 'convert_to', 'convert-to'],
   'revenue/reconciliation': ['month', 'currency'],
   'revenue/records': [...RANGE, 'currency', 'filters', 'by', 'touch', 'figure', 'key', 'offset', 'limit'],
   'revenue/funnel': [...RANGE, 'by', 'currency'],
@@ -276,6 +276,23 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
     if (convertTo !== undefined) currencyOf(convertTo);
     return { project, ...range, currency: flags.currency, filters, convert_to: convertTo };
   };
+  /**
+   * The currency and convert_to of a report of a period (attribution, breakdown): with --convert-to, every
+   * currency unless --currency names one; without, --currency (default USD).
+   */
+  const periodCurrency = () => {
+    if (convertTo === undefined) return { currency: currencyOf(flags.currency) };
+    currencyOf(convertTo);
+    return {
+      currency: flags.currency === undefined ? undefined : currencyOf(flags.currency),
+      convert_to: convertTo,
+    };
+  };
+  /** The title's currency: converted ones say so, with what they left out. */
+  const currencyTitle = (body: { currency: string; converted_to?: string; missing_currencies?: string[] }) =>
+    body.converted_to === undefined
+      ? body.currency
+      : `converted to ${body.converted_to}${body.missing_currencies?.length ? ` (no rate: ${body.missing_currencies.join(', ')})` : ''}`;
   if (flags.from && flags.to) ordered(flags.from, flags.to);
   if (name.startsWith('traffic/breakdown/')) {
     const dimension = oneOf<BreakdownDimension>(
@@ -393,7 +410,7 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
       const query = {
         project,
         ...range,
-        currency: currencyOf(flags.currency),
+        ...periodCurrency(),
         filters: revenueFilters(),
         by: by(),
         touch: touch(),
@@ -402,7 +419,7 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
         zoned: false,
         run: async (warehouse) => {
           const body = await revenueAttributionReport(warehouse, query);
-          const title = `${body.from} to ${body.to}, ${body.currency}, by ${body.touch}-touch ${body.by}`;
+          const title = `${body.from} to ${body.to}, ${currencyTitle(body)}, by ${body.touch}-touch ${body.by}`;
           return { body, text: () => groupsText(body, title) };
         },
       };
@@ -415,7 +432,7 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
       const query = {
         project,
         ...range,
-        currency: currencyOf(flags.currency),
+        ...periodCurrency(),
         filters: revenueFilters(),
         by: dimension,
       };
@@ -426,7 +443,7 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
           // The short name prints the figures only, as it did before the API listed the metadata keys.
           const { metadata_keys: _keys, ...figures } = answer;
           const body = name === 'breakdown' ? figures : answer;
-          const title = `${body.from} to ${body.to}, ${body.currency}, by ${body.by}`;
+          const title = `${body.from} to ${body.to}, ${currencyTitle(body)}, by ${body.by}`;
           return { body, text: () => groupsText(body, title) };
         },
       };

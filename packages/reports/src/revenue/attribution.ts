@@ -1,3 +1,5 @@
+import { convertedGroupFold } from './converted-groups.ts';
+import type { Converted, RateTable } from './exchange-rates.ts';
 import { kept } from './history.ts';
 import type { MrrInput } from './ledger.ts';
 import { type AttributionRow, groupFold } from './money.ts';
@@ -59,3 +61,32 @@ export function revenueAttribution(
 }
 
 const attributions = new WeakMap<PeriodFold, WeakMap<object, Map<string, Attribution>>>();
+
+/** Attribution with every currency of `currencies` converted to `table`'s base (converted-groups.ts). */
+export function convertedRevenueAttribution(
+  records: readonly MrrInput[],
+  options: {
+    from: string;
+    to: string;
+    currencies: readonly string[];
+    by: AttributionDimension;
+    touch: Touch;
+    touches: ReadonlyMap<string, CustomerTouches>;
+    table: RateTable;
+  },
+): Attribution & Converted {
+  const folds = options.currencies.map((currency) => foldPeriod(records, { ...options, currency }));
+  const converted = convertedGroupFold(
+    folds,
+    (customer) => attributionKey(options.touches.get(customer), options.by, options.touch),
+    options.table,
+  );
+  return {
+    from: options.from,
+    to: options.to,
+    currency: options.table.base,
+    by: options.by,
+    touch: options.touch,
+    ...converted,
+  };
+}

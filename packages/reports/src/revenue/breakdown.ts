@@ -6,6 +6,8 @@
 // customer, not subscription: MRR movements are a customer's (ledger.ts), and a customer with two
 // subscriptions on two plans is in the group of the plan on its latest record.
 
+import { convertedGroupFold } from './converted-groups.ts';
+import type { Converted, RateTable } from './exchange-rates.ts';
 import { checkRevenueDimension, NO_ATTRIBUTE } from './filters.ts';
 import type { MrrInput } from './ledger.ts';
 import { type AttributionRow, groupFold } from './money.ts';
@@ -35,4 +37,26 @@ export function revenueBreakdown(
     (customer) => options.values.get(customer) ?? NO_ATTRIBUTE,
   );
   return { from: options.from, to: options.to, currency: options.currency, by: options.by, rows, total };
+}
+
+/** The breakdown with every currency of `currencies` converted to `table`'s base (converted-groups.ts). */
+export function convertedRevenueBreakdown(
+  records: readonly MrrInput[],
+  options: {
+    from: string;
+    to: string;
+    currencies: readonly string[];
+    by: string;
+    values: ReadonlyMap<string, string>;
+    table: RateTable;
+  },
+): RevenueBreakdown & Converted {
+  checkRevenueDimension(options.by);
+  const folds = options.currencies.map((currency) => foldPeriod(records, { ...options, currency }));
+  const converted = convertedGroupFold(
+    folds,
+    (customer) => options.values.get(customer) ?? NO_ATTRIBUTE,
+    options.table,
+  );
+  return { from: options.from, to: options.to, currency: options.table.base, by: options.by, ...converted };
 }

@@ -11,7 +11,7 @@
 // (digits / 10^decimals), is rounded once to the micro-unit, half to even, and the converted figures of a
 // period are then added exactly. Each figure is converted on its own, so converted figures can differ by a
 // micro-unit from the sums or differences of other converted figures.
-import { formatMicros, toMicros } from '@tally/contract';
+import { divideRounded, formatMicros, toMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
 import { isMonth, parseUtcDay, utcDayStart } from '../calendar.ts';
 import type { DailyRevenue } from './daily.ts';
@@ -202,6 +202,16 @@ export interface Converted {
 export type ConvertedMonth = Converted & {
   month: string;
   currency: string;
+  /** Over the converted currencies' customers (one paying in two currencies counts in both). */
+  customers_start: number;
+  customers_end: number;
+  churned_customers: number;
+  /** As the report's (monthly.ts), from the converted figures and the counts above. */
+  gross_revenue_churn_rate: number | null;
+  net_revenue_churn_rate: number | null;
+  customer_churn_rate: number | null;
+  arpa: Money | null;
+  ltv: Money | null;
 } & Record<(typeof MONTH_MONEY)[number], Money>;
 
 export type ConvertedDay = Converted & {
@@ -278,9 +288,76 @@ function convertRows<K extends string, F extends string>(
   });
 }
 
-/** The monthly report (every currency of it) converted to the table's base: one row per month. */
-export function convertMonthly(report: readonly MonthlyRevenue[], table: RateTable): ConvertedMonth[] {
-  return convertRows(report, 'month', MONTH_MONEY, table) as ConvertedMonth[];
+/** A month's customer counts, added over the currencies converted (those with a rate for the month). */
+type MonthCounts = Pick<ConvertedMonth, 'customers_start' | 'customers_end' | 'churned_customers'>;
+
+/**
+ * The monthly report (every currency of it) converted to the table's base: one row per month, from `from`
+ * (the report may start earlier: LTV reads the churn rates of a month and the two before it, as the
+ * report's own does). Customer counts are added over the currencies converted; the rates, ARPA and LTV are
+ * computed from the converted figures as the report computes them from its own.
+ */
+export function convertMonthly(
+  report: readonly MonthlyRevenue[],
+  table: RateTable,
+  from?: string,
+): ConvertedMonth[] {
+  const money = convertRows(report, 'month', MONTH_MONEY, table);
+  const counts = new Map<string, MonthCounts>();
+  for (const row of report) {
+    if (!table.rateFor(row.currency, row.month)) continue;
+    const c = counts.get(row.month) ?? { customers_start: 0, customers_end: 0, churned_customers: 0 };
+    c.customers_start += row.customers_start;
+    c.customers_end += row.customers_end;
+    c.churned_customers += row.churned_customers;
+    counts.set(row.month, c);
+  }
+  const rows = money.map((row) => {
+    const c = counts.get(row.month) ?? { customers_start: 0, customers_end: 0, churned_customers: 0 };
+    const micros = (field: (typeof MONTH_MONEY)[number]) => toMicros(row[field]);
+    const mrrStart = micros('mrr_start');
+    const ratio = (n: bigint, d: bigint) => (d === 0n ? null : Number(n) / Number(d));
+    return {
+      ...row,
+      ...c,
+      gross_revenue_churn_rate: ratio(micros('churn') + micros('contraction'), mrrStart),
+      net_revenue_churn_rate: ratio(
+        micros('churn') + micros('contraction') - micros('expansion') - micros('reactivation'),
+        mrrStart,
+      ),
+      customer_churn_rate: ratio(BigInt(c.churned_customers), BigInt(c.customers_start)),
+      arpa:
+        c.customers_end === 0
+          ? null
+          : formatMicros(divideRounded(micros('mrr_end'), BigInt(c.customers_end))),
+      ltv: null as Money | null,
+    } as ConvertedMonth;
+  });
+  rows.forEach((row, i) => {
+    row.ltv = lifetimeValueOf(rows.slice(Math.max(0, i - 2), i + 1), row);
+  });
+  return from === undefined ? rows : rows.filter((row) => row.month >= from);
+}
+
+/**
+ * LTV of a converted month, as the report's (monthly.ts): ARPA ÷ the mean customer churn rate of the month
+ * and the two before it that have one, as one exact fraction rounded once to the micro-unit.
+ */
+function lifetimeValueOf(window: readonly ConvertedMonth[], row: ConvertedMonth): Money | null {
+  if (row.customers_end === 0) return null;
+  const rated = window.filter((m) => m.customers_start > 0);
+  if (rated.length === 0) return null;
+  let product = 1n;
+  for (const m of rated) product *= BigInt(m.customers_start);
+  let churnSum = 0n;
+  for (const m of rated) churnSum += (BigInt(m.churned_customers) * product) / BigInt(m.customers_start);
+  if (churnSum === 0n) return null;
+  return formatMicros(
+    divideRounded(
+      toMicros(row.mrr_end) * BigInt(rated.length) * product,
+      BigInt(row.customers_end) * churnSum,
+    ),
+  );
 }
 
 /** The daily report (every currency of it) converted to the table's base: one row per day. */

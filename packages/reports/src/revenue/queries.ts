@@ -6,16 +6,18 @@
 // front ends call these, so a filter one applies the other cannot ignore. The customers and the
 // acquisition funnel are in customer-queries.ts.
 import type { Warehouse } from '@tally/warehouse';
-import { monthStart, utcDayEnd } from '../calendar.ts';
-import { type Attribution, revenueAttribution } from './attribution.ts';
-import { type RevenueBreakdown, revenueBreakdown } from './breakdown.ts';
+import { addMonths, monthStart, utcDayEnd } from '../calendar.ts';
+import { type Attribution, convertedRevenueAttribution, revenueAttribution } from './attribution.ts';
+import { convertedRevenueBreakdown, type RevenueBreakdown, revenueBreakdown } from './breakdown.ts';
 import { checkDayRange, type DailyRevenue, dailyRevenue } from './daily.ts';
 import { type Drilldown, type DrilldownFigure, revenueDrilldown } from './drilldown.ts';
 import {
+  type Converted,
   type ConvertedDay,
   type ConvertedMonth,
   convertDaily,
   convertMonthly,
+  type RateTable,
   rateTableFor,
 } from './exchange-rates.ts';
 import {
@@ -59,9 +61,15 @@ export interface RevenueAttributionQuery extends RevenueMonthsQuery {
   by?: AttributionDimension | undefined;
   touch?: Touch | undefined;
 }
+export interface RevenueConvertibleAttributionQuery extends RevenueAttributionQuery {
+  /** Convert every currency (or `currency`'s alone, when given) with the operator's rates to this one. */
+  convert_to?: string | undefined;
+}
 export interface RevenueBreakdownQuery extends RevenueMonthsQuery {
   /** plan, interval, country, … or metadata.<key> (revenue/filters.ts). */
   by: string;
+  /** Convert every currency (or `currency`'s alone, when given) with the operator's rates to this one. */
+  convert_to?: string | undefined;
 }
 export interface RevenueReconciliationQuery {
   project: string;
@@ -96,8 +104,11 @@ export async function revenueMrrReport(
   const until = monthStart(query.to, 1);
   const all = await readMrrInputsCached(warehouse, { project: query.project, until, currency });
   const records = await restrict(warehouse, query, all, until);
-  const report = monthlyRevenue(records, query.from, query.to, currency ? [currency] : undefined);
-  return rates ? convertMonthly(report, rates) : report;
+  const currencies = currency ? [currency] : undefined;
+  if (!rates) return monthlyRevenue(records, query.from, query.to, currencies);
+  // Converted from two months earlier: the LTV of the first months reads the churn rates before them.
+  const early = addMonths(query.from, -2);
+  return convertMonthly(monthlyRevenue(records, early, query.to, currencies), rates, query.from);
 }
 
 /** GET …/revenue/mrr/daily: one row per day (UTC) and currency, or per day converted to `convert_to`. */
@@ -118,37 +129,67 @@ export async function revenueMrrDailyReport(
   return table ? convertDaily(report, table) : report;
 }
 
-/** GET …/revenue/attribution: the months' MRR by the first or last touch's channel, source or campaign. */
+/**
+ * With convert_to: the rate table (a 400 when none is loaded, before the history is read) and the
+ * currencies converted: `currency` alone when given, else every currency of the project's records.
+ */
+async function conversionOf(
+  warehouse: Warehouse,
+  query: { currency?: string | undefined; convert_to?: string | undefined },
+): Promise<{ table: RateTable; currency: string | undefined } | null> {
+  if (!query.convert_to) return null;
+  const table = await rateTableFor(warehouse, query.convert_to);
+  return { table, currency: query.currency === undefined ? undefined : currencyOf(query.currency) };
+}
+
+const currenciesOf = (records: readonly { currency: string }[]): string[] =>
+  [...new Set(records.map((r) => r.currency))].sort();
+
+/**
+ * GET …/revenue/attribution: the months' MRR by the first or last touch's channel, source or campaign;
+ * with convert_to, every currency converted and added (converted-groups.ts).
+ */
 export async function revenueAttributionReport(
   warehouse: Warehouse,
-  query: RevenueAttributionQuery,
-): Promise<Attribution> {
+  query: RevenueConvertibleAttributionQuery,
+): Promise<Attribution | (Attribution & Converted)> {
   checkMonthRange(query.from, query.to);
-  const currency = currencyOf(query.currency);
+  const conversion = await conversionOf(warehouse, query);
+  const currency = conversion ? conversion.currency : currencyOf(query.currency);
   const until = monthStart(query.to, 1);
   const [all, touches] = await Promise.all([
     readMrrInputsCached(warehouse, { project: query.project, until, currency }),
     readCustomerTouchesCached(warehouse, query.project),
   ]);
   const records = await restrict(warehouse, query, all, until);
-  return revenueAttribution(records, {
+  const options = {
     from: query.from,
     to: query.to,
-    currency,
     by: query.by ?? 'channel',
     touch: query.touch ?? 'first',
     touches,
-  });
+  } as const;
+  if (conversion)
+    return convertedRevenueAttribution(records, {
+      ...options,
+      currencies: currency ? [currency] : currenciesOf(all),
+      table: conversion.table,
+    });
+  return revenueAttribution(records, { ...options, currency: currency as string });
 }
 
-/** GET …/revenue/breakdown: the months' MRR by plan, interval, country, … or a metadata key. */
+/**
+ * GET …/revenue/breakdown: the months' MRR by plan, interval, country, … or a metadata key; with
+ * convert_to, every currency converted and added (converted-groups.ts).
+ */
 export async function revenueBreakdownReport(
   warehouse: Warehouse,
   query: RevenueBreakdownQuery,
-): Promise<RevenueBreakdown & { metadata_keys: string[] }> {
+): Promise<(RevenueBreakdown | (RevenueBreakdown & Converted)) & { metadata_keys: string[] }> {
   checkMonthRange(query.from, query.to);
-  const currency = currencyOf(query.currency);
   checkRevenueDimension(query.by);
+  const conversion = await conversionOf(warehouse, query);
+  const currency = conversion ? conversion.currency : currencyOf(query.currency);
   const until = monthStart(query.to, 1);
   const [all, attributes, keys] = await Promise.all([
     readMrrInputsCached(warehouse, { project: query.project, until, currency }),
@@ -157,10 +198,15 @@ export async function revenueBreakdownReport(
   ]);
   const records = await restrict(warehouse, query, all, until);
   const values = attributes.get(query.by) ?? new Map<string, string>();
-  return {
-    ...revenueBreakdown(records, { from: query.from, to: query.to, currency, by: query.by, values }),
-    metadata_keys: keys,
-  };
+  const options = { from: query.from, to: query.to, by: query.by, values };
+  const body = conversion
+    ? convertedRevenueBreakdown(records, {
+        ...options,
+        currencies: currency ? [currency] : currenciesOf(all),
+        table: conversion.table,
+      })
+    : revenueBreakdown(records, { ...options, currency: currency as string });
+  return { ...body, metadata_keys: keys };
 }
 
 /** GET …/revenue/reconciliation: a month's cash against its MRR bridge and the stored movements. */

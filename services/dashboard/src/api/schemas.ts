@@ -725,6 +725,30 @@ const touchQuery = Type.Optional(
   ),
 );
 
+/** `convert_to` of the period reports (attribution, breakdown): each amount at its own month's rate. */
+const convertGroupsQuery = Type.Optional(
+  Type.String({
+    pattern: '^[A-Za-z]{3}$',
+    description:
+      "Convert every currency (or `currency`) with the operator's loaded rates and add them up: each movement " +
+      "and payment at its month's rate, the MRR at the end at the last month's; the answer is marked " +
+      '`converted_to`, with the rates used and the currencies left out for want of a rate. 400 when no rates ' +
+      'to this currency are loaded.',
+  }),
+);
+/** What a converted answer adds (exchange-rates.ts). */
+const convertedFields = {
+  converted_to: Type.Optional(Type.String({ description: 'With convert_to: the currency converted to.' })),
+  rates: Type.Optional(
+    Type.Array(Type.Object({ currency: Type.String(), period: Type.String(), rate: Type.String() }), {
+      description: 'With convert_to: every rate used.',
+    }),
+  ),
+  missing_currencies: Type.Optional(
+    Type.Array(Type.String(), { description: 'With convert_to: currencies left out for want of a rate.' }),
+  ),
+};
+
 export const AttributionQuery = Type.Object({
   from: MrrQuery.properties.from,
   to: MrrQuery.properties.to,
@@ -732,6 +756,7 @@ export const AttributionQuery = Type.Object({
   by: byQuery,
   touch: touchQuery,
   filters: revenueFilters,
+  convert_to: convertGroupsQuery,
   format: rangeQuery.format,
 });
 const attributionFigures = {
@@ -768,6 +793,7 @@ export const Attribution = Type.Object(
     total: Type.Object(attributionFigures, {
       description: 'The unbroken figures; every column of rows adds up to it exactly.',
     }),
+    ...convertedFields,
   },
   { $id: 'Attribution' },
 );
@@ -1250,6 +1276,7 @@ export const RevenueBreakdownQuery = Type.Object({
       'range that has one; `(none)` when none has.',
   }),
   filters: revenueFilters,
+  convert_to: convertGroupsQuery,
   format: rangeQuery.format,
 });
 export const RevenueBreakdown = Type.Object(
@@ -1265,6 +1292,7 @@ export const RevenueBreakdown = Type.Object(
     metadata_keys: Type.Array(Type.String(), {
       description: "The metadata keys of the project's revenue records (at most 200), to break down by.",
     }),
+    ...convertedFields,
   },
   { $id: 'RevenueBreakdown' },
 );

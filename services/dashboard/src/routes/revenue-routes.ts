@@ -64,6 +64,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       filters: parseRevenueFilters(q.filters),
       by: q.by,
       touch: q.touch,
+      convert_to: q.convert_to,
     });
     return answer(reply, request.headers.accept, q.format, body, () => body.rows, 'attribution');
   });
@@ -155,6 +156,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       currency: q.currency,
       filters: parseRevenueFilters(q.filters),
       by: q.by,
+      convert_to: q.convert_to,
     });
     return answer(reply, request.headers.accept, q.format, body, () => body.rows, 'breakdown');
   });

@@ -277,6 +277,9 @@ export interface Attribution {
   touch: string;
   rows: AttributionRow[];
   total: AttributionFigures;
+  converted_to?: string;
+  rates?: ConvertedFields['rates'];
+  missing_currencies?: string[];
 }
 
 export interface RevenueBreakdown {
@@ -287,6 +290,9 @@ export interface RevenueBreakdown {
   rows: AttributionRow[];
   total: AttributionFigures;
   metadata_keys: string[];
+  converted_to?: string;
+  rates?: ConvertedFields['rates'];
+  missing_currencies?: string[];
 }
 export interface RevenueSearch {
   records: {
