@@ -480,7 +480,7 @@ describe('the revenue views in Chromium', () => {
     const points = async () =>
       Object.fromEntries((await tableRows(card.locator('.sr-only tbody tr'))).map((r) => [r[0], r[1]]));
     await expect.poll(() => text(page, '#mrr-title'), POLL).toBe('MRR USD, end of each month');
-    expect(await card.getByText('Converted to').count()).toBe(0);
+    expect(await page.getByText('Converted to').count()).toBe(0);
     await card.getByRole('tab', { name: 'Daily' }).click();
     await expect.poll(() => text(page, '#mrr-title'), POLL).toBe('MRR USD, end of each day (UTC)');
     expect(page.url()).toContain('interval=day');
@@ -500,7 +500,7 @@ describe('the revenue views in Chromium', () => {
     writeFileSync(file, 'month,currency,rate_to_EUR\n2026-01,USD,0.9\n2026-02,USD,0.92\n2026-03,USD,0.925\n');
     await tally(['revenue', 'rates', 'load', file], pipelineEnv({ TALLY_DATA_DIR: dataDir }));
     await page.goto(view('revenue'));
-    await card.getByLabel('Converted to EUR').check();
+    await page.getByLabel('Converted to EUR', { exact: true }).check();
     await expect
       .poll(() => text(page, '#mrr-title'), POLL)
       .toBe('MRR all currencies converted to EUR, end of each month');
@@ -514,6 +514,12 @@ describe('the revenue views in Chromium', () => {
     expect(await text(page, '.converted-note')).toMatch(
       /^Converted to EUR with the exchange rates loaded by the operator: USD 0\.9 \(2026-01\), USD 0\.92 \(2026-02\), USD 0\.925 \(2026-03\)\. Left out where no rate is loaded \(a gap in the line\): USD\.$/,
     );
+    // The whole page is converted, and says so: the cards agree with the chart (April: nothing converted).
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('€0.00');
+    expect(await text(page, '.top-figures .missing-rates')).toBe(
+      'Left out where no exchange rate is loaded: USD.',
+    );
+    expect(await text(page, '#movements-title')).toBe('Movements all currencies converted to EUR, per month');
     await shoot(page, 'revenue-mrr-converted');
     await card.getByRole('tab', { name: 'Daily' }).click();
     await expect
@@ -527,6 +533,38 @@ describe('the revenue views in Chromium', () => {
     await expect
       .poll(() => text(page, '#mrr-title'), POLL)
       .toBe('MRR all currencies converted to EUR, end of each day (UTC)');
+
+    // January to March, every month with a rate: every card, chart and table of the page in EUR, the
+    // API's converted figures, labelled as converted; the drill-downs (per currency) are not offered.
+    await page.goto(view('revenue', 'from=2026-01&to=2026-03&convert=EUR'));
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('€231.25');
+    expect(await text(page, '.converted-label')).toBe(
+      "In EUR, converted: every currency at each month's exchange rate.",
+    );
+    const api = async (path: string) =>
+      (await (await page.request.get(`${dashboard}/api/v1/projects/${PROJECT}/revenue/${path}`)).json()) as {
+        total: Record<string, string>;
+      };
+    const range = 'from=2026-01&to=2026-03&convert_to=EUR';
+    const attribution = await api(`attribution?${range}`);
+    const breakdown = await api(`breakdown?${range}&by=plan`);
+    expect(attribution.total.mrr_end).toBe('231.25');
+    await expect.poll(() => text(page, '#attribution-table-total-mrr_end'), POLL).toBe('€231.25');
+    await expect.poll(() => text(page, '#breakdown-table-total-mrr_end'), POLL).toBe('€231.25');
+    expect(await text(page, '#breakdown-table-total-new')).toBe(
+      `€${Number(breakdown.total.new).toLocaleString('en-US', { minimumFractionDigits: 2 })}`,
+    );
+    expect(await text(page, '#attribution-title')).toContain('all currencies converted to EUR');
+    expect(await text(page, '#breakdown-title')).toContain('all currencies converted to EUR');
+    expect(await text(page, '#cohorts-title')).toContain('all currencies converted to EUR');
+    expect(await page.locator('#attribution-table button.cell-link').count()).toBe(0);
+    expect(await page.locator('.top-figures button.figure').count()).toBe(0);
+    expect(await page.locator('.missing-rates').count()).toBe(0);
+    await shoot(page, 'revenue-converted-page');
+    // Off again: the picked currency, and the drill-downs back.
+    await page.getByLabel('Converted to EUR', { exact: true }).uncheck();
+    await expect.poll(() => text(page, '#revenue-mrr'), POLL).toBe('$250.00');
+    await expect.poll(() => page.locator('.top-figures button.figure').count(), POLL).toBeGreaterThan(0);
   });
 
   it('shows a type as stalled once its records stop, while another keeps landing', async () => {

@@ -26,8 +26,11 @@ export function GroupFiguresTable(props: {
   total: AttributionFigures;
   currency: string;
   stale: boolean;
-  /** Opens the drill-down of a figure of a group, or of the total (row null). */
-  open(column: GroupMoneyColumn, row: AttributionRow | null): void;
+  /**
+   * Opens the drill-down of a figure of a group, or of the total (row null); without it (converted
+   * figures, whose items are in their own currencies) the figures are plain text.
+   */
+  open?: (column: GroupMoneyColumn, row: AttributionRow | null) => void;
   /** The group's heading cell (the key as text when not given). */
   rowHeader?: (row: AttributionRow) => ComponentChildren;
 }) {
@@ -58,15 +61,21 @@ export function GroupFiguresTable(props: {
               <td class="num">{formatCount(row.paying_customers)}</td>
               {GROUP_MONEY_COLUMNS.map(([column]) => (
                 <td key={column} class="num">
-                  <button
-                    type="button"
-                    class="cell-link"
-                    aria-label={`${row.key}: open ${column.replace('_', ' ')} ${formatMoneyExact(row[column], props.currency)}`}
-                    title={formatMoneyExact(row[column], props.currency)}
-                    onClick={() => props.open(column, row)}
-                  >
-                    {formatMoney(row[column], props.currency)}
-                  </button>
+                  {props.open ? (
+                    <button
+                      type="button"
+                      class="cell-link"
+                      aria-label={`${row.key}: open ${column.replace('_', ' ')} ${formatMoneyExact(row[column], props.currency)}`}
+                      title={formatMoneyExact(row[column], props.currency)}
+                      onClick={() => props.open?.(column, row)}
+                    >
+                      {formatMoney(row[column], props.currency)}
+                    </button>
+                  ) : (
+                    <span title={formatMoneyExact(row[column], props.currency)}>
+                      {formatMoney(row[column], props.currency)}
+                    </span>
+                  )}
                 </td>
               ))}
             </tr>
@@ -79,14 +88,20 @@ export function GroupFiguresTable(props: {
             <td class="num">{formatCount(props.total.paying_customers)}</td>
             {GROUP_MONEY_COLUMNS.map(([column]) => (
               <td key={column} class="num" id={`${props.id}-total-${column}`}>
-                <button
-                  type="button"
-                  class="cell-link"
-                  title={formatMoneyExact(props.total[column], props.currency)}
-                  onClick={() => props.open(column, null)}
-                >
-                  {formatMoney(props.total[column], props.currency)}
-                </button>
+                {props.open ? (
+                  <button
+                    type="button"
+                    class="cell-link"
+                    title={formatMoneyExact(props.total[column], props.currency)}
+                    onClick={() => props.open?.(column, null)}
+                  >
+                    {formatMoney(props.total[column], props.currency)}
+                  </button>
+                ) : (
+                  <span title={formatMoneyExact(props.total[column], props.currency)}>
+                    {formatMoney(props.total[column], props.currency)}
+                  </span>
+                )}
               </td>
             ))}
           </tr>

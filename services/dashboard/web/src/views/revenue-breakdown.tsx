@@ -13,7 +13,13 @@ import { type Filter, operatorLabel, parseFilters, serializeFilters, withFilter 
 import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { Tabs } from '../ui/tabs.tsx';
-import type { DrillRequest } from './revenue-common.tsx';
+import {
+  type Conversion,
+  currencyWords,
+  type DrillRequest,
+  MissingRates,
+  moneyParams,
+} from './revenue-common.tsx';
 import { formatTime, monthLabel, type RevenueState } from './revenue-state.ts';
 
 const KEYED = 'metadata.';
@@ -85,12 +91,13 @@ export function BreakdownCard(props: {
   state: RevenueState;
   update(p: Partial<RevenueState>): void;
   drill(request: DrillRequest): void;
+  conversion: Conversion;
 }) {
-  const { state } = props;
+  const { state, conversion } = props;
   const result = useQuery<RevenueBreakdown>(props.api, `${props.base}/breakdown`, {
     from: state.from,
     to: state.to,
-    currency: state.currency,
+    ...moneyParams(state, conversion),
     by: state.breakdown,
     filters: state.filters || undefined,
   });
@@ -107,7 +114,7 @@ export function BreakdownCard(props: {
         <h2 id="breakdown-title">
           Revenue by {label.toLowerCase()}{' '}
           <span class="muted">
-            {state.currency}, {monthLabel(state.from)} – {monthLabel(state.to)}
+            {currencyWords(state, conversion)}, {monthLabel(state.from)} – {monthLabel(state.to)}
           </span>
         </h2>
       </div>
@@ -153,7 +160,9 @@ export function BreakdownCard(props: {
       ) : !data ? (
         <Loading />
       ) : data.rows.length === 0 ? (
-        <p class="empty">No customer has {state.currency} revenue up to the end of these months.</p>
+        <p class="empty">
+          No customer has {conversion.to ? '' : `${state.currency} `}revenue up to the end of these months.
+        </p>
       ) : (
         <GroupFiguresTable
           id="breakdown-table"
@@ -162,15 +171,19 @@ export function BreakdownCard(props: {
           total={data.total}
           currency={data.currency}
           stale={result.stale}
-          open={(column, row) => {
-            const within = row ? filterBy(row.key) : filtersText(filters);
-            props.drill({
-              figure: column,
-              from: state.from,
-              to: state.to,
-              ...(within ? { filters: within } : {}),
-            });
-          }}
+          {...(conversion.to
+            ? {}
+            : {
+                open: (column, row) => {
+                  const within = row ? filterBy(row.key) : filtersText(filters);
+                  props.drill({
+                    figure: column,
+                    from: state.from,
+                    to: state.to,
+                    ...(within ? { filters: within } : {}),
+                  });
+                },
+              })}
           rowHeader={(row) => (
             <button
               type="button"
@@ -184,6 +197,7 @@ export function BreakdownCard(props: {
           )}
         />
       )}
+      <MissingRates answer={data} />
       <p class="footnote">
         A customer's {label.toLowerCase()} is the value on its latest revenue record up to the end of the
         range that has one; (none) when no record has. Rows add up exactly to the total, which is the MRR

@@ -11,6 +11,7 @@ import { formatMoney } from '../money.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { cssColor, legendIndex, useChart } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
+import { type Conversion, currencyWords, MissingRates, moneyParams } from './revenue-common.tsx';
 import { monthLabel, type RevenueState } from './revenue-state.ts';
 import type { ViewProps } from './view-props.ts';
 
@@ -52,13 +53,14 @@ export function CohortsCard(props: {
   base: string;
   state: RevenueState;
   update(p: Partial<RevenueState>): void;
+  conversion: Conversion;
 }) {
-  const { state } = props;
+  const { state, conversion } = props;
   const which: Retention = state.retention;
   const result = useQuery<RevenueCohorts>(props.api, `${props.base}/cohorts`, {
     from: state.from,
     to: state.to,
-    currency: state.currency,
+    ...moneyParams(state, conversion),
     filters: state.filters || undefined,
   });
   const data = result.data;
@@ -67,7 +69,8 @@ export function CohortsCard(props: {
     <section class="card cohorts" aria-labelledby="cohorts-title">
       <div class="card-head">
         <h2 id="cohorts-title">
-          Cohorts <span class="muted">{state.currency}, by the month customers first paid</span>
+          Cohorts{' '}
+          <span class="muted">{currencyWords(state, conversion)}, by the month customers first paid</span>
         </h2>
         <Tabs
           tabs={[...RETENTION_TABS]}
@@ -130,6 +133,7 @@ export function CohortsCard(props: {
           <RetentionCurve curve={averageCurve(data, which)} />
         </div>
       )}
+      <MissingRates answer={data} />
       <p class="footnote">
         A customer's cohort is the month its MRR first rose above 0. Customers: those still paying at the end
         of each month; net MRR: the cohort's MRR against its first month's (expansion lifts it above 100%);

@@ -26,6 +26,35 @@ export function useRevenueState(path: string, today: string) {
   return { state, update };
 }
 
+/**
+ * The page's conversion: with rates loaded by the operator and "Converted to X" on, every card, chart and
+ * table that can be converted shows every currency converted to X and added up (the API's convert_to);
+ * else the picked currency alone. `target` is the currency the switch offers (EUR when rates to it exist).
+ */
+export interface Conversion {
+  to: string | undefined;
+  target: string | undefined;
+}
+
+/** A money report's query parameters: convert_to when converting, else the picked currency. */
+export const moneyParams = (state: RevenueState, conversion: Conversion): Params =>
+  conversion.to ? { convert_to: conversion.to } : { currency: state.currency };
+
+/** What a card's title says of its money: the picked currency, or "converted to X". */
+export const currencyWords = (state: RevenueState, conversion: Conversion): string =>
+  conversion.to ? `all currencies converted to ${conversion.to}` : state.currency;
+
+/** A converted answer's note: the currencies it left out for want of a rate, when any. */
+export function MissingRates(props: { answer: { missing_currencies?: string[] } | null | undefined }) {
+  const missing = props.answer?.missing_currencies ?? [];
+  if (missing.length === 0) return null;
+  return (
+    <p class="hint missing-rates" role="note">
+      Left out where no exchange rate is loaded: {missing.join(', ')}.
+    </p>
+  );
+}
+
 export interface DrillRequest {
   figure: string;
   from: string;

@@ -1,14 +1,15 @@
 // The revenue view's "MRR over time" card: the end of each month or of each day (a switch), in the view's
-// currency, or, when the operator has loaded exchange rates, every currency converted with them and added
-// (a second switch, shown only then, and labelled as converted everywhere it applies: the title, the chart's
-// caption, the rates used and the currencies left out for want of a rate). Both switches are kept in the
-// URL with the rest of the view. The daily series covers the range's days up to today, at most the API's
+// currency, or, when the page is converted (the range bar's "Converted to X", shown once the operator has
+// loaded exchange rates), every currency converted with them and added, labelled as converted: the title,
+// the chart's caption, the rates used and the currencies left out for want of a rate. The switch is kept in
+// the URL with the rest of the view. The daily series covers the range's days up to today, at most the API's
 // 366.
-import type { ConvertedFields, ExchangeRates, MrrDay, MrrMonth } from '../api/types.ts';
+import type { ConvertedFields, MrrDay, MrrMonth } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { type MrrPoint, MrrSeriesChart } from '../ui/mrr-series-chart.tsx';
 import { Tabs } from '../ui/tabs.tsx';
+import type { Conversion } from './revenue-common.tsx';
 import { lastDay, monthLabel, type RevenueState } from './revenue-state.ts';
 import type { ViewProps } from './view-props.ts';
 
@@ -36,7 +37,6 @@ const dayLabel = (date: string) =>
 
 const missingOf = (row: object) => (row as Partial<ConvertedFields>).missing_currencies;
 
-type ConvertedMonth = Pick<MrrMonth, 'month' | 'mrr_end'> & ConvertedFields;
 type ConvertedDay = Pick<MrrDay, 'date' | 'mrr'> & ConvertedFields;
 
 export function MrrOverTimeCard(props: {
@@ -45,29 +45,23 @@ export function MrrOverTimeCard(props: {
   state: RevenueState;
   update(patch: Partial<RevenueState>): void;
   today: string;
+  /** The months of the range, converted when the page is. */
   months: MrrMonth[];
+  conversion: Conversion;
 }) {
   const { api, base, state } = props;
   const interval = state.interval;
-  const rates = useQuery<ExchangeRates>(api, `${base}/exchange-rates`);
-  const target = rates.data?.bases.includes('EUR') ? 'EUR' : rates.data?.bases[0];
-  // Converted only to a currency rates are loaded for (a shared link may name another).
-  const convertTo = state.convert && rates.data?.bases.includes(state.convert) ? state.convert : undefined;
+  const convertTo = props.conversion.to;
   const days = dailyRange(state, props.today);
   const daily = useQuery<Array<MrrDay | ConvertedDay>>(api, interval === 'day' ? `${base}/mrr/daily` : null, {
     ...days,
     ...(convertTo ? { convert_to: convertTo } : { currency: state.currency }),
   });
-  const monthly = useQuery<ConvertedMonth[]>(api, interval === 'month' && convertTo ? `${base}/mrr` : null, {
-    from: state.from,
-    to: state.to,
-    convert_to: convertTo,
-  });
-  const source = interval === 'day' ? daily : convertTo ? monthly : null;
+  const source = interval === 'day' ? daily : null;
   const points: MrrPoint[] | undefined =
     interval === 'day'
       ? daily.data?.map((d) => ({ key: d.date, label: dayLabel(d.date), mrr: d.mrr, without: missingOf(d) }))
-      : (convertTo ? monthly.data : props.months)?.map((m) => ({
+      : props.months.map((m) => ({
           key: m.month,
           label: monthLabel(m.month),
           mrr: m.mrr_end,
@@ -75,7 +69,7 @@ export function MrrOverTimeCard(props: {
         }));
   const what = convertTo ? `all currencies converted to ${convertTo}` : state.currency;
   const when = interval === 'day' ? 'end of each day (UTC)' : 'end of each month';
-  const rows = (source?.data ?? []) as Array<Partial<ConvertedFields>>;
+  const rows = (interval === 'day' ? (daily.data ?? []) : props.months) as Array<Partial<ConvertedFields>>;
   const missing = [...new Set(rows.flatMap((r) => r.missing_currencies ?? []))].sort();
   const used = new Map<string, string>();
   for (const r of rows)
@@ -98,18 +92,6 @@ export function MrrOverTimeCard(props: {
             label="Interval"
             onSelect={(id) => props.update({ interval: id as 'month' | 'day' })}
           />
-          {target ? (
-            <label class="converted-switch">
-              <input
-                type="checkbox"
-                checked={convertTo !== undefined}
-                onChange={(e) =>
-                  props.update({ convert: (e.currentTarget as HTMLInputElement).checked ? target : '' })
-                }
-              />{' '}
-              Converted to {convertTo ?? target}
-            </label>
-          ) : null}
         </div>
       </div>
       {source?.error ? (

@@ -2,13 +2,21 @@
 // month, MRR over time (monthly or daily, converted when the operator loaded rates: revenue-mrr-card.tsx)
 // and each month's movements, the cohorts (revenue-cohorts.tsx), MRR by the customers' first or last touch, the
 // acquisition funnel, and the reconciliation of one month. Every money figure opens its drill-down: the
-// records, movements or customers that add up to it. Money is per currency, never summed across them, and
-// reads as money (../money.ts): cents in the tables, compact on the cards, each card's exact amount in its
+// records, movements or customers that add up to it. Money is per currency, never summed across them unless
+// the page is converted (the range bar's "Converted to X", once the operator loaded rates: every card, chart
+// and table that can be, through the API's convert_to, labelled as converted), and reads as money (../money.ts): cents in the tables, compact on the cards, each card's exact amount in its
 // title. A project without revenue in the currency shows how to send it instead of zeros
 // (revenue-onboarding.tsx). Each card loads and fails on its own, with a Retry button.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import type { AcquisitionFunnel, Attribution, CustomerList, MrrMonth, Reconciliation } from '../api/types.ts';
+import type {
+  AcquisitionFunnel,
+  Attribution,
+  CustomerList,
+  ExchangeRates,
+  MrrMonth,
+  Reconciliation,
+} from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatPercent } from '../format.ts';
 import { formatMoney, formatMoneyExact, formatMoneyShort } from '../money.ts';
@@ -20,7 +28,15 @@ import { MovementsChart } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
 import { BreakdownCard, MetadataSearchCard, RevenueFilterChips } from './revenue-breakdown.tsx';
 import { CohortsCard } from './revenue-cohorts.tsx';
-import { DrilldownDialog, type DrillRequest, useRevenueState } from './revenue-common.tsx';
+import {
+  type Conversion,
+  currencyWords,
+  DrilldownDialog,
+  type DrillRequest,
+  MissingRates,
+  moneyParams,
+  useRevenueState,
+} from './revenue-common.tsx';
 import { MrrOverTimeCard } from './revenue-mrr-card.tsx';
 import { RevenueOnboarding } from './revenue-onboarding.tsx';
 import {
@@ -50,10 +66,16 @@ export function RevenueView({ api, project, path }: ViewProps) {
   const { state, update } = useRevenueState(path, project.today);
   const [drill, setDrill] = useState<DrillRequest | null>(null);
   const base = `/projects/${encodeURIComponent(project.id)}/revenue`;
+  const rates = useQuery<ExchangeRates>(api, `${base}/exchange-rates`);
+  // Converted only to a currency rates are loaded for (a shared link may name another).
+  const conversion: Conversion = {
+    target: rates.data?.bases.includes('EUR') ? 'EUR' : rates.data?.bases[0],
+    to: state.convert && rates.data?.bases.includes(state.convert) ? state.convert : undefined,
+  };
   const months = useQuery<MrrMonth[]>(api, `${base}/mrr`, {
     from: state.from,
     to: state.to,
-    currency: state.currency,
+    ...moneyParams(state, conversion),
     filters: state.filters || undefined,
   });
   // Whether any customer has revenue in this currency (a project that never sent revenue has none): one
@@ -75,7 +97,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
   if (customers.data?.total === 0 && !customers.stale) {
     return (
       <>
-        <RangeBar api={api} projectId={project.id} state={state} update={update} />
+        <RangeBar api={api} projectId={project.id} state={state} update={update} conversion={conversion} />
         <RevenueOnboarding
           api={api}
           project={project}
@@ -91,7 +113,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
 
   return (
     <>
-      <RangeBar api={api} projectId={project.id} state={state} update={update} />
+      <RangeBar api={api} projectId={project.id} state={state} update={update} conversion={conversion} />
       <RevenueFilterChips state={state} update={update} customersPath={customersPath} />
       {months.error ? (
         <ErrorMessage error={months.error} what="The revenue figures" onRetry={months.reload} />
@@ -99,7 +121,12 @@ export function RevenueView({ api, project, path }: ViewProps) {
         <Loading />
       ) : (
         <div class={months.stale ? 'is-stale' : ''}>
-          <RevenueFigures months={months.data} state={state} open={open} />
+          <RevenueFigures
+            months={months.data}
+            state={state}
+            conversion={conversion}
+            {...(conversion.to ? {} : { open })}
+          />
           <div class="panels">
             <MrrOverTimeCard
               api={api}
@@ -108,22 +135,37 @@ export function RevenueView({ api, project, path }: ViewProps) {
               update={update}
               today={project.today}
               months={months.data}
+              conversion={conversion}
             />
             <section class="card chart-card" aria-labelledby="movements-title">
               <div class="card-head">
                 <h2 id="movements-title">
-                  Movements <span class="muted">{state.currency} per month</span>
+                  Movements <span class="muted">{currencyWords(state, conversion)}, per month</span>
                 </h2>
               </div>
-              <MovementsChart months={months.data} currency={state.currency} />
+              <MovementsChart months={months.data} currency={conversion.to ?? state.currency} />
             </section>
           </div>
         </div>
       )}
-      <CohortsCard api={api} base={base} state={state} update={update} />
-      <AttributionCard api={api} base={base} state={state} update={update} open={open} />
-      <BreakdownCard api={api} base={base} state={state} update={update} drill={setDrill} />
-      <FunnelCard api={api} base={base} state={state} />
+      <CohortsCard api={api} base={base} state={state} update={update} conversion={conversion} />
+      <AttributionCard
+        api={api}
+        base={base}
+        state={state}
+        update={update}
+        open={open}
+        conversion={conversion}
+      />
+      <BreakdownCard
+        api={api}
+        base={base}
+        state={state}
+        update={update}
+        drill={setDrill}
+        conversion={conversion}
+      />
+      <FunnelCard api={api} base={base} state={state} conversion={conversion} />
       <ReconciliationCard api={api} base={base} state={state} update={update} customerHref={customerHref} />
       <MetadataSearchCard api={api} base={base} customerHref={customerHref} />
       <DrilldownDialog
@@ -143,11 +185,13 @@ function RangeBar({
   projectId,
   state,
   update,
+  conversion,
 }: {
   api: ViewProps['api'];
   projectId: string;
   state: RevenueState;
   update(p: Partial<RevenueState>): void;
+  conversion: Conversion;
 }) {
   return (
     <section class="toolbar revenue-toolbar" aria-label="Months and currency">
@@ -181,7 +225,23 @@ function RangeBar({
         value={state.currency}
         onChange={(currency) => update({ currency })}
       />
-      <p class="hint">Calendar months in UTC. Amounts are never added across currencies.</p>
+      {conversion.target ? (
+        <label class="converted-switch">
+          <input
+            type="checkbox"
+            checked={conversion.to !== undefined}
+            onChange={(e) =>
+              update({ convert: (e.currentTarget as HTMLInputElement).checked ? conversion.target : '' })
+            }
+          />{' '}
+          Converted to {conversion.to ?? conversion.target}
+        </label>
+      ) : null}
+      <p class="hint">
+        {conversion.to
+          ? `Calendar months in UTC. Every currency converted to ${conversion.to} with the exchange rates the operator loaded, each month at its rate; the funnel and the reconciliation stay in ${state.currency}.`
+          : 'Calendar months in UTC. Amounts are never added across currencies.'}
+      </p>
     </section>
   );
 }
@@ -189,11 +249,14 @@ function RangeBar({
 function RevenueFigures(props: {
   months: MrrMonth[];
   state: RevenueState;
-  open(figure: string, from?: string, to?: string): void;
+  conversion: Conversion;
+  /** Opens a figure's drill-down; none for converted figures (their items are in their own currencies). */
+  open?: (figure: string, from?: string, to?: string) => void;
 }) {
   const last = props.months.at(-1);
   if (!last) return null;
-  const { from, to, currency } = props.state;
+  const { from, to } = props.state;
+  const currency = props.conversion.to ?? props.state.currency;
   const cashText = moneyOfMicros(props.months.reduce((total, m) => total + microsOf(m.cash_revenue), 0n));
   // A card shows money compact past 10,000 and rounded to cents; its title has the exact amount.
   const money = (text: string | null) => ({
@@ -270,6 +333,11 @@ function RevenueFigures(props: {
   ];
   return (
     <section class="top-figures" aria-label="Revenue figures">
+      {props.conversion.to ? (
+        <p class="converted-label">
+          In {props.conversion.to}, converted: every currency at each month's exchange rate.
+        </p>
+      ) : null}
       <ul class="figures">
         {figures.map((f) => {
           const body = (
@@ -287,12 +355,12 @@ function RevenueFigures(props: {
           );
           return (
             <li key={f.id}>
-              {f.figure ? (
+              {f.figure && props.open ? (
                 <button
                   type="button"
                   class="figure"
                   title="Open what makes up this figure"
-                  onClick={() => props.open(f.figure as string, f.range ? from : to, to)}
+                  onClick={() => props.open?.(f.figure as string, f.range ? from : to, to)}
                 >
                   {body}
                 </button>
@@ -303,6 +371,7 @@ function RevenueFigures(props: {
           );
         })}
       </ul>
+      <MissingRates answer={props.months.at(-1) as { missing_currencies?: string[] } | undefined} />
     </section>
   );
 }
@@ -313,12 +382,13 @@ function AttributionCard(props: {
   state: RevenueState;
   update(p: Partial<RevenueState>): void;
   open(figure: string, from: string, to: string, group?: DrillRequest['group']): void;
+  conversion: Conversion;
 }) {
-  const { state } = props;
+  const { state, conversion } = props;
   const result = useQuery<Attribution>(props.api, `${props.base}/attribution`, {
     from: state.from,
     to: state.to,
-    currency: state.currency,
+    ...moneyParams(state, conversion),
     by: state.by,
     touch: state.touch,
     filters: state.filters || undefined,
@@ -330,7 +400,7 @@ function AttributionCard(props: {
         <h2 id="attribution-title">
           MRR by acquisition{' '}
           <span class="muted">
-            {state.currency}, {monthLabel(state.from)} – {monthLabel(state.to)}
+            {currencyWords(state, conversion)}, {monthLabel(state.from)} – {monthLabel(state.to)}
           </span>
         </h2>
       </div>
@@ -360,13 +430,21 @@ function AttributionCard(props: {
           total={data.total}
           currency={data.currency}
           stale={result.stale}
-          open={(column, row) =>
-            row
-              ? props.open(column, state.from, state.to, { by: state.by, touch: state.touch, key: row.key })
-              : props.open(column, state.from, state.to)
-          }
+          {...(conversion.to
+            ? {}
+            : {
+                open: (column, row) =>
+                  row
+                    ? props.open(column, state.from, state.to, {
+                        by: state.by,
+                        touch: state.touch,
+                        key: row.key,
+                      })
+                    : props.open(column, state.from, state.to),
+              })}
         />
       )}
+      <MissingRates answer={data} />
       <p class="footnote">
         A customer's first touch is the earliest visit of the visitors linked to it (identify records, and the
         visitor of its revenue records); its last touch, the last of them before its first payment. Rows add
@@ -376,7 +454,12 @@ function AttributionCard(props: {
   );
 }
 
-function FunnelCard(props: { api: ViewProps['api']; base: string; state: RevenueState }) {
+function FunnelCard(props: {
+  api: ViewProps['api'];
+  base: string;
+  state: RevenueState;
+  conversion: Conversion;
+}) {
   const { state } = props;
   const result = useQuery<AcquisitionFunnel>(props.api, `${props.base}/funnel`, {
     from: `${state.from}-01`,
@@ -392,6 +475,7 @@ function FunnelCard(props: { api: ViewProps['api']; base: string; state: Revenue
           Acquisition funnel{' '}
           <span class="muted">
             visitors first seen {monthLabel(state.from)} – {monthLabel(state.to)}
+            {props.conversion.to ? `, money in ${state.currency} (not converted)` : ''}
           </span>
         </h2>
       </div>
@@ -472,7 +556,13 @@ function ReconciliationCard(props: {
   return (
     <section class="card" aria-labelledby="reconciliation-title">
       <div class="card-head">
-        <h2 id="reconciliation-title">Reconciliation</h2>
+        <h2 id="reconciliation-title">
+          Reconciliation{' '}
+          <span class="muted">
+            {state.currency}
+            {state.convert ? ' (not converted: the records of one currency)' : ''}
+          </span>
+        </h2>
         <label class="field inline">
           <span class="field-label">Month</span>
           <select
