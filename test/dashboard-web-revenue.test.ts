@@ -684,6 +684,27 @@ describe('the revenue views in Chromium', () => {
     await page.waitForURL(/currency=JPY/);
     await expect.poll(() => text(page, '#customers-title'), POLL).toMatch(/^Customers 7 with JPY revenue/);
     await shoot(page, 'customers-currency-jpy');
+
+    // Converted (rates to EUR were loaded above for USD's first months, none for JPY): every customer of
+    // every currency, in EUR, the API's list; what has no rate (JPY, USD records of later months) left out
+    // and said so.
+    await page.getByLabel('Converted to EUR', { exact: true }).check();
+    await page.waitForURL(/convert=EUR/);
+    const converted = (await (
+      await page.request.get(`${dashboard}/api/v1/projects/${PROJECT}/revenue/customers?convert_to=EUR`)
+    ).json()) as { total: number; missing_currencies: string[]; customers: Array<{ mrr: string }> };
+    expect(converted.missing_currencies).toContain('JPY');
+    await expect
+      .poll(() => text(page, '#customers-title'), POLL)
+      .toBe(`Customers ${converted.total}, every currency converted to EUR, largest MRR first`);
+    expect(await text(page, '.converted-note')).toContain(
+      `Left out where no exchange rate is loaded: ${converted.missing_currencies.join(', ')}.`,
+    );
+    const firstMrr = Number(converted.customers[0]?.mrr);
+    expect(await page.locator('table tbody tr').first().innerText()).toContain(
+      `€${firstMrr.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`,
+    );
+    await shoot(page, 'customers-converted');
     expect(consoleErrors).toEqual([]);
   });
 });

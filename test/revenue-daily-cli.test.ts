@@ -178,7 +178,7 @@ describe('daily MRR and exchange rates through npm start, the API and the CLI', 
     expect(text).toContain('2026-04: USD 0.91 (2026-04); left out, no rate: GBP');
   });
 
-  it('converts attribution and the breakdown as the MRR report, the CLI printing the API', async () => {
+  it('converts attribution, the breakdown and the customers as the MRR report, the CLI printing the API', async () => {
     const range = 'from=2026-01&to=2026-04';
     const months = (await get(`/revenue/mrr?${range}&convert_to=EUR`)) as Array<Record<string, string>>;
     const sum = (field: string) =>
@@ -211,6 +211,38 @@ describe('daily MRR and exchange rates through npm start, the API and the CLI', 
     );
     expect(refused.status).toBe(400);
     expect(await refused.text()).toMatch(/no exchange rates to this currency are loaded/);
+    // Customers: one row each, the MRR now at each currency's latest rate (USD April 0.91, GBP March 1.17),
+    // the cash at each record's month's rate.
+    const customers = (await get('/revenue/customers?convert_to=EUR')) as {
+      currency: string;
+      converted_to: string;
+      missing_currencies: string[];
+      customers: Array<{
+        customer_id: string;
+        currency: string;
+        mrr: string;
+        cash_revenue: string;
+        status: string;
+      }>;
+    };
+    expect(await cli(['report', 'revenue/customers', '--convert-to', 'EUR'])).toEqual(customers);
+    const inUsd = (await get('/revenue/customers?currency=USD')) as typeof customers;
+    expect(customers).toMatchObject({ currency: 'EUR', converted_to: 'EUR', missing_currencies: [] });
+    expect(customers.customers).toHaveLength(inUsd.customers.length + 1);
+    expect(customers.customers.find((c) => c.customer_id === 'E')).toMatchObject({
+      currency: 'EUR',
+      mrr: '29.25',
+      cash_revenue: '29.25',
+      status: 'active',
+    });
+    for (const usdRow of inUsd.customers) {
+      const row = customers.customers.find((c) => c.customer_id === usdRow.customer_id);
+      expect(Number(row?.mrr), usdRow.customer_id).toBeCloseTo(Number(usdRow.mrr) * 0.91, 6);
+      expect(row?.status).toBe(usdRow.status);
+    }
+    // Ranked by the converted MRR, largest first.
+    const mrrs = customers.customers.map((c) => Number(c.mrr));
+    expect(mrrs).toEqual([...mrrs].sort((a, b) => b - a));
     const text = await tally(
       [
         'report',

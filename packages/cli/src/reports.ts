@@ -182,7 +182,18 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
   'revenue/records': [...RANGE, 'currency', 'filters', 'by', 'touch', 'figure', 'key', 'offset', 'limit'],
   'revenue/funnel': [...RANGE, 'by', 'currency'],
   'revenue/currencies': [],
-  'revenue/customers': ['currency', 'filters', 'offset', 'limit', 'search', 'status', 'sort', 'order'],
+  'revenue/customers': [
+    'currency',
+    'filters',
+    'offset',
+    'limit',
+    'search',
+    'status',
+    'sort',
+    'order',
+    'convert_to',
+    'convert-to',
+  ],
   'revenue/customers/<customer_id>': [],
 };
 
@@ -526,7 +537,7 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
     case 'revenue/customers': {
       const query = {
         project,
-        currency: currencyOf(flags.currency),
+        ...periodCurrency(),
         filters: revenueFilters(),
         offset: integer(flags.offset, 'offset', 0, 10_000_000),
         limit: integer(flags.limit, 'limit', 1, 1000),
@@ -539,7 +550,7 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
         zoned: false,
         run: async (warehouse) => {
           const body = await revenueCustomersReport(warehouse, query);
-          const title = `${body.total} customers (${body.currency}), from ${body.offset + 1}`;
+          const title = `${body.total} customers (${currencyTitle(body)}), from ${body.offset + 1}`;
           return { body, text: () => rowsText(title, body.customers) };
         },
       };

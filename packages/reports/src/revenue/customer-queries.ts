@@ -17,6 +17,7 @@ import {
   readVisitTimeline,
   type TimelineVisit,
 } from './customers.ts';
+import { type Converted, rateTableFor } from './exchange-rates.ts';
 import { filterRevenueRecords, type RevenueFilter } from './filters.ts';
 import { type AcquisitionFunnel, acquisitionFunnel } from './funnel.ts';
 import { readMrrInputs } from './history.ts';
@@ -38,8 +39,13 @@ export interface RevenueCustomersQuery {
   status?: CustomerStatus | undefined;
   sort?: CustomerSort | undefined;
   order?: 'asc' | 'desc' | undefined;
+  /**
+   * Convert every currency (or `currency`'s alone, when given) with the operator's rates: one row per
+   * customer, its MRR now at each currency's latest rate, its cash at each record's month's rate.
+   */
+  convert_to?: string | undefined;
 }
-export interface RevenueCustomers {
+export interface RevenueCustomers extends Partial<Converted> {
   currency: string;
   total: number;
   offset: number;
@@ -84,17 +90,22 @@ export async function revenueCustomersReport(
   warehouse: Warehouse,
   query: RevenueCustomersQuery,
 ): Promise<RevenueCustomers> {
-  const currency = currencyOf(query.currency);
-  const all = await readMrrInputsCached(warehouse, { project: query.project, currency });
+  // The rates first: a convert_to without rates is refused before the history is read.
+  const table = query.convert_to ? await rateTableFor(warehouse, query.convert_to) : undefined;
+  const picked = table && query.currency === undefined ? undefined : currencyOf(query.currency);
+  const all = await readMrrInputsCached(warehouse, { project: query.project, currency: picked });
   const records = await filterRevenueRecords(warehouse, all, {
     project: query.project,
     filters: query.filters,
   });
   const offset = query.offset ?? 0;
+  const currency = table ? table.base : (picked as string);
   // The touches of the page's customers only: the list's order does not depend on them.
-  const { total, customers } = await customerListPage(warehouse, records, {
+  const { total, customers, ...converted } = await customerListPage(warehouse, records, {
     project: query.project,
     currency,
+    table,
+    currencies: picked ? [picked] : [...new Set(all.map((r) => r.currency))].sort(),
     offset,
     limit: query.limit ?? 100,
     search: query.search,
@@ -102,7 +113,7 @@ export async function revenueCustomersReport(
     sort: query.sort,
     order: query.order,
   });
-  return { currency, total, offset, customers };
+  return { currency, total, offset, customers, ...converted };
 }
 
 /**

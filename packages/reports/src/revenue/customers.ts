@@ -4,6 +4,14 @@
 // the fold of ledger.ts over all of a currency's records, as every other revenue figure.
 import { formatMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
+import { utcMonthOf } from '../calendar.ts';
+import {
+  type Converted,
+  convertMicros,
+  latestRate,
+  type RateTable,
+  type RateUsed,
+} from './exchange-rates.ts';
 import { type HistoryChange, memoOnFrozen } from './history.ts';
 import { byRecordTime, type MovementKind, type MrrInput, MrrLedger } from './ledger.ts';
 import type { Money } from './money.ts';
@@ -179,7 +187,11 @@ export type CustomerSort = (typeof CUSTOMER_SORTS)[number];
 
 export interface CustomerListOptions {
   project: string;
+  /** The currency listed; with `table`, the currencies converted are `currencies`. */
   currency: string;
+  /** Converts every currency of `currencies` with the operator's rates and adds each customer's up. */
+  table?: RateTable | undefined;
+  currencies?: readonly string[] | undefined;
   offset: number;
   limit: number;
   /** Only the customers whose id, name or email contains it, case aside. */
@@ -199,8 +211,9 @@ export async function customerListPage(
   warehouse: Warehouse,
   records: readonly MrrInput[],
   options: CustomerListOptions,
-): Promise<{ total: number; customers: CustomerSummary[] }> {
-  const fold = foldHistory(records, options.currency);
+): Promise<{ total: number; customers: CustomerSummary[] } & Partial<Converted>> {
+  const converted = options.table ? convertedRanking(records, options.currencies ?? [], options.table) : null;
+  const fold: Ranking = converted ?? foldHistory(records, options.currency);
   const needle = options.search?.trim().toLowerCase() ?? '';
   // Every customer's name and email when the search may match them; else the page's, read below.
   let contacts = needle === '' ? undefined : await readCustomerContacts(warehouse, options.project);
@@ -210,8 +223,8 @@ export async function customerListPage(
       text.toLowerCase().includes(needle),
     );
   };
-  const statusOf = (c: HistoryFold['ranked'][number]): CustomerStatus =>
-    c.mrr > 0n ? 'active' : fold.ledger.everPaid(c.customer) ? 'churned' : 'one_off';
+  const statusOf = (c: HistoryFold['ranked'][number]): CustomerStatus => customerStatus(fold, c);
+  const currency = options.table ? options.table.base : options.currency;
   let kept = fold.ranked.filter(
     (c) =>
       (needle === '' || matches(c.customer)) &&
@@ -258,11 +271,96 @@ export async function customerListPage(
             options.project,
             page.map((c) => c.customer),
           );
-  return { total: kept.length, customers: summaries(fold, page, { ...options, touches, contacts }) };
+  const customers = summaries(fold, page, { ...options, currency, touches, contacts });
+  return { total: kept.length, customers, ...(converted ? converted.converted : {}) };
+}
+
+/**
+ * What the list reads of a fold: the customers ranked, whether each ever paid, and (converted) whether each
+ * pays now in any currency (a converted MRR is 0 where no rate is loaded).
+ */
+type Ranking = Pick<HistoryFold, 'ranked'> & {
+  ledger: Pick<MrrLedger, 'everPaid'>;
+  paying?: (customer: string) => boolean;
+};
+
+const customerStatus = (fold: Ranking, c: Ranked): CustomerStatus =>
+  (fold.paying ? fold.paying(c.customer) : c.mrr > 0n)
+    ? 'active'
+    : fold.ledger.everPaid(c.customer)
+      ? 'churned'
+      : 'one_off';
+
+/**
+ * The customers of `currencies` with every amount converted to `table`'s base and added up per customer:
+ * the MRR now at each currency's latest loaded rate (latestRate), each record's cash at its month's rate
+ * (exchange-rates.ts). A currency without the rate an amount needs is left out of it and named.
+ */
+function convertedRanking(
+  records: readonly MrrInput[],
+  currencies: readonly string[],
+  table: RateTable,
+): Ranking & { converted: Converted } {
+  const merged = new Map<string, { mrr: bigint; state: CustomerState; paid: boolean; paying: boolean }>();
+  const used = new Map<string, RateUsed>();
+  const missing = new Set<string>();
+  const use = (rate: RateUsed | null, currency: string, micros: bigint): bigint => {
+    if (!rate) {
+      if (micros !== 0n) missing.add(currency);
+      return 0n;
+    }
+    if (currency !== table.base) used.set(`${rate.currency}|${rate.period}`, rate);
+    return convertMicros(micros, rate.rate);
+  };
+  for (const currency of currencies) {
+    const fold = foldHistory(records, currency);
+    const now = latestRate(table, currency);
+    const monthly = new Map<string, RateUsed | null>();
+    const rateOfMonth = (month: string) => {
+      if (!monthly.has(month)) monthly.set(month, table.rateFor(currency, month));
+      return monthly.get(month) ?? null;
+    };
+    const cash = new Map<string, bigint>();
+    for (const r of records)
+      if (r.currency === currency)
+        cash.set(
+          r.customer_id,
+          (cash.get(r.customer_id) ?? 0n) + use(rateOfMonth(utcMonthOf(r.timestamp)), currency, r.amount),
+        );
+    for (const { customer, mrr, state } of fold.ranked) {
+      const entry = merged.get(customer) ?? {
+        mrr: 0n,
+        state: { first: state.first, cash: 0n, records: 0 },
+        paid: false,
+        paying: false,
+      };
+      entry.mrr += use(now, currency, mrr);
+      entry.state.cash += cash.get(customer) ?? 0n;
+      entry.state.records += state.records;
+      entry.state.first = Math.min(entry.state.first, state.first);
+      entry.paid ||= fold.ledger.everPaid(customer);
+      entry.paying ||= mrr > 0n;
+      merged.set(customer, entry);
+    }
+  }
+  const ranked = [...merged].map(([customer, { mrr, state }]) => ({ customer, mrr, state }));
+  ranked.sort(byRank);
+  return {
+    ranked,
+    ledger: { everPaid: (customer: string) => merged.get(customer)?.paid ?? false },
+    paying: (customer: string) => merged.get(customer)?.paying ?? false,
+    converted: {
+      converted_to: table.base,
+      rates: [...used.values()].sort((a, b) =>
+        a.currency === b.currency ? (a.period < b.period ? -1 : 1) : a.currency < b.currency ? -1 : 1,
+      ),
+      missing_currencies: [...missing].sort(),
+    },
+  };
 }
 
 function summaries(
-  { ledger }: HistoryFold,
+  fold: Ranking,
   ranked: HistoryFold['ranked'],
   options: {
     currency: string;
@@ -279,7 +377,7 @@ function summaries(
       email: contact?.email ?? null,
       currency: options.currency,
       mrr: formatMicros(mrr),
-      status: (mrr > 0n ? 'active' : ledger.everPaid(customer) ? 'churned' : 'one_off') as CustomerStatus,
+      status: customerStatus(fold, { customer, mrr, state }),
       first_seen: new Date(Math.min(state.first, touch?.start ?? state.first)).toISOString(),
       first_touch: touch
         ? { channel: touch.channel, source: touch.source, utm_campaign: touch.utm_campaign }

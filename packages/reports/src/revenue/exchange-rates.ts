@@ -171,6 +171,11 @@ export class RateTable {
     return this.#rates.size;
   }
 
+  /** The periods a rate of `currency` is loaded for. */
+  periodsOf(currency: string): string[] {
+    return [...(this.#rates.get(currency)?.keys() ?? [])];
+  }
+
   /** The rate for a period (YYYY-MM or YYYY-MM-DD) of a currency, or null when none is loaded. */
   rateFor(currency: string, period: string): RateUsed | null {
     if (currency === this.base) return { currency, period, rate: '1' };
@@ -188,6 +193,24 @@ export class RateTable {
       if (p.length === 10 && p.startsWith(period) && (!closing || p > closing)) closing = p;
     return closing ? { currency, period: closing, rate: periods.get(closing) as string } : null;
   }
+}
+
+/**
+ * The latest rate loaded for a currency (of any period; a month's counts as of its last day): what a figure
+ * "now" (a customer's MRR today) is converted with, or null when none is loaded.
+ */
+export function latestRate(table: RateTable, currency: string): RateUsed | null {
+  if (currency === table.base) return { currency, period: '', rate: '1' };
+  let best: RateUsed | null = null;
+  let bestKey = '';
+  for (const period of table.periodsOf(currency)) {
+    const key = period.length === 7 ? `${period}-32` : period;
+    if (key > bestKey) {
+      bestKey = key;
+      best = table.rateFor(currency, period);
+    }
+  }
+  return best;
 }
 
 /** The figures of one period, converted and added; marked with what was converted and what was left out. */

@@ -884,6 +884,16 @@ export const CustomersQuery = Type.Object({
       description: 'Default: descending for mrr and cash, ascending for first_seen and customer_id.',
     }),
   ),
+  convert_to: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description:
+        "Convert every currency (or `currency`) with the operator's loaded rates: one row per customer, its " +
+        "MRR now at each currency's latest loaded rate and its cash at each record's month's rate, added up; " +
+        'the answer names the rates used and the currencies left out. 400 when no rates to this currency are ' +
+        'loaded.',
+    }),
+  ),
   filters: revenueFilters,
   format: rangeQuery.format,
 });
@@ -917,6 +927,7 @@ export const CustomerList = Type.Object(
     total: Type.Integer({ description: 'Customers with a record of the currency.' }),
     offset: Type.Integer(),
     customers: Type.Array(Type.Ref(CustomerSummary)),
+    ...convertedFields,
   },
   { $id: 'CustomerList' },
 );

@@ -122,6 +122,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       status: q.status,
       sort: q.sort,
       order: q.order,
+      convert_to: q.convert_to,
     });
     return answer(
       reply,

@@ -384,6 +384,9 @@ export interface CustomerList {
   total: number;
   offset: number;
   customers: CustomerSummary[];
+  converted_to?: string;
+  rates?: ConvertedFields['rates'];
+  missing_currencies?: string[];
 }
 export interface Touchpoint {
   visitor_id: string;

@@ -1,8 +1,9 @@
-// Customers: the list (MRR now, status, first seen, first-touch channel and source, lifetime cash), and with
+// Customers: the list (MRR now, status, first seen, first-touch channel and source, lifetime cash; in one
+// currency, or every currency converted once the operator loaded rates: "Converted to X"), and with
 // `?customer=<id>` one customer's page: its MRR per currency, first and last touch, MRR history per
 // subscription, every revenue record, and the visits of its visitors before and after it was identified.
 import { useLocation } from 'preact-iso';
-import type { CustomerList, CustomerPage } from '../api/types.ts';
+import type { CustomerList, CustomerPage, ExchangeRates } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount } from '../format.ts';
 import { formatMoney } from '../money.ts';
@@ -54,8 +55,14 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
   const status =
     query.status && query.status in STATUS_NAMES ? (query.status as keyof typeof STATUS_NAMES) : '';
   const search = query.search ?? '';
-  const list = useQuery<CustomerList>(api, `/projects/${encodeURIComponent(projectId)}/revenue/customers`, {
-    currency,
+  const base = `/projects/${encodeURIComponent(projectId)}/revenue`;
+  // "Converted to X" (as on Revenue, `convert` in the URL): only to a currency the operator loaded rates to.
+  const rates = useQuery<ExchangeRates>(api, `${base}/exchange-rates`);
+  const target = rates.data?.bases.includes('EUR') ? 'EUR' : rates.data?.bases[0];
+  const wanted = (query.convert ?? '').toUpperCase();
+  const convertTo = wanted && rates.data?.bases.includes(wanted) ? wanted : undefined;
+  const list = useQuery<CustomerList>(api, `${base}/customers`, {
+    ...(convertTo ? { convert_to: convertTo } : { currency }),
     limit: PAGE,
     offset,
     filters: query.filters || undefined,
@@ -68,6 +75,7 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
   const link = (changes: Record<string, string>) => {
     const next: Record<string, string> = {
       currency: currency !== 'USD' ? currency : '',
+      convert: convertTo ?? '',
       filters: query.filters ?? '',
       search,
       status,
@@ -108,16 +116,42 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
         <h2 id="customers-title">
           Customers{' '}
           <span class="muted">
-            {formatCount(data.total)} with {currency} revenue, {sortTitle}
+            {convertTo
+              ? `${formatCount(data.total)}, every currency converted to ${convertTo}, ${sortTitle}`
+              : `${formatCount(data.total)} with ${currency} revenue, ${sortTitle}`}
           </span>
         </h2>
-        <CurrencyPicker
-          api={api}
-          projectId={projectId}
-          value={currency}
-          onChange={(chosen) => route(link({ currency: chosen !== 'USD' ? chosen : '' }))}
-        />
+        <div class="switches">
+          {convertTo ? null : (
+            <CurrencyPicker
+              api={api}
+              projectId={projectId}
+              value={currency}
+              onChange={(chosen) => route(link({ currency: chosen !== 'USD' ? chosen : '' }))}
+            />
+          )}
+          {target ? (
+            <label class="converted-switch">
+              <input
+                type="checkbox"
+                checked={convertTo !== undefined}
+                onChange={(e) =>
+                  route(link({ convert: (e.currentTarget as HTMLInputElement).checked ? target : '' }))
+                }
+              />{' '}
+              Converted to {convertTo ?? target}
+            </label>
+          ) : null}
+        </div>
       </div>
+      {convertTo ? (
+        <p class="hint converted-note">
+          MRR now at each currency's latest exchange rate, lifetime cash at each payment's month's rate.
+          {(data.missing_currencies ?? []).length > 0
+            ? ` Left out where no exchange rate is loaded: ${(data.missing_currencies ?? []).join(', ')}.`
+            : ''}
+        </p>
+      ) : null}
       <form
         class="customer-controls"
         aria-label="Find customers"
