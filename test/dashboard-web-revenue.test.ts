@@ -707,4 +707,32 @@ describe('the revenue views in Chromium', () => {
     await shoot(page, 'customers-converted');
     expect(consoleErrors).toEqual([]);
   });
+
+  it("draws the project's notes on the revenue charts, monthly and daily", async () => {
+    const env = pipelineEnv({ TALLY_DATA_DIR: dataDir });
+    await tally(['annotations', 'add', '--project', PROJECT, '--date', '2026-02-15', 'Pricing change'], env);
+    await page.goto(view('revenue'));
+    const mrr = page.locator('section[aria-labelledby="mrr-title"] .chart .annotation-marker');
+    const movements = page.locator('section[aria-labelledby="movements-title"] .chart .annotation-marker');
+    await expect.poll(() => mrr.count(), POLL).toBe(1);
+    expect(await mrr.getAttribute('aria-label')).toBe('Note: Pricing change');
+    expect(await movements.count()).toBe(1);
+    // On February's point of each: the marker's left is that of the second of four months.
+    const box = async (locator: Locator) => (await locator.boundingBox()) as { x: number };
+    const overOf = async (marker: Locator) =>
+      (await marker.locator('xpath=..').boundingBox()) as { x: number; width: number };
+    const share = async (marker: Locator) => {
+      const over = await overOf(marker);
+      return ((await box(marker)).x - over.x) / over.width;
+    };
+    expect(await share(mrr)).toBeGreaterThan(0.25);
+    expect(await share(mrr)).toBeLessThan(0.5);
+    await page.locator('section[aria-labelledby="mrr-title"]').getByRole('tab', { name: 'Daily' }).click();
+    await expect.poll(() => text(page, '#mrr-title'), POLL).toMatch(/end of each day/);
+    await expect.poll(() => mrr.count(), POLL).toBe(1);
+    await mrr.hover();
+    await expect.poll(() => mrr.locator('.annotation-tip').isVisible(), POLL).toBe(true);
+    await shoot(page, 'revenue-annotations');
+    expect(consoleErrors).toEqual([]);
+  });
 });

@@ -6,7 +6,8 @@
 import uPlot from 'uplot';
 import { formatMoney } from '../money.ts';
 import { moneyNumber } from '../views/revenue-state.ts';
-import { axes, cssColor, legendIndex, useChart } from './revenue-charts.tsx';
+import { annotationMarkers } from './annotation-markers.ts';
+import { axes, cssColor, legendIndex, NO_NOTES, useChart } from './revenue-charts.tsx';
 
 export interface MrrPoint {
   /** YYYY-MM or YYYY-MM-DD */
@@ -17,8 +18,15 @@ export interface MrrPoint {
   without?: string[];
 }
 
-export function MrrSeriesChart(props: { points: MrrPoint[]; caption: string; currency: string }) {
+export function MrrSeriesChart(props: {
+  points: MrrPoint[];
+  caption: string;
+  currency: string;
+  /** The project's notes per point (query/annotations.ts), drawn as markers. */
+  notes?: Map<number, string[]>;
+}) {
   const { points, caption, currency } = props;
+  const notes = props.notes ?? NO_NOTES;
   const labels = points.map((p) => p.label);
   const at = (i: number | null) => legendIndex(i, points.length);
   const container = useChart(
@@ -33,6 +41,7 @@ export function MrrSeriesChart(props: { points: MrrPoint[]; caption: string; cur
           },
           cursor: { drag: { x: false, y: false } },
           axes: axes(element, labels, currency),
+          plugins: [annotationMarkers(notes)],
           series: [
             {
               label: points[0]?.key.length === 10 ? 'Day' : 'Month',
@@ -55,7 +64,7 @@ export function MrrSeriesChart(props: { points: MrrPoint[]; caption: string; cur
         [points.map((_, i) => i), points.map((p) => (p.without?.length ? null : moneyNumber(p.mrr)))],
         element,
       ),
-    [points, currency],
+    [points, currency, notes],
   );
   return (
     <>

@@ -6,6 +6,7 @@
 // (mrr-series-chart.tsx).
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
+import { annotationMarkers } from './annotation-markers.ts';
 import 'uplot/dist/uPlot.min.css';
 import type { MrrMonth } from '../api/types.ts';
 import { formatMoney, formatMoneyAxis } from '../money.ts';
@@ -74,7 +75,19 @@ export function axes(element: Element, labels: string[], currency: string): uPlo
   ];
 }
 
-export function MovementsChart({ months, currency }: { months: MrrMonth[]; currency: string }) {
+/** No notes to draw on a chart. */
+export const NO_NOTES: Map<number, string[]> = new Map();
+
+export function MovementsChart({
+  months,
+  currency,
+  notes = NO_NOTES,
+}: {
+  months: MrrMonth[];
+  currency: string;
+  /** The project's notes per month (query/annotations.ts), drawn as markers. */
+  notes?: Map<number, string[]>;
+}) {
   const labels = months.map((m) => monthLabel(m.month));
   const at = (i: number | null) => legendIndex(i, months.length);
   const container = useChart(
@@ -99,6 +112,7 @@ export function MovementsChart({ months, currency }: { months: MrrMonth[]; curre
           scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] } },
           cursor: { drag: { x: false, y: false } },
           axes: axes(element, labels, currency),
+          plugins: [annotationMarkers(notes)],
           series: [
             { label: 'Month', value: (_u, _v, _s, i) => labels[at(i) ?? -1] ?? '' },
             ...MOVEMENTS.map(
@@ -126,7 +140,7 @@ export function MovementsChart({ months, currency }: { months: MrrMonth[]; curre
         element,
       );
     },
-    [months, currency],
+    [months, currency, notes],
   );
   return (
     <>

@@ -24,6 +24,7 @@ import { splitSeries, zonedNow } from '../query/buckets.ts';
 import { formatDay } from '../query/range.ts';
 import type { Metric } from '../query/view-state.ts';
 import { useTraffic } from '../views/traffic-context.ts';
+import { annotationMarkers } from './annotation-markers.ts';
 import { CsvButton } from './csv-button.tsx';
 import { ErrorMessage } from './messages.tsx';
 
@@ -79,27 +80,6 @@ const CURRENT_NAMES: Record<Interval, string> = {
   week: 'This week',
   month: 'This month',
 };
-
-/** uPlot plugin: a marker line per bucket with notes, its texts shown on hover, focus or tap. */
-function annotationMarkers(notes: Map<number, string[]>): uPlot.Plugin {
-  const place = (u: uPlot) => {
-    for (const old of u.over.querySelectorAll('.annotation-marker')) old.remove();
-    for (const [i, texts] of notes) {
-      const marker = document.createElement('button');
-      marker.type = 'button';
-      marker.className = 'annotation-marker';
-      marker.style.left = `${u.valToPos(i, 'x')}px`;
-      marker.setAttribute('aria-label', `Note: ${texts.join('; ')}`);
-      const tip = document.createElement('span');
-      tip.className = 'annotation-tip';
-      tip.textContent = texts.join(' · ');
-      if (u.valToPos(i, 'x') > u.over.clientWidth / 2) tip.classList.add('to-left');
-      marker.append(tip);
-      u.over.append(marker);
-    }
-  };
-  return { hooks: { ready: place, setSize: place } };
-}
 
 export function TimeChart({ metric, compare }: { metric: Metric; compare: Compare }) {
   const { api, project, params, interval, range, fileName } = useTraffic();

@@ -4,8 +4,10 @@
 // the chart's caption, the rates used and the currencies left out for want of a rate. The switch is kept in
 // the URL with the rest of the view. The daily series covers the range's days up to today, at most the API's
 // 366.
-import type { ConvertedFields, MrrDay, MrrMonth } from '../api/types.ts';
+import { useMemo } from 'preact/hooks';
+import type { Annotation, ConvertedFields, MrrDay, MrrMonth } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
+import { annotationsPerBucket } from '../query/annotations.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { type MrrPoint, MrrSeriesChart } from '../ui/mrr-series-chart.tsx';
 import { Tabs } from '../ui/tabs.tsx';
@@ -48,6 +50,8 @@ export function MrrOverTimeCard(props: {
   /** The months of the range, converted when the page is. */
   months: MrrMonth[];
   conversion: Conversion;
+  /** The project's notes, drawn on the chart. */
+  notes: Annotation[];
 }) {
   const { api, base, state } = props;
   const interval = state.interval;
@@ -67,6 +71,18 @@ export function MrrOverTimeCard(props: {
           mrr: m.mrr_end,
           without: missingOf(m),
         }));
+  const chartNotes = useMemo(
+    () =>
+      points
+        ? annotationsPerBucket(
+            points.map((p) => (p.key.length === 7 ? `${p.key}-01` : p.key)),
+            interval === 'day' ? days.to : lastDay(state.to),
+            props.notes,
+            'UTC',
+          )
+        : undefined,
+    [points, props.notes, interval, days.to, state.to],
+  );
   const what = convertTo ? `all currencies converted to ${convertTo}` : state.currency;
   const when = interval === 'day' ? 'end of each day (UTC)' : 'end of each month';
   const rows = (interval === 'day' ? (daily.data ?? []) : props.months) as Array<Partial<ConvertedFields>>;
@@ -104,6 +120,7 @@ export function MrrOverTimeCard(props: {
             points={points}
             currency={convertTo ?? state.currency}
             caption={`MRR, ${what}, at the ${when}`}
+            {...(chartNotes ? { notes: chartNotes } : {})}
           />
           {interval === 'day' ? (
             <p class="hint">

@@ -7,10 +7,12 @@
 // and table that can be, through the API's convert_to, labelled as converted), and reads as money (../money.ts): cents in the tables, compact on the cards, each card's exact amount in its
 // title. A project without revenue in the currency shows how to send it instead of zeros
 // (revenue-onboarding.tsx). Each card loads and fails on its own, with a Retry button.
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type {
   AcquisitionFunnel,
+  Annotation,
+  Annotations,
   Attribution,
   CustomerList,
   ExchangeRates,
@@ -21,10 +23,11 @@ import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatPercent } from '../format.ts';
 import { formatMoney, formatMoneyExact, formatMoneyShort } from '../money.ts';
 import { useSignInOn } from '../pages/session.ts';
+import { annotationsPerBucket } from '../query/annotations.ts';
 import { CurrencyPicker } from '../ui/currency-picker.tsx';
 import { GroupFiguresTable } from '../ui/group-figures-table.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
-import { MovementsChart } from '../ui/revenue-charts.tsx';
+import { MovementsChart, NO_NOTES } from '../ui/revenue-charts.tsx';
 import { Tabs } from '../ui/tabs.tsx';
 import { BreakdownCard, MetadataSearchCard, RevenueFilterChips } from './revenue-breakdown.tsx';
 import { CohortsCard } from './revenue-cohorts.tsx';
@@ -62,6 +65,8 @@ const TOUCH_TABS = [
   { id: 'last', label: 'Last touch before payment' },
 ];
 
+const NO_ANNOTATIONS: Annotation[] = [];
+
 export function RevenueView({ api, project, path }: ViewProps) {
   const { state, update } = useRevenueState(path, project.today);
   const [drill, setDrill] = useState<DrillRequest | null>(null);
@@ -78,6 +83,21 @@ export function RevenueView({ api, project, path }: ViewProps) {
     ...moneyParams(state, conversion),
     filters: state.filters || undefined,
   });
+  // The project's notes, drawn on the revenue charts as on the traffic chart (revenue months are UTC's).
+  const annotations = useQuery<Annotations>(api, `/projects/${encodeURIComponent(project.id)}/annotations`);
+  const notes = annotations.data?.annotations ?? NO_ANNOTATIONS;
+  const monthNotes = useMemo(
+    () =>
+      months.data
+        ? annotationsPerBucket(
+            months.data.map((m) => `${m.month}-01`),
+            lastDay(state.to),
+            notes,
+            'UTC',
+          )
+        : NO_NOTES,
+    [months.data, notes, state.to],
+  );
   // Whether any customer has revenue in this currency (a project that never sent revenue has none): one
   // customer is enough to know. Filters left out: they narrow the figures, not whether revenue exists.
   const customers = useQuery<CustomerList>(api, `${base}/customers`, { currency: state.currency, limit: 1 });
@@ -136,6 +156,7 @@ export function RevenueView({ api, project, path }: ViewProps) {
               today={project.today}
               months={months.data}
               conversion={conversion}
+              notes={notes}
             />
             <section class="card chart-card" aria-labelledby="movements-title">
               <div class="card-head">
@@ -143,7 +164,11 @@ export function RevenueView({ api, project, path }: ViewProps) {
                   Movements <span class="muted">{currencyWords(state, conversion)}, per month</span>
                 </h2>
               </div>
-              <MovementsChart months={months.data} currency={conversion.to ?? state.currency} />
+              <MovementsChart
+                months={months.data}
+                currency={conversion.to ?? state.currency}
+                notes={monthNotes}
+              />
             </section>
           </div>
         </div>
