@@ -24,7 +24,13 @@ export const DETAILS_LIST = 100;
 /** The API's largest page: a CSV export holds every row up to it. */
 export const EXPORT_LIMIT = 10_000;
 
-export function BreakdownPanel(props: { title: string; tabs: PanelTab[]; footnote?: ComponentChildren }) {
+export function BreakdownPanel(props: {
+  title: string;
+  tabs: PanelTab[];
+  footnote?: ComponentChildren;
+  /** Shown above the list (the Locations card's map). */
+  children?: ComponentChildren;
+}) {
   const [tabId, setTabId] = useState(props.tabs[0]?.id ?? '');
   const tab = props.tabs.find((t) => t.id === tabId) ?? (props.tabs[0] as PanelTab);
   const [choice, setChoice] = useState<BreakdownDimension | null>(null);
@@ -55,6 +61,7 @@ export function BreakdownPanel(props: { title: string; tabs: PanelTab[]; footnot
           </select>
         </label>
       )}
+      {props.children}
     </PanelFrame>
   );
 }

@@ -11,6 +11,7 @@ import { useSignInOn } from '../pages/session.ts';
 import { withFilter, withoutFilter } from '../query/filters.ts';
 import { rangeParams, readViewState, resolveView, type ViewState, viewSearch } from '../query/view-state.ts';
 import { BreakdownPanel } from '../ui/breakdown-panel.tsx';
+import { CountryMap } from '../ui/country-map.tsx';
 import { EventsPanel } from '../ui/events-panel.tsx';
 import { FilterBar } from '../ui/filter-bar.tsx';
 import { GoalsPanel } from '../ui/goals-panel.tsx';
@@ -144,10 +145,12 @@ export function TrafficView({ api, project, path }: ViewProps) {
               footnote={
                 <>
                   Countries from the visitor's IP address at ingestion (the address itself is never stored).
-                  IP Geolocation by <a href="https://db-ip.com">DB-IP</a>.
+                  IP Geolocation by <a href="https://db-ip.com">DB-IP</a>. Map shapes: Natural Earth.
                 </>
               }
-            />
+            >
+              <CountryMap />
+            </BreakdownPanel>
             <BreakdownPanel
               title="Devices"
               tabs={[
