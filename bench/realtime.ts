@@ -66,6 +66,8 @@ function seedRecords(now: number): VisitRecord[] {
         utm_term: '',
         utm_content: '',
         country,
+        region: '',
+        city: '',
         browser: 'Chrome',
         os: 'Windows',
         device_type: 'desktop',

@@ -1,8 +1,9 @@
 // The Locations card's world map in real headless Chromium against npm start's process behind a trusted
 // proxy (TRUST_PROXY, so the gateway reads each visitor's address from X-Forwarded-For and looks up its
-// country, as it does behind a load balancer): pageviews from addresses in the United States and Great
-// Britain land with their countries, the map shades exactly the countries the API lists (each named with its
-// visitors), clicking one filters the dashboard by it, and the map reads at 1440 and 390 px, light and dark.
+// country, region and city, as it does behind a load balancer): pageviews from addresses in the United States
+// and Great Britain land with their countries, regions and cities; the map shades exactly the countries the
+// API lists (each named with its visitors), clicking one filters the dashboard by it; the Regions and Cities
+// tabs list the API's rows and filter by a row; and the card reads at 1440 and 390 px, light and dark.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileTokenStore } from '@tally/tokens';
@@ -19,7 +20,7 @@ const EMAIL = 'map@example.com';
 const PASSWORD = 'a long enough password';
 const POLL = { timeout: 20_000, interval: 100 };
 const RANGE = 'period=custom&from=2026-05-01&to=2026-05-05';
-/** Addresses whose countries the gateway's database gives (services/gateway/src/country.test.ts). */
+/** Addresses whose places the gateway's database gives (services/gateway/src/country.test.ts). */
 const VISITORS = [
   { ip: '8.8.8.8', visitor: 'us1' },
   { ip: '8.8.4.4', visitor: 'us2' },
@@ -162,6 +163,54 @@ describe('the world map of the Locations card', () => {
     await page.locator('.world-map path[data-country="US"]').focus();
     await page.keyboard.press('Enter');
     await expect.poll(() => new URL(page.url()).searchParams.get('filters'), POLL).toBe('country==US');
+  });
+
+  it('lists regions and cities (named with their country), and a filter by one keeps only its visitors', async () => {
+    const range = 'from=2026-05-01&to=2026-05-05';
+    const rows = async (dimension: string) =>
+      (
+        await api<{ rows: Array<{ value: string; visitors: number }> }>(
+          `/traffic/breakdown/${dimension}?${range}`,
+        )
+      ).rows.map((r) => [r.value, r.visitors]);
+    expect(await rows('region')).toEqual([
+      ['California, US', 2],
+      ['England, GB', 1],
+    ]);
+    expect(await rows('city')).toEqual([
+      ['Mountain View, California, US', 2],
+      ['London, England, GB', 1],
+    ]);
+    const london = await api<{ visitors: number }>(
+      `/traffic/summary?${range}&filters=${encodeURIComponent('city==London, England, GB')}`,
+    );
+    expect(london.visitors).toBe(1);
+    const notCalifornia = await api<{ visitors: number }>(
+      `/traffic/summary?${range}&filters=${encodeURIComponent('region!=California, US')}`,
+    );
+    expect(notCalifornia.visitors).toBe(1);
+
+    await page.goto(`${dashboard}/projects/${PROJECT}?${RANGE}`);
+    const panel = page.locator('[data-panel="locations"]');
+    await panel.getByRole('tab', { name: 'Regions' }).click();
+    await expect
+      .poll(() => panel.locator('table tbody tr').first().innerText(), POLL)
+      .toContain('California, United States');
+    await panel.getByRole('tab', { name: 'Cities' }).click();
+    await expect
+      .poll(() => panel.locator('table tbody tr').allInnerTexts(), POLL)
+      .toEqual([
+        expect.stringContaining('Mountain View, California, United States'),
+        expect.stringContaining('London, England, United Kingdom'),
+      ]);
+    await page.screenshot({ path: join(SHOTS, 'cities-1440-light.png'), fullPage: true });
+    await panel.getByText('London, England, United Kingdom').click();
+    await expect
+      .poll(() => new URL(page.url()).searchParams.get('filters'), POLL)
+      .toBe('city==London, England, GB');
+    await expect
+      .poll(() => page.locator('.top-figures:not(.is-stale) #visitors').innerText(), POLL)
+      .toBe('1');
   });
 
   it('reads at 390 px and in dark mode', async () => {

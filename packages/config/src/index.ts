@@ -72,6 +72,11 @@ export const ConfigSchema = Type.Object({
     description:
       'Prefix of every Redis key Tally writes, so that several deployments (or tests) can share a server.',
   }),
+  GEO_DATABASE: Type.Union([Type.Literal('city'), Type.Literal('country')], {
+    default: 'city',
+    description:
+      "The IP database the gateway looks each client's address up in (the address itself is never stored): `city` (DB-IP's IP to City Lite: country, region and city; ~128 MiB of memory per gateway process, shared by its event loops) or `country` (DB-IP's IP to Country Lite: the country alone, ~8 MiB). Both ship in npm packages; nothing is downloaded at run time.",
+  }),
   TRUST_PROXY: Type.String({
     default: '',
     description:

@@ -23,6 +23,12 @@ export interface IngestRecordOf<T extends RecordType> {
    * null when unknown, for revenue records (sent by servers), and absent in records of older gateways.
    */
   country?: string | null;
+  /**
+   * The first-level subdivision (state, region) and the city of the client's IP, as the gateway's IP
+   * database names them (GEO_DATABASE=city); null when unknown or not looked up, absent in older records.
+   */
+  region?: string | null;
+  city?: string | null;
   /** The validated payload; visitor_fingerprint is filled in when derived. */
   data: PayloadByType[T];
 }
@@ -40,6 +46,8 @@ export const RECORD_ENVELOPE_FIELDS = [
   'user_agent',
   'visitor_fingerprint_derived',
   'country',
+  'region',
+  'city',
 ] as const satisfies ReadonlyArray<keyof IngestRecordOf<RecordType>>;
 
 /** A country as records carry it: ISO 3166-1 alpha-2, upper case. */

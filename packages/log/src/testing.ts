@@ -1,8 +1,9 @@
 // Builders of records as the gateway appends them and of messages as a consumer polls them, for tests
 // (`@tally/log/testing`, source only): each test says only what matters to it, and a field added to
 // IngestRecord is added here once. Defaults: project 'conformance', visitor 'v1', session 's1', received and
-// dated now (each set on its own), no client timestamp, user agent 'vitest', country 'DE' (null for revenue,
-// which servers send). The record-log conformance suite's testRecord is built on them.
+// dated now (each set on its own), no client timestamp, user agent 'vitest', country 'DE', region
+// 'Bavaria' and city 'Munich' (null for revenue, which servers send). The record-log conformance suite's
+// testRecord is built on them.
 import { randomUUID } from 'node:crypto';
 import type { IngestRecord, IngestRecordOf, RecordType } from '@tally/contract';
 import type { LogMessage, LogPosition } from './record-log.ts';
@@ -63,6 +64,8 @@ export function anIngestRecord<T extends RecordType>(
     user_agent: 'vitest',
     visitor_fingerprint_derived: false,
     country: type === 'revenue' ? null : 'DE',
+    region: type === 'revenue' ? null : 'Bavaria',
+    city: type === 'revenue' ? null : 'Munich',
     ...envelope,
     data,
   };

@@ -108,6 +108,8 @@ function visitRecordOf(row: EventRow): VisitRecord {
     utm_term: row.utm_term,
     utm_content: row.utm_content,
     country: row.country,
+    region: row.region,
+    city: row.city,
     browser: row.browser,
     os: row.os,
     device_type: row.device_type,

@@ -6,7 +6,7 @@ import { EventPayload, IdentifyPayload, type IngestRecordOf, PageviewPayload } f
 import type { RowOf } from '@tally/warehouse';
 import { describeUserAgent, hostnameOf, referrerOf } from './enrichment.ts';
 
-/** The columns of events (001_events.sql, country and screen_width from 007_visits.sql). */
+/** The columns of events (001_events.sql, country and screen_width from 007_visits.sql, region and city from 011_regions.sql). */
 export const EVENT_COLUMNS = {
   project_id: 'String',
   type: 'String',
@@ -29,6 +29,8 @@ export const EVENT_COLUMNS = {
   title: 'String',
   locale: 'String',
   country: 'String',
+  region: 'String',
+  city: 'String',
   screen_width: 'UInt16',
   utm_source: 'String',
   utm_medium: 'String',
@@ -105,6 +107,8 @@ export function eventRow(record: IngestRecordOf<'pageview'> | IngestRecordOf<'ev
     title: text(data.title),
     locale: text(data.locale),
     country: record.country ?? '',
+    region: record.region ?? '',
+    city: record.city ?? '',
     screen_width: record.type === 'pageview' ? screenWidth(data.screen_width) : 0,
     utm_source: text(data.utm_source),
     utm_medium: text(data.utm_medium),

@@ -39,6 +39,8 @@ function record(
     utm_term: '',
     utm_content: '',
     country: 'DE',
+    region: '',
+    city: '',
     browser: 'Firefox',
     os: 'Linux',
     device_type: 'desktop',

@@ -1,35 +1,72 @@
 import { describe, expect, it } from 'vitest';
-import { loadCountryDatabase, openCountryLookup } from './country.ts';
+import { type GeoDatabase, loadGeoDatabase, openCountryLookup } from './country.ts';
 
-describe('country lookup (DB-IP Lite, shipped in the npm package)', () => {
-  const lookup = openCountryLookup();
+// Both databases load once for the file (the city edition is ~134 MB).
+const lookups = new Map<GeoDatabase, ReturnType<typeof openCountryLookup>>();
+const lookupOf = (kind: GeoDatabase) => {
+  let lookup = lookups.get(kind);
+  if (!lookup) {
+    lookup = openCountryLookup(kind);
+    lookups.set(kind, lookup);
+  }
+  return lookup;
+};
 
+describe.each(['city', 'country'] as const)('IP lookup with the %s database (DB-IP Lite, npm)', (kind) => {
   it('finds the country of public IPv4 and IPv6 addresses', () => {
+    const lookup = lookupOf(kind);
     expect(lookup.countryOf('8.8.8.8')).toBe('US');
     expect(lookup.countryOf('81.2.69.142')).toBe('GB');
     expect(lookup.countryOf('2a00:1450:4001:82b::200e')).toBe('DE');
   });
 
   it('reads IPv4 clients of a dual-stack socket (::ffff:a.b.c.d)', () => {
-    expect(lookup.countryOf('::ffff:81.2.69.142')).toBe('GB');
+    expect(lookupOf(kind).countryOf('::ffff:81.2.69.142')).toBe('GB');
   });
 
   it('answers null for private, loopback and malformed addresses', () => {
     for (const ip of ['127.0.0.1', '::1', '10.1.2.3', '192.168.0.1', 'not-an-ip', '']) {
-      expect(lookup.countryOf(ip), ip).toBeNull();
+      expect(lookupOf(kind).countryOf(ip), ip).toBeNull();
+      expect(lookupOf(kind).placeOf(ip), ip).toEqual({ country: null, region: null, city: null });
     }
   });
 
   it('knows when its database was built', () => {
-    expect(Date.parse(lookup.builtAt)).toBeGreaterThan(Date.parse('2025-01-01'));
+    expect(Date.parse(lookupOf(kind).builtAt)).toBeGreaterThan(Date.parse('2025-01-01'));
+  });
+});
+
+describe('regions and cities (the city database)', () => {
+  it('gives the region and city of known addresses, IPv4 and IPv6', () => {
+    const lookup = lookupOf('city');
+    // Documented in the database's own rows (DB-IP City Lite, as shipped).
+    expect(lookup.placeOf('8.8.8.8')).toEqual({ country: 'US', region: 'California', city: 'Mountain View' });
+    expect(lookup.placeOf('::ffff:81.2.69.142')).toEqual({
+      country: 'GB',
+      region: 'England',
+      city: 'London',
+    });
+    expect(lookup.placeOf('2.16.0.1')).toEqual({
+      country: 'BR',
+      region: 'Rio Grande do Sul',
+      city: 'Porto Alegre',
+    });
+    const v6 = lookup.placeOf('2a00:1450:4001:82b::200e');
+    expect(v6.country).toBe('DE');
+    expect(v6.region).toEqual(expect.any(String));
+    expect(v6.city).toEqual(expect.any(String));
+  });
+
+  it('gives no region or city with the country database', () => {
+    expect(lookupOf('country').placeOf('8.8.8.8')).toEqual({ country: 'US', region: null, city: null });
   });
 });
 
 it('reads the database shared between threads as the one it opens itself', () => {
-  const shared = openCountryLookup(loadCountryDatabase());
-  const own = openCountryLookup();
+  const shared = openCountryLookup(loadGeoDatabase('city'));
+  const own = lookupOf('city');
   expect(shared.builtAt).toBe(own.builtAt);
   for (const ip of ['8.8.8.8', '2a00:1450::1', '::ffff:81.2.69.142', '127.0.0.1']) {
-    expect(shared.countryOf(ip)).toBe(own.countryOf(ip));
+    expect(shared.placeOf(ip)).toEqual(own.placeOf(ip));
   }
 });

@@ -10,7 +10,7 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { gatewayWorkers, type TallyConfig } from '@tally/config';
 import { type RecordLog, serveAppends } from '@tally/log';
 import { type Health, type MetricsJson, startOrUnwind } from '@tally/service';
-import { loadCountryDatabase } from './country.ts';
+import { loadGeoDatabase } from './country.ts';
 import { RATE_LIMIT_KEYS } from './gateway.ts';
 import { createIpConnectionTable } from './ip-connections.ts';
 import type { GatewayShared } from './runtime.ts';
@@ -115,14 +115,13 @@ export interface GatewayThreadOptions {
 /**
  * What the gateway threads of a process share: the rate-limit counters without Redis (so that a client
  * gets its limit, not one per event loop), the connections per client IP (so that a client gets its
- * GATEWAY_MAX_CONNECTIONS_PER_IP for the process) and the country database (one copy of its 8 MB, not one
- * each).
+ * GATEWAY_MAX_CONNECTIONS_PER_IP for the process) and the IP database (one copy, not one each).
  */
 export function sharedByThreads(config: TallyConfig): GatewayShared {
   return {
     rateLimits: config.backends.state.kind === 'redis' ? null : createSharedRateLimitTable(RATE_LIMIT_KEYS),
     ipConnections: createIpConnectionTable(),
-    countryDatabase: loadCountryDatabase(),
+    geoDatabase: loadGeoDatabase(config.GEO_DATABASE),
   };
 }
 

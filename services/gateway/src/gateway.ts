@@ -235,7 +235,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     tokens: deps.tokens,
     origins,
     visitorIds: deps.visitorIds,
-    countries: deps.countries ?? sharedCountryLookup(),
+    countries: deps.countries ?? sharedCountryLookup(deps.config.GEO_DATABASE),
     metrics: deps.metrics,
   });
   function replyWithError(error: unknown, request: FastifyRequest, reply: FastifyReply) {

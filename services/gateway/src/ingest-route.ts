@@ -103,7 +103,9 @@ export const ingestRoute: FastifyPluginAsync<IngestRouteOptions> = async (app, o
       user_agent: userAgent,
       visitor_fingerprint_derived: derived,
       // Revenue comes from the merchant's servers: their address says nothing of the customer.
-      country: envelope.type === 'revenue' ? null : countries.countryOf(clientIpOf(request)),
+      ...(envelope.type === 'revenue'
+        ? { country: null, region: null, city: null }
+        : countries.placeOf(clientIpOf(request))),
       data,
     } as IngestRecord;
   }

@@ -9,7 +9,7 @@ import { openStateStore, RefusalCounts } from '@tally/state-store';
 import { connectRedis, openTokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
-import { openCountryLookup } from './country.ts';
+import { openCountryLookup, type SharedGeoDatabase } from './country.ts';
 import { buildGateway } from './gateway.ts';
 import type { IpConnectionTable } from './ip-connections.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -61,8 +61,8 @@ export interface GatewayShared {
   rateLimits: SharedRateLimitTable | null;
   /** The connections each client IP holds (GATEWAY_MAX_CONNECTIONS_PER_IP holds for the process). */
   ipConnections: IpConnectionTable;
-  /** The country database's bytes (loadCountryDatabase). */
-  countryDatabase: SharedArrayBuffer;
+  /** The IP database's bytes (loadGeoDatabase). */
+  geoDatabase: SharedGeoDatabase;
 }
 
 // Never log a token, a raw IP or a payload body.
@@ -158,7 +158,7 @@ export async function startGateway(
         ...(options.loops !== undefined && { loops: options.loops }),
         ...(options.shared?.rateLimits && { rateLimits: options.shared.rateLimits }),
         ...(options.shared && { ipConnections: options.shared.ipConnections }),
-        ...(options.shared && { countries: openCountryLookup(options.shared.countryDatabase) }),
+        ...(options.shared && { countries: openCountryLookup(options.shared.geoDatabase) }),
       }),
       (server) => server.close(),
     );

@@ -34,9 +34,12 @@ function nextVersion(): number {
  * `timestamp` would hide the column from a WHERE beside it). */
 export const VISIT_RECORD_COLUMNS = `id, type, toUnixTimestamp64Milli(timestamp) AS timestamp, visitor_id, path,
   hostname, referrer, referrer_source, referrer_medium, utm_source, utm_medium, utm_campaign, utm_term,
-  utm_content, country, browser, os, device_type, screen_width, event_name, event_data`;
+  utm_content, country, region, city, browser, os, device_type, screen_width, event_name, event_data`;
 
-/** The columns of visits the consumer writes (007_visits.sql; visitor_hash is MATERIALIZED by the table). */
+/**
+ * The columns of visits the consumer writes (007_visits.sql, region and city from 011_regions.sql;
+ * visitor_hash is MATERIALIZED by the table).
+ */
 export const VISIT_COLUMNS = {
   project_id: 'String',
   visitor_id: 'String',
@@ -58,6 +61,8 @@ export const VISIT_COLUMNS = {
   utm_term: 'String',
   utm_content: 'String',
   country: 'String',
+  region: 'String',
+  city: 'String',
   browser: 'String',
   os: 'String',
   device_type: 'String',
@@ -94,8 +99,8 @@ export function visitRow(project: string, visit: Visit, version: number): VisitR
 
 const STORED_VISIT_COLUMNS = `visitor_id, toUnixTimestamp64Milli(start) AS start_ms, toUnixTimestamp64Milli(end) AS end_ms,
   pageviews, events, is_bounce, duration_ms, entry_path, exit_path, hostname, source, referrer, channel,
-  utm_source, utm_medium, utm_campaign, utm_term, utm_content, country, browser, os, device_type, screen_size,
-  pageview_ids, arrayMap(t -> toUnixTimestamp64Milli(t), pageview_times) AS pageview_ms, pageview_paths,
+  utm_source, utm_medium, utm_campaign, utm_term, utm_content, country, region, city, browser, os, device_type,
+  screen_size, pageview_ids, arrayMap(t -> toUnixTimestamp64Milli(t), pageview_times) AS pageview_ms, pageview_paths,
   event_ids, arrayMap(t -> toUnixTimestamp64Milli(t), event_times) AS event_ms, event_names, event_data`;
 
 type StoredVisit = Omit<Visit, 'start' | 'end' | 'pageview_times' | 'event_times'> & {

@@ -1,5 +1,5 @@
 // The dimensions of the dashboard's traffic figures: what a breakdown lists and what a filter matches, and
-// how each is read from the visits table (schemas/clickhouse/007_visits.sql). A visit dimension is an
+// how each is read from the visits table (schemas/clickhouse/007_visits.sql, 011_regions.sql). A visit dimension is an
 // attribute of the visit (of its entry pageview: docs/traffic.md); a page or event dimension is one of the
 // records inside a visit.
 
@@ -16,6 +16,10 @@ export const VISIT_DIMENSIONS = {
   utm_term: 'utm_term',
   utm_content: 'utm_content',
   country: 'country',
+  // A region or city named with what holds it ("Mountain View, California, US"): names repeat across
+  // countries (Georgia, London), and a breakdown or filter must not join them.
+  region: "if(region = '', '', concat(region, ', ', country))",
+  city: "if(city = '', '', concat(city, ', ', if(region = '', '', concat(region, ', ')), country))",
   browser: 'browser',
   os: 'os',
   device: 'device_type',

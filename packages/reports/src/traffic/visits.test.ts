@@ -23,6 +23,8 @@ function record(over: Partial<VisitRecord> & Pick<VisitRecord, 'visitor_id' | 't
     utm_term: '',
     utm_content: '',
     country: '',
+    region: '',
+    city: '',
     browser: 'Safari',
     os: 'macOS',
     device_type: 'desktop',
@@ -146,6 +148,8 @@ describe('the 30-minute gap', () => {
         utm_source: 'google',
         utm_medium: 'cpc',
         country: 'DE',
+        region: 'Bavaria',
+        city: 'Munich',
         screen_width: 390,
       }),
     ]);
@@ -153,6 +157,8 @@ describe('the 30-minute gap', () => {
       entry_path: '/b',
       channel: 'Paid Search',
       country: 'DE',
+      region: 'Bavaria',
+      city: 'Munich',
       screen_size: 'Mobile',
       is_bounce: false,
     });

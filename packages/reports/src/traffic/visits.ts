@@ -29,6 +29,8 @@ export interface VisitRecord {
   utm_term: string;
   utm_content: string;
   country: string;
+  region: string;
+  city: string;
   browser: string;
   os: string;
   device_type: string;
@@ -51,6 +53,8 @@ export interface EntryAttributes {
   utm_term: string;
   utm_content: string;
   country: string;
+  region: string;
+  city: string;
   browser: string;
   os: string;
   device_type: string;
@@ -83,6 +87,8 @@ export interface Visit {
   utm_term: string;
   utm_content: string;
   country: string;
+  region: string;
+  city: string;
   browser: string;
   os: string;
   device_type: string;
@@ -156,6 +162,8 @@ function entryOf(entry: VisitRecord, pageviews: readonly VisitRecord[]): EntryAt
     utm_term: entry.utm_term,
     utm_content: entry.utm_content,
     country: entry.country,
+    region: entry.region,
+    city: entry.city,
     browser: entry.browser,
     os: entry.os,
     device_type: entry.device_type,
@@ -218,6 +226,8 @@ function storedRecord(
     utm_term: '',
     utm_content: '',
     country: '',
+    region: '',
+    city: '',
     browser: '',
     os: '',
     device_type: '',
@@ -277,6 +287,8 @@ export function recordsOfVisit(visit: Visit): VisitRecord[] {
       utm_term: visit.utm_term,
       utm_content: visit.utm_content,
       country: visit.country,
+      region: visit.region,
+      city: visit.city,
       browser: visit.browser,
       os: visit.os,
       device_type: visit.device_type,

@@ -56,6 +56,8 @@ export type BreakdownDimension =
   | 'utm_term'
   | 'utm_content'
   | 'country'
+  | 'region'
+  | 'city'
   | 'browser'
   | 'os'
   | 'device'

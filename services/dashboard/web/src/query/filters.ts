@@ -33,6 +33,8 @@ export const FILTER_DIMENSIONS: { id: string; label: string }[] = [
   { id: 'utm_term', label: 'UTM term' },
   { id: 'utm_content', label: 'UTM content' },
   { id: 'country', label: 'Country' },
+  { id: 'region', label: 'Region' },
+  { id: 'city', label: 'City' },
   { id: 'browser', label: 'Browser' },
   { id: 'os', label: 'Operating system' },
   { id: 'device', label: 'Device type' },

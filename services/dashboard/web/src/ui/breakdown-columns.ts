@@ -71,6 +71,8 @@ export const DIMENSION_LABELS: Record<BreakdownDimension, string> = {
   utm_term: 'UTM term',
   utm_content: 'UTM content',
   country: 'Country',
+  region: 'Region',
+  city: 'City',
   browser: 'Browser',
   os: 'Operating system',
   device: 'Device type',
@@ -101,6 +103,8 @@ const LIST_NAMES: Record<Exclude<BreakdownDimension, 'event_property'>, string> 
   utm_term: 'UTM terms',
   utm_content: 'UTM contents',
   country: 'Countries',
+  region: 'Regions',
+  city: 'Cities',
   browser: 'Browsers',
   os: 'Operating systems',
   device: 'Device types',
@@ -143,6 +147,9 @@ export function valueLabel(dimension: BreakdownDimension | string, value: string
     return '(unknown)';
   }
   if (dimension === 'country') return countryName(value);
+  // "Mountain View, California, US" reads with the country's name.
+  if (dimension === 'region' || dimension === 'city')
+    return value.replace(/, ([A-Z]{2})$/, (_, code: string) => `, ${countryName(code)}`);
   if (dimension === 'device') return value.charAt(0).toUpperCase() + value.slice(1);
   return value;
 }

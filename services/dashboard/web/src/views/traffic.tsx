@@ -141,11 +141,16 @@ export function TrafficView({ api, project, path }: ViewProps) {
             />
             <BreakdownPanel
               title="Locations"
-              tabs={[{ id: 'country', label: 'Countries', dimension: 'country' }]}
+              tabs={[
+                { id: 'country', label: 'Countries', dimension: 'country' },
+                { id: 'region', label: 'Regions', dimension: 'region' },
+                { id: 'city', label: 'Cities', dimension: 'city' },
+              ]}
               footnote={
                 <>
-                  Countries from the visitor's IP address at ingestion (the address itself is never stored).
-                  IP Geolocation by <a href="https://db-ip.com">DB-IP</a>. Map shapes: Natural Earth.
+                  Countries, regions and cities from the visitor's IP address at ingestion (the address itself
+                  is never stored). IP Geolocation by <a href="https://db-ip.com">DB-IP</a>. Map shapes:
+                  Natural Earth.
                 </>
               }
             >
