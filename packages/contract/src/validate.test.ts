@@ -270,6 +270,22 @@ describe('validateRecord', () => {
     expect(validateRecord(record())).toMatchObject({ ok: true });
   });
 
+  it('accepts a region and a city by name, or null, and refuses anything else there', () => {
+    expect(validateRecord(record({ country: 'GB', region: 'England', city: 'London' }))).toMatchObject({
+      ok: true,
+    });
+    expect(validateRecord(record({ region: null, city: null }))).toMatchObject({ ok: true });
+    expect(validateRecord(record({ city: '' }))).toEqual({
+      ok: false,
+      message: 'city must be a name of 1 to 200 characters',
+    });
+    expect(validateRecord(record({ region: 'x'.repeat(201) }))).toEqual({
+      ok: false,
+      message: 'region must be a name of 1 to 200 characters',
+    });
+    expect(validateRecord(record({ region: 7 }))).toMatchObject({ ok: false });
+  });
+
   it('refuses what an older gateway or another producer could have appended', () => {
     expect(validateRecord(record({ client_timestamp: 1e21 }))).toEqual({
       ok: false,

@@ -121,8 +121,12 @@ export function validateRecord(record: unknown): ValidationResult<IngestRecord> 
     return fail('country must be an ISO 3166-1 alpha-2 code');
   for (const field of ['region', 'city'] as const) {
     const value = record[field];
-    if (value !== undefined && value !== null && !(typeof value === 'string' && value.length <= 200))
-      return fail(`${field} must be a string of at most 200 characters`);
+    if (
+      value !== undefined &&
+      value !== null &&
+      !(typeof value === 'string' && value.length >= 1 && value.length <= 200)
+    )
+      return fail(`${field} must be a name of 1 to 200 characters`);
   }
   const payload = validatePayload(record.type, record.data, 'data.');
   return payload.ok ? { ok: true, value: record as unknown as IngestRecord } : payload;

@@ -80,8 +80,10 @@ export function describeRecordLogConformance(name: string, open: () => Promise<L
 
     it('reads back appended records of every type, field for field, in order per topic', async () => {
       const { log } = await fixture();
+      // One of each browser type with a region and a city, as the gateway's location lookup adds them.
+      const placed = { country: 'GB', region: 'England', city: 'London' };
       const records = (['pageview', 'event', 'identify', 'revenue'] as const).flatMap((t) =>
-        [0, 1, 2].map(() => testRecord(t)),
+        [0, 1, 2].map((i) => testRecord(t, i === 1 && t !== 'revenue' ? placed : {})),
       );
       await log.append(records);
       const seen = await drain(log, 'g', records.length);

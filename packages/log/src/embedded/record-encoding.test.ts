@@ -7,11 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IngestRecord, RecordType } from '@tally/contract';
 import { open } from 'lmdb';
+import { Encoder } from 'msgpackr';
 import { afterEach, expect, it } from 'vitest';
 import { decodedOnly } from '../conformance.ts';
 import { anIngestRecord } from '../testing.ts';
 import { openEmbeddedLog } from './embedded-log.ts';
-import { encodeRecord } from './record-encoding.ts';
+import { decodeRecord, encodeRecord } from './record-encoding.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -109,4 +110,15 @@ it('appendEncoded stores the bytes the log stores for the record, and reads back
   expect(want.size).toBe(all.length);
   expect([...got.keys()]).toEqual([...want.keys()]);
   for (const [key, value] of want) expect(got.get(key)?.equals(value), key).toBe(true);
+});
+
+it('stores a record with its region and city, and still reads one written before they existed', () => {
+  const [pageview] = records();
+  const placed = { ...pageview, country: 'GB', region: 'England', city: 'London' } as IngestRecord;
+  expect(decodeRecord(encodeRecord(placed))).toEqual(placed);
+  // A record of an older gateway: no region nor city at all (and no frame, as before the checksum).
+  const { region: _r, city: _c, ...older } = placed;
+  const decoded = decodeRecord(new Encoder({ copyBuffers: true }).encode(older));
+  expect(decoded).toEqual(older);
+  expect(decoded.region).toBeUndefined();
 });
