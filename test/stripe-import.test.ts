@@ -256,7 +256,7 @@ it('imports the history once, resumes an interrupted run, and matches the known 
   const warehouse: Warehouse = await openChdbWarehouse({ dataDir: join(dir, 'wh'), database: 'tally' });
   await migrate(warehouse);
   const log = openEmbeddedLog({ path: embeddedLogDir(dir) });
-  // The webhook of an invoice already imported: its own record id (from the event id), same transaction id.
+  // Webhooks of what was already imported: their own record ids (from the event id), the same transaction ids.
   const webhook = revenueFromStripeEvent({
     id: 'evt_in_m1',
     type: 'invoice.paid',
@@ -264,6 +264,14 @@ it('imports the history once, resumes an interrupted run, and matches the known 
     data: { object: LISTS.invoices?.[1] },
   });
   if (!webhook.ok) throw new Error(webhook.ignored);
+  // And the webhook of U's end: its churn shares the transaction id `sub_u:ended` with the imported one.
+  const churnWebhook = revenueFromStripeEvent({
+    id: 'evt_sub_u_deleted',
+    type: 'customer.subscription.deleted',
+    created: at('2026-03-25T00:00:02Z'),
+    data: { object: LISTS.subscriptions?.[2] },
+  });
+  if (!churnWebhook.ok) throw new Error(churnWebhook.ignored);
   const when = webhook.record.timestamp as number;
   const envelope = (id: string, project: string, data: typeof webhook.record) => ({
     id,
@@ -281,6 +289,7 @@ it('imports the history once, resumes an interrupted run, and matches the known 
   // After it, a record of another project: once that one is stored, the webhook's was read before it.
   await log.append([
     envelope(webhook.id, 'shop', webhook.record),
+    envelope(churnWebhook.id, 'shop', churnWebhook.record),
     envelope('00000000-0000-4000-8000-000000000001', 'sentinel', webhook.record),
   ]);
   const consumer = startRevenueConsumer({ log, warehouse, batch: { maxRecords: 4, maxWaitMs: 50 } });

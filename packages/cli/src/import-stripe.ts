@@ -3,7 +3,7 @@
 // subscriptions (their ends: churn), paid invoices (first payments with their MRR, renewals, plan changes)
 // and refunds. Each object goes through the same mapper as its webhook event (`revenueFromStripeEvent`), so
 // the records and their MRR are the ones the webhooks build, and carries the webhook's transaction id where
-// the object gives it (the invoice id, the refund id): the revenue consumer's first-copy rule on
+// the object gives it (the invoice id, the refund id, the subscription's end): the revenue consumer's first-copy rule on
 // (project, transaction_id) then drops a webhook of an imported payment, and a re-run. Record ids are
 // derived from project and Stripe object id. After each page the position in each list (`starting_after`)
 // is saved under the data directory, so a run that was interrupted continues where it stopped; what it
@@ -152,7 +152,6 @@ function recordFor(
   const customer = customers.get(event.customer ?? '');
   const data = {
     ...mapped.record,
-    transaction_id: event.transactionId ?? mapped.record.transaction_id,
     ...(event.mrrImpact !== undefined && { mrr_impact: event.mrrImpact }),
     metadata: {
       ...metadata,
@@ -182,7 +181,6 @@ interface ImportEvent {
   event: StripeEventLike;
   objectId: string;
   customer?: string;
-  transactionId?: string;
   mrrImpact?: number;
 }
 
@@ -225,7 +223,6 @@ function eventFor(list: Exclude<StripeList, 'customers'>, object: unknown): Impo
         },
         objectId: `${subscription.id}:ended`,
         customer: idOf(subscription.customer),
-        transactionId: `${subscription.id}:ended`,
       };
     }
     case 'refunds': {
