@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts every service the integration tests need, on 127.0.0.1, idempotently.
-# Prints the endpoints as KEY=value lines (REDIS_URL, KAFKA_BROKERS, SCHEMA_REGISTRY_URL).
+# Prints the endpoints as KEY=value lines (REDIS_URL, KAFKA_BROKERS, SCHEMA_REGISTRY_URL, STRIPE_MOCK_URL).
 set -euo pipefail
 cd "$(dirname "$0")"
 ./redis/start.sh | tail -n 1
@@ -13,3 +13,4 @@ wait "$kafka" || { cat "$kafka_out" >&2; exit 1; }
 wait "$registry" || { cat "$registry_out" >&2; exit 1; }
 tail -n 1 "$kafka_out"
 tail -n 1 "$registry_out"
+./stripe-mock/start.sh | tail -n 1

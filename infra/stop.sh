@@ -2,6 +2,7 @@
 # Stops every service start.sh started (their data stays in $TALLY_INFRA_HOME).
 set -uo pipefail
 cd "$(dirname "$0")"
+./stripe-mock/stop.sh
 ./schema-registry/stop.sh
 ./kafka/stop.sh
 ./redis/stop.sh

@@ -826,13 +826,17 @@ describe('the dashboard in Chromium', () => {
       /^No revenue in USD has reached this project yet\./,
     );
     expect(await page.locator('#revenue-mrr').count()).toBe(0); // no card of zeros
-    const [command, curl, client] = await guide.locator('.snippet code').allInnerTexts();
+    const [command, curl, client, stripeImport] = await guide.locator('.snippet code').allInnerTexts();
     expect(command).toBe(`npx tally tokens create --project ${TRAFFIC_ONLY} --kind secret`);
     expect(curl).toContain(`curl -i ${running.url}/api/ingest `);
     expect(curl).toContain('-H "X-API-Token: $TALLY_SECRET_TOKEN"');
     expect(client).toContain("import { RevenueClient } from '@tally/revenue';");
     expect(client).toContain(`endpoint: '${running.url}'`);
     expect(client).toContain("currency: 'USD'");
+    // The past: the Stripe import, its key from the environment, not an argument.
+    expect(stripeImport).toBe(
+      `STRIPE_SECRET_KEY=rk_live_… npx tally import stripe --project ${TRAFFIC_ONLY}`,
+    );
     await shoot(page, 'revenue-onboarding-desktop-light');
   });
 

@@ -24,6 +24,7 @@ declare module 'vitest' {
     clickhouseUrl: string;
     kafkaBrokers: string;
     schemaRegistryUrl: string;
+    stripeMockUrl: string;
   }
 }
 
@@ -167,6 +168,18 @@ async function ensureKafka(stops: Stop[]): Promise<{ brokers: string; registry: 
   return { brokers, registry };
 }
 
+// stripe-mock (Stripe's API mock, for the Stripe import's request shapes): STRIPE_MOCK_URL when set, else
+// infra/stripe-mock (installed with `go install`). A test tool only, so no container image is tried.
+async function ensureStripeMock(stops: Stop[]): Promise<string> {
+  if (process.env.STRIPE_MOCK_URL) return process.env.STRIPE_MOCK_URL;
+  return nativeService(
+    stops,
+    'stripe-mock',
+    'STRIPE_MOCK_URL',
+    Number(process.env.STRIPE_MOCK_PORT ?? 12111),
+  );
+}
+
 /**
  * Builds, once and before any test file runs, what tests read from the tree: the compiled dist/ (and the
  * published packages' CommonJS copies), the tracker's bundles and the dashboard's web app. The tests' own
@@ -193,6 +206,7 @@ export default async function setup(project: TestProject): Promise<Stop> {
   const kafka = await ensureKafka(stops);
   project.provide('kafkaBrokers', kafka.brokers);
   project.provide('schemaRegistryUrl', kafka.registry);
+  project.provide('stripeMockUrl', await ensureStripeMock(stops));
   return async () => {
     for (const stop of stops.reverse()) await stop();
   };

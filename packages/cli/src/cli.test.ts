@@ -37,8 +37,9 @@ afterEach(() => {
 /** Each mistake and what its message says. */
 const MISTAKES: Array<[string[], RegExp]> = [
   [['frobnicate'], /unknown command "frobnicate"/],
-  [['import'], /unknown import source "" \(csv\)/],
-  [['import', 'stripe'], /unknown import source "stripe" \(csv\)/],
+  [['import'], /unknown import source "" \(csv, stripe\)/],
+  [['import', 'paypal'], /unknown import source "paypal" \(csv, stripe\)/],
+  [['import', 'stripe'], /tally import stripe --project P/],
   [['import', 'csv'], /tally import csv --project P FILE/],
   [['import', 'csv', '--project', 'shop'], /tally import csv --project P FILE/],
   [['tokens'], /unknown tokens action ""/],

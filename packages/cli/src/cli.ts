@@ -103,6 +103,9 @@ Commands:
                                                       date, type, amount, currency, mrr_change, subscription,
                                                       plan, interval); checks every line first, imports nothing
                                                       on a bad one; a re-run adds nothing twice. --dry-run counts
+  import stripe --project P [--dry-run] [--restart]   Import revenue history from Stripe (subscriptions, paid
+                                                      invoices, refunds); the secret key from STRIPE_SECRET_KEY
+                                                      or stdin, never an argument; resumes after an interruption
   warehouse reland [--json]                           With Tally stopped: land again from the record log the
                                                       records of warehouse parts the engine detached as damaged
                                                       (each once; the consumers do it at the next start)
@@ -155,7 +158,9 @@ async function run(argv: string[]): Promise<number> {
       }
       if (rest[0] === 'csv')
         return (await import('./import-csv.ts')).runImportCsv(config, rest.slice(1), parseArgs);
-      throw new UsageError(`unknown import source "${rest[0] ?? ''}" (csv)`);
+      if (rest[0] === 'stripe')
+        return (await import('./import-stripe.ts')).runImportStripe(config, rest.slice(1), parseArgs);
+      throw new UsageError(`unknown import source "${rest[0] ?? ''}" (csv, stripe)`);
     case 'warehouse':
       if (rest[0] === 'reland') {
         return (await import('./warehouse-reland.ts')).runReland(config, rest.slice(1), parseArgs);

@@ -14,9 +14,9 @@ import {
   type RevenueEventType,
   validatePayload,
 } from '@tally/contract';
-import { EmbeddedLogLockedError, openRecordLog } from '@tally/log';
 import { recordIdFor } from '@tally/revenue';
 import { parse } from 'csv-parse/sync';
+import { appendRevenueRecords, openImportLog } from './land-records.ts';
 import { UsageError } from './usage-error.ts';
 
 /** The columns of an import file; the first three and amount are required. */
@@ -181,18 +181,9 @@ export async function runImportCsv(
     process.stdout.write(`would import ${records.length} revenue record(s) into ${values.project}\n`);
     return 0;
   }
-  let log: Awaited<ReturnType<typeof openRecordLog>>;
+  const log = await openImportLog(config);
   try {
-    log = await openRecordLog(config, { writer: true });
-  } catch (error) {
-    if (error instanceof EmbeddedLogLockedError)
-      throw new Error(
-        `${error.message}: the running gateway holds the record log; stop it, or send the records to its /api/ingest`,
-      );
-    throw error;
-  }
-  try {
-    for (let i = 0; i < records.length; i += 500) await log.append(records.slice(i, i + 500));
+    await appendRevenueRecords(log, records);
   } finally {
     await log.close();
   }

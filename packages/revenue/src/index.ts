@@ -19,6 +19,7 @@ export { randomRecordId, recordIdFor } from './record-id.ts';
 export {
   fromMinorUnits,
   METADATA_KEYS,
+  prorationMrr,
   revenueFromStripeEvent,
   type StripeEventLike,
   type StripeMappingOptions,

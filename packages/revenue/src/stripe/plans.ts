@@ -63,3 +63,26 @@ export function planInterval(items: StripeSubscriptionItem[]): string | undefine
   const name = { day: 'daily', week: 'weekly', month: 'monthly', year: 'annual' }[recurring.interval];
   return count === 1 ? name : `every ${count} ${recurring.interval}s`;
 }
+
+/**
+ * The MRR change a plan-change (proration) invoice shows, in minor units: the monthly amount of its prorated
+ * lines for the new items minus that of the credited old ones (a line's sign says which). Undefined when a
+ * prorated line names no recurring price (newer API versions give only the price id): the size is then unknown.
+ * Used by the history import, which has the invoices but not the subscription.updated events.
+ */
+export function prorationMrr(invoice: StripeInvoice): number | undefined {
+  let total = 0;
+  let found = false;
+  for (const line of invoice.lines?.data ?? []) {
+    const proration = line.proration ?? line.parent?.subscription_item_details?.proration ?? false;
+    if (!proration) continue;
+    const recurring = line.price?.recurring ?? line.plan;
+    const unit = line.price?.unit_amount ?? line.plan?.amount;
+    if (!recurring || typeof unit !== 'number') return undefined;
+    found = true;
+    const quantity = line.quantity ?? 1;
+    total +=
+      (Math.sign(line.amount) * unit * quantity) / months(recurring.interval, recurring.interval_count);
+  }
+  return found ? total : undefined;
+}

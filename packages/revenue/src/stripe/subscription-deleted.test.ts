@@ -13,7 +13,8 @@ describe('customer.subscription.deleted', () => {
       amount: 0,
       mrr_impact: -99,
       customer_id: 'user_1042',
-      transaction_id: 'evt_1QsDel1LkdIwHu7ixChurn1',
+      // the subscription's end, shared with the record `tally import stripe` makes of it
+      transaction_id: 'sub_1QeYk0LkdIwHu7ixZ9x8C7v6:ended',
       metadata: { plan: 'Business', interval: 'monthly' },
       // ended_at 2026-04-30T23:41:50Z; the cancellation was asked for on 10 April (canceled_at) and the
       // event is two seconds after the end

@@ -30,7 +30,9 @@ export const subscriptionDeleted: StripeMapper = (event, options) => {
     {
       amount: 0,
       mrr_impact: fromMinorUnits(-subscriptionMrr(items), subscription.currency),
-      transaction_id: event.id,
+      // From the subscription, not the event: a subscription ends once, so the end imported from Stripe's
+      // objects (`tally import stripe`) and its webhook share it, and the revenue consumer keeps one.
+      transaction_id: `${subscription.id}:ended`,
       event_type: 'churn',
       customer_subscription_id: subscription.id,
       is_recurring: true,

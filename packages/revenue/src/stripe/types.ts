@@ -50,6 +50,7 @@ export interface StripeSubscription {
 export interface StripeInvoiceLine {
   amount: number;
   proration?: boolean;
+  quantity?: number | null;
   type?: string;
   price?: StripePrice | null;
   plan?: StripePlan | null;

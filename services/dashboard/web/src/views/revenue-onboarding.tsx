@@ -2,8 +2,9 @@
 // revenue): how to send it, instead of a page of zeros. Revenue comes from a server with a secret token,
 // which only the command line creates (the dashboard's API creates public tokens only); then a curl record to
 // try the token and the address, and @tally/revenue's client (packages/revenue/README.md). The address is
-// the gateway's, as the install guide gives it to those who may edit; a share link that includes revenue
-// only says that there is none yet. The view checks every 10 seconds whether the first record arrived.
+// the gateway's, as the install guide gives it to those who may edit; then the `tally import stripe` command
+// for the past (docs/revenue.md, "Importing from Stripe"). A share link that includes revenue only says
+// that there is none yet. The view checks every 10 seconds whether the first record arrived.
 import type { Api } from '../api/client.ts';
 import type { Install, Project } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
@@ -94,6 +95,20 @@ export function RevenueOnboarding(props: { api: Api; project: Project; currency:
         With Stripe, <code>revenueFromStripeEvent(event)</code> of <code>@tally/revenue</code> turns webhook
         events into these records. In the browser, <code>identify</code> the customer with the same id, so
         that its revenue is credited to the visits that brought it.
+      </p>
+      <h3>3. Bring your history</h3>
+      <p>
+        Revenue before the first record is not known to Tally. With Stripe, import it from Stripe's API on the
+        server Tally runs on (stop Tally first when it uses its embedded record log); a re-run, or a webhook
+        of an imported payment, adds nothing twice:
+      </p>
+      <Snippet
+        text={`STRIPE_SECRET_KEY=rk_live_… npx tally import stripe --project ${project.id}`}
+        label="Stripe import command"
+      />
+      <p class="hint">
+        The key only from the environment or stdin, never as an argument; <code>--dry-run</code> prints what
+        it would import. From another billing system, <code>npx tally import csv</code> reads a CSV export.
       </p>
       <output class="hint">Waiting for the first revenue record in {currency}…</output>
     </section>
