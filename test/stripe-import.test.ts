@@ -246,7 +246,7 @@ it('imports the history once, resumes an interrupted run, and matches the known 
   expect(requests.filter((r) => !r.includes('/v1/customers'))).toEqual([
     'GET /v1/invoices?limit=100&starting_after=in_m1&status=paid',
     'GET /v1/invoices?limit=100&starting_after=in_m2&status=paid',
-    'GET /v1/refunds?limit=100&expand[0]=data.charge',
+    'GET /v1/refunds?limit=100&expand[0]=data.charge&expand[1]=data.charge.refunds',
   ]);
   expect(existsSync(checkpointPath)).toBe(false);
 
@@ -272,6 +272,17 @@ it('imports the history once, resumes an interrupted run, and matches the known 
     data: { object: LISTS.subscriptions?.[2] },
   });
   if (!churnWebhook.ok) throw new Error(churnWebhook.ignored);
+  // And the webhook of M's refund as API versions from 2022-11-15 send it (no refunds listed on the
+  // charge): its transaction id, the charge with its refunded total, is the one the import derived.
+  const refund = LISTS.refunds?.[0] as unknown as { charge: Record<string, unknown> };
+  const refundWebhook = revenueFromStripeEvent({
+    id: 'evt_ch_m2_refunded',
+    type: 'charge.refunded',
+    created: at('2026-02-12T09:00:01Z'),
+    data: { object: refund.charge, previous_attributes: { amount_refunded: 0 } },
+  });
+  if (!refundWebhook.ok) throw new Error(refundWebhook.ignored);
+  expect(refundWebhook.record.transaction_id).toBe('ch_m2:refunded:3000');
   const when = webhook.record.timestamp as number;
   const envelope = (id: string, project: string, data: typeof webhook.record) => ({
     id,
@@ -290,6 +301,7 @@ it('imports the history once, resumes an interrupted run, and matches the known 
   await log.append([
     envelope(webhook.id, 'shop', webhook.record),
     envelope(churnWebhook.id, 'shop', churnWebhook.record),
+    envelope(refundWebhook.id, 'shop', refundWebhook.record),
     envelope('00000000-0000-4000-8000-000000000001', 'sentinel', webhook.record),
   ]);
   const consumer = startRevenueConsumer({ log, warehouse, batch: { maxRecords: 4, maxWaitMs: 50 } });

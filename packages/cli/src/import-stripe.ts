@@ -129,7 +129,8 @@ function listPage(
       return stripe.invoices.list({ ...paging, status: 'paid' });
     case 'refunds':
       // The charge names the customer and carries the metadata that attributes the refund.
-      return stripe.refunds.list({ ...paging, expand: ['data.charge'] });
+      // With the charge's refunds, to know how much of it was refunded once each refund was made.
+      return stripe.refunds.list({ ...paging, expand: ['data.charge', 'data.charge.refunds'] });
   }
 }
 
@@ -229,12 +230,20 @@ function eventFor(list: Exclude<StripeList, 'customers'>, object: unknown): Impo
       const refund = object as Stripe.Refund;
       const charge = refund.charge;
       if (refund.status !== 'succeeded' || !charge || typeof charge === 'string') return undefined;
+      // The webhook's transaction id is the charge with its refunded total once this refund was made: the
+      // charge's succeeded refunds up to this one (its total now, when its refunds were not expanded).
+      const listed = charge.refunds?.data;
+      const refundedThen = listed?.length
+        ? listed
+            .filter((r) => r.status === 'succeeded' && (r.created < refund.created || r.id === refund.id))
+            .reduce((sum, r) => sum + r.amount, 0)
+        : charge.amount_refunded;
       return {
         event: {
           id: `import:${refund.id}`,
           type: 'charge.refunded',
           created: refund.created,
-          data: { object: { ...charge, refunds: { data: [refund] } } },
+          data: { object: { ...charge, amount_refunded: refundedThen, refunds: { data: [refund] } } },
         },
         objectId: refund.id,
         customer: idOf(charge.customer),

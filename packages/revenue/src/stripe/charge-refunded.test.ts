@@ -15,16 +15,22 @@ describe('charge.refunded', () => {
       customer_id: 'cus_RZlifetime55',
       transaction_id: 'ch_3QuRef0LkdIwHu7ix1Charge:refunded:10000',
       is_recurring: false,
-      metadata: { charge: 'ch_3QuRef0LkdIwHu7ix1Charge', payment_intent: 'pi_3QuRef0LkdIwHu7ix1PayInt' },
+      metadata: {
+        charge: 'ch_3QuRef0LkdIwHu7ix1Charge',
+        payment_intent: 'pi_3QuRef0LkdIwHu7ix1PayInt',
+        refund: null,
+      },
       // 2025 API versions do not list the refunds on the charge: the event's created
       timestamp: Date.parse('2026-03-03T11:20:16Z'),
     });
   });
 
-  it('uses the refund id and the refund’s created when the refunds are in the event', () => {
+  it('names the refund and takes its created when the refunds are in the event, the same transaction id', () => {
     expect(mapped('charge.refunded.with_refunds').record).toMatchObject({
       amount: -199,
-      transaction_id: 're_3QvRef2LkdIwHu7ix0Second',
+      // The charge and its refunded total, as without the list: what `tally import stripe` derives too.
+      transaction_id: 'ch_3QuRef0LkdIwHu7ix1Charge:refunded:29900',
+      metadata: { refund: 're_3QvRef2LkdIwHu7ix0Second' },
       timestamp: 1_772_726_553_000, // 2026-03-05T16:02:33Z; the event is a second later
     });
   });

@@ -26,13 +26,17 @@ export const chargeRefunded: StripeMapper = (event, options) => {
     },
     {
       amount: -fromMinorUnits(refunded, charge.currency),
-      transaction_id: latest?.id ?? `${charge.id}:refunded:${charge.amount_refunded}`,
+      // The charge and how much of it is refunded once this refund is made: the same id whether the event
+      // lists the refunds (API versions before 2022-11-15) or not, and what `tally import stripe` derives
+      // from a refund, so a refund imported and delivered counts once.
+      transaction_id: `${charge.id}:refunded:${charge.amount_refunded}`,
       event_type: 'refund',
       is_recurring: false,
       metadata: {
         stripe_event_id: event.id,
         charge: charge.id,
         payment_intent: idOf(charge.payment_intent) ?? null,
+        refund: latest?.id ?? null,
       },
     },
   );
