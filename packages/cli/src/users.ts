@@ -3,9 +3,11 @@
 // (Redis when REDIS_URL is set, else TALLY_DATA_DIR/dashboard.mdb), beside a running dashboard or not.
 // `add` prints a one-time sign-in link that sets the password (or reads it from stdin with
 // --password-stdin, for automation); passwords and links are stored hashed only. A user is added only when
-// everything given is valid (email, projects, password).
+// everything given is valid (email, projects, password). When SMTP is configured (SMTP_HOST), `add` and
+// `link` also mail the link to the user (packages/mail); it is printed either way.
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
+import { openMailer } from '@tally/mail';
 import { readPublishedAddress } from '@tally/state-files';
 import {
   ALL_PROJECTS,
@@ -57,6 +59,29 @@ function membership(user: { projects: string[]; roles?: Record<string, Role> }):
   return user.projects
     .map((p) => (p === ALL_PROJECTS ? 'every project (owner)' : `${p} (${roleOf(user, p)})`))
     .join(', ');
+}
+
+/**
+ * Mails a password link to its user when SMTP is configured, and says so; a failure to send is reported on
+ * stderr without failing the command (the link was printed).
+ */
+async function mailPasswordLink(config: TallyConfig, email: string, link: string): Promise<void> {
+  const mailer = openMailer(config);
+  if (!mailer.configured) return;
+  const href = link.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  try {
+    await mailer.send({
+      to: email,
+      subject: 'Set your Tally password',
+      text: `Open this link to set your password and sign in to Tally. It works once, for 7 days:\n\n${link}\n\nIf you did not expect it, ignore this message.\n`,
+      html: `<p>Open this link to set your password and sign in to Tally. It works once, for 7 days:</p><p><a href="${href}">${href}</a></p><p>If you did not expect it, ignore this message.</p>`,
+    });
+    process.stdout.write(`The link was also mailed to ${email}.\n`);
+  } catch (error) {
+    process.stderr.write(`tally: the link could not be mailed (${(error as Error).message})\n`);
+  } finally {
+    mailer.close();
+  }
 }
 
 async function readAll(input: AsyncIterable<Buffer | string>): Promise<string> {
@@ -131,6 +156,7 @@ export async function runUsers(
           `Added ${user.email} (${membership(user)}). This link sets the password; it works once, for 7 days:\n`,
         );
         process.stdout.write(`${link}\n`);
+        await mailPasswordLink(config, user.email, link);
         return 0;
       }
       case 'link': {
@@ -139,6 +165,7 @@ export async function runUsers(
           "A new sign-in link (it sets a new password, ending the user's sessions; once, for 7 days; earlier links stop working):\n",
         );
         process.stdout.write(`${link}\n`);
+        await mailPasswordLink(config, normaliseEmail(address), link);
         return 0;
       }
       case 'grant': {
