@@ -377,6 +377,38 @@ const TABLE = [
     body: S.SetPassword,
     responses: { 200: S.SessionInfo, 400: S.Message, 401: S.ErrorBody, 429: S.ErrorBody },
   },
+  // Members and their roles
+  {
+    operationId: 'listMembers',
+    method: 'GET',
+    url: `${P}/members`,
+    tag: 'Projects',
+    summary: "The project's members and their roles (owner, admin, viewer)",
+    access: 'editor',
+    params: S.ProjectParams,
+    responses: { 200: S.Members },
+  },
+  {
+    operationId: 'setMemberRole',
+    method: 'PATCH',
+    url: `${P}/members/:email`,
+    tag: 'Projects',
+    summary: "Change a member's role; only an owner makes or unmakes owners, and the last owner stays",
+    access: 'editor',
+    params: S.MemberParams,
+    body: S.MemberRoleInput,
+    responses: { 200: S.Member, 400: S.Message, 404: S.Message },
+  },
+  {
+    operationId: 'removeMember',
+    method: 'DELETE',
+    url: `${P}/members/:email`,
+    tag: 'Projects',
+    summary: 'Remove a member from the project; only an owner removes an owner, and the last owner stays',
+    access: 'editor',
+    params: S.MemberParams,
+    responses: { 204: null, 400: S.Message, 404: S.Message },
+  },
   // Share links
   {
     operationId: 'listShares',
