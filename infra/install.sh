@@ -2,7 +2,8 @@
 # Installs every service the integration tests need, from Debian's packages and the registries:
 # Redis and Chromium (Debian), Apache Kafka and Apicurio Registry (Maven Central, run with the machine's Java),
 # schemathesis (PyPI) for the OpenAPI check, clickhouse-connect (PyPI) for the warehouse's HTTP interface,
-# stripe-mock (Go module proxy) for the Stripe import.
+# stripe-mock (Go module proxy) for the Stripe import, Mailpit (Go module proxy) as the SMTP server mail is
+# sent through.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./redis/install.sh
@@ -12,3 +13,4 @@ cd "$(dirname "$0")"
 ./kafka/install.sh
 ./schema-registry/install.sh
 ./stripe-mock/install.sh
+./mailpit/install.sh

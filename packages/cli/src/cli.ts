@@ -21,10 +21,13 @@ Commands:
   projects list [--json] | show <id> [--json]         Projects (from their tokens) and their settings
   projects set <id> --allowed-origins <origin,...>    Origins the project's public tokens may send from
                                                       (browsers elsewhere get 403); '' allows any again
-  users add <email> --project <id>... | --all-projects [--password-stdin]
-                                                      Add a dashboard user; prints a one-time link that sets
-                                                      the password (or reads it from stdin)
-  users list [--json] | remove <email> | grant <email> --project <id> | link <email>
+  users add <email> --project <id>... | --all-projects [--role owner|admin|viewer] [--password-stdin]
+                                                      Add a dashboard user (role default owner); prints a
+                                                      one-time link that sets the password (or reads it from
+                                                      stdin)
+  users role <email> --project <id> --role owner|admin|viewer
+                                                      Change a member's role (a project keeps an owner)
+  users list [--json] | remove <email> | grant <email> --project <id> [--role …] | link <email>
                                                       List, remove, grant projects, new sign-in link
   annotations add --project <id> --date YYYY-MM-DD "<text>" [--json]
                                                       A dated note (a deploy, a campaign) drawn on the

@@ -78,4 +78,37 @@ describe('tally users add', () => {
       ['you@example.com', false],
     ]);
   });
+
+  it('gives the role of --role (owner by default), changes it with users role, and keeps a last owner', async () => {
+    const roles = async () => {
+      const store = new LmdbStateStore(dir);
+      try {
+        return Object.fromEntries((await new Users(store).members('shop')).map((m) => [m.email, m.role]));
+      } finally {
+        await store.close();
+      }
+    };
+    expect(await users(['add', 'owner@example.com', '--project', 'shop'])).toBe(0);
+    expect(await users(['add', 'viewer@example.com', '--project', 'shop', '--role', 'viewer'])).toBe(0);
+    await expect(users(['add', 'x@example.com', '--project', 'shop', '--role', 'root'])).rejects.toThrow(
+      /--role is one of owner, admin, viewer/,
+    );
+    expect(await roles()).toMatchObject({ 'owner@example.com': 'owner', 'viewer@example.com': 'viewer' });
+    expect(await users(['role', 'viewer@example.com', '--project', 'shop', '--role', 'admin'])).toBe(0);
+    expect((await roles())['viewer@example.com']).toBe('admin');
+    await expect(
+      users(['role', 'viewer@example.com', '--project', 'nope', '--role', 'admin']),
+    ).rejects.toThrow(/unknown project "nope"/);
+    await expect(users(['role', 'viewer@example.com', '--project', 'shop'])).rejects.toThrow(
+      /needs one --project <id> and --role/,
+    );
+    // ci@ (every project) is an owner of shop too; without it, you@ (added above) and owner@ are the owners:
+    // demoting both would leave none, refused.
+    expect(await users(['remove', 'ci@example.com'])).toBe(0);
+    expect(await users(['role', 'you@example.com', '--project', 'shop', '--role', 'viewer'])).toBe(0);
+    await expect(
+      users(['role', 'owner@example.com', '--project', 'shop', '--role', 'viewer']),
+    ).rejects.toThrow(/last owner of shop/);
+    expect((await roles())['owner@example.com']).toBe('owner');
+  });
 });

@@ -1,12 +1,24 @@
-// `tally users add|list|remove|grant|link`: the dashboard's users, in the store the configuration names
+// `tally users add|list|remove|grant|role|link`: the dashboard's users and their role in each project
+// (owner, admin, viewer; --role, default owner: what a grant gave before roles), in the store the configuration names
 // (Redis when REDIS_URL is set, else TALLY_DATA_DIR/dashboard.mdb), beside a running dashboard or not.
 // `add` prints a one-time sign-in link that sets the password (or reads it from stdin with
 // --password-stdin, for automation); passwords and links are stored hashed only. A user is added only when
-// everything given is valid (email, projects, password).
+// everything given is valid (email, projects, password). When SMTP is configured (SMTP_HOST), `add` and
+// `link` also mail the link to the user (packages/mail); it is printed either way.
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
+import { openMailer } from '@tally/mail';
 import { readPublishedAddress } from '@tally/state-files';
-import { ALL_PROJECTS, normaliseEmail, openStateStore, Users } from '@tally/state-store';
+import {
+  ALL_PROJECTS,
+  isRole,
+  normaliseEmail,
+  openStateStore,
+  ROLES,
+  type Role,
+  roleOf,
+  Users,
+} from '@tally/state-store';
 import { assertProjectId, connectRedis } from '@tally/tokens';
 import { tokenStoreOf } from './tokens.ts';
 import { checkArgument, UsageError } from './usage-error.ts';
@@ -42,6 +54,36 @@ export async function checkProjectsExist(config: TallyConfig, projects: string[]
   }
 }
 
+/** "shop (owner), blog (viewer)", or "every project (owner)". */
+function membership(user: { projects: string[]; roles?: Record<string, Role> }): string {
+  return user.projects
+    .map((p) => (p === ALL_PROJECTS ? 'every project (owner)' : `${p} (${roleOf(user, p)})`))
+    .join(', ');
+}
+
+/**
+ * Mails a password link to its user when SMTP is configured, and says so; a failure to send is reported on
+ * stderr without failing the command (the link was printed).
+ */
+async function mailPasswordLink(config: TallyConfig, email: string, link: string): Promise<void> {
+  const mailer = openMailer(config);
+  if (!mailer.configured) return;
+  const href = link.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  try {
+    await mailer.send({
+      to: email,
+      subject: 'Set your Tally password',
+      text: `Open this link to set your password and sign in to Tally. It works once, for 7 days:\n\n${link}\n\nIf you did not expect it, ignore this message.\n`,
+      html: `<p>Open this link to set your password and sign in to Tally. It works once, for 7 days:</p><p><a href="${href}">${href}</a></p><p>If you did not expect it, ignore this message.</p>`,
+    });
+    process.stdout.write(`The link was also mailed to ${email}.\n`);
+  } catch (error) {
+    process.stderr.write(`tally: the link could not be mailed (${(error as Error).message})\n`);
+  } finally {
+    mailer.close();
+  }
+}
+
 async function readAll(input: AsyncIterable<Buffer | string>): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of input) chunks.push(Buffer.from(chunk));
@@ -64,14 +106,24 @@ export async function runUsers(
       project: { type: 'string', multiple: true },
       'all-projects': { type: 'boolean', default: false },
       'password-stdin': { type: 'boolean', default: false },
+      role: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
   const [action, email] = positionals;
   const projects = [...(values.project ?? []), ...(values['all-projects'] ? [ALL_PROJECTS] : [])];
   // The arguments first: a mistake opens no store.
-  if (!['add', 'link', 'grant', 'list', 'remove'].includes(action ?? '')) {
-    throw new UsageError(`unknown users action "${action ?? ''}" (add, list, remove, grant or link)`);
+  if (!['add', 'link', 'grant', 'role', 'list', 'remove'].includes(action ?? '')) {
+    throw new UsageError(`unknown users action "${action ?? ''}" (add, list, remove, grant, role or link)`);
+  }
+  if (values.role !== undefined && !isRole(values.role)) {
+    throw new UsageError(`--role is one of ${ROLES.join(', ')}, not "${values.role}"`);
+  }
+  const role = (values.role ?? 'owner') as Role;
+  if (action === 'role') {
+    if (values.role === undefined || values.project?.length !== 1 || values['all-projects']) {
+      throw new UsageError('users role needs one --project <id> and --role owner|admin|viewer');
+    }
   }
   if (action !== 'list') {
     if (!email) throw new UsageError(`users ${action} needs an email`);
@@ -85,7 +137,7 @@ export async function runUsers(
       if (project !== ALL_PROJECTS) checkArgument(() => assertProjectId(project));
   }
   const address = email ?? ''; // checked above for every action that takes one
-  if (action === 'add' || action === 'grant') await checkProjectsExist(config, projects);
+  if (action === 'add' || action === 'grant' || action === 'role') await checkProjectsExist(config, projects);
   const redis = connectRedis(config);
   const store = openStateStore(config, redis);
   const users = new Users(store);
@@ -94,18 +146,17 @@ export async function runUsers(
       case 'add': {
         // The password is read first and checked with the rest: a refused one adds no user.
         const password = values['password-stdin'] ? await readAll(stdin) : undefined;
-        const user = await users.add(address, projects, password);
+        const user = await users.add(address, projects, password, role);
         if (password !== undefined) {
-          process.stdout.write(
-            `Added ${user.email} (projects: ${user.projects.join(', ')}) with the password given.\n`,
-          );
+          process.stdout.write(`Added ${user.email} (${membership(user)}) with the password given.\n`);
           return 0;
         }
         const link = signInLink(config, await users.createSignInLink(user.email));
         process.stdout.write(
-          `Added ${user.email} (projects: ${user.projects.join(', ')}). This link sets the password; it works once, for 7 days:\n`,
+          `Added ${user.email} (${membership(user)}). This link sets the password; it works once, for 7 days:\n`,
         );
         process.stdout.write(`${link}\n`);
+        await mailPasswordLink(config, user.email, link);
         return 0;
       }
       case 'link': {
@@ -114,11 +165,17 @@ export async function runUsers(
           "A new sign-in link (it sets a new password, ending the user's sessions; once, for 7 days; earlier links stop working):\n",
         );
         process.stdout.write(`${link}\n`);
+        await mailPasswordLink(config, normaliseEmail(address), link);
         return 0;
       }
       case 'grant': {
-        const user = await users.grant(address, projects);
-        process.stdout.write(`${user.email} may now read: ${user.projects.join(', ')}\n`);
+        const user = await users.grant(address, projects, role);
+        process.stdout.write(`${user.email}: ${membership(user)}\n`);
+        return 0;
+      }
+      case 'role': {
+        const user = await users.setRole(address, projects[0] ?? '', role);
+        process.stdout.write(`${user.email}: ${membership(user)}\n`);
         return 0;
       }
       case 'list': {
@@ -127,7 +184,7 @@ export async function runUsers(
         else {
           for (const u of list) {
             process.stdout.write(
-              `${u.email}  projects: ${u.projects.join(', ')}  ${u.has_password ? 'password set' : 'no password yet'}  created ${u.created_at}\n`,
+              `${u.email}  ${membership(u)}  ${u.has_password ? 'password set' : 'no password yet'}  created ${u.created_at}\n`,
             );
           }
           if (list.length === 0) process.stdout.write('no users yet\n');

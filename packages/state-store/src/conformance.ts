@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { isAnnotationDate, ProjectStore } from './projects.ts';
 import { SIGN_IN_DELAY_CAP_MS, SignInFailures, signInDelayMs } from './sign-in-failures.ts';
 import type { StateStore } from './state-store.ts';
-import { Sessions, Users } from './users.ts';
+import { type Role, roleOf, Sessions, type User, Users } from './users.ts';
 
 export function stateStoreConformance(name: string, open: () => StateStore, namespace: string): void {
   describe(`state store conformance: ${name}`, () => {
@@ -123,6 +123,46 @@ export function stateStoreConformance(name: string, open: () => StateStore, name
       await users.add(ada, ['shop']);
       expect(await sessions.find(session)).toBeNull();
       expect(await users.usePasswordLink(link, 'ada password 2')).toBeNull();
+      await store.close();
+    });
+
+    it('gives each member a role per project, keeps a last owner, and reads users stored before roles as owners', async () => {
+      const store = open();
+      const users = new Users(store);
+      const project = `p${randomUUID().slice(0, 8)}`;
+      const [ada, bob, cy] = [email('ada'), email('bob'), email('cy')];
+      await users.add(ada, [project]);
+      await users.add(bob, [project], undefined, 'viewer');
+      // Stored as a user was before roles existed: projects only.
+      await store.put('users', cy, {
+        email: cy,
+        password_hash: null,
+        projects: [project],
+        created_at: new Date().toISOString(),
+      });
+      const roles = async () =>
+        Object.fromEntries((await users.members(project)).map((m) => [m.email, m.role]));
+      expect(await roles()).toMatchObject({ [ada]: 'owner', [bob]: 'viewer', [cy]: 'owner' });
+      await users.setRole(cy, project, 'admin');
+      // ada is now the last owner: neither demoted nor removed.
+      await expect(users.setRole(ada, project, 'admin')).rejects.toThrow(/last owner/);
+      await expect(users.removeMember(ada, project)).rejects.toThrow(/last owner/);
+      await users.setRole(bob, project, 'owner');
+      // Another handle (a replica) sees the change at once.
+      const other = open();
+      expect(roleOf((await new Users(other).get(bob)) as User, project)).toBe('owner');
+      await other.close();
+      await users.setRole(ada, project, 'viewer');
+      expect(await users.removeMember(ada, project)).toBe(true);
+      expect(await users.removeMember(ada, project)).toBe(false);
+      expect(await roles()).toMatchObject({ [bob]: 'owner', [cy]: 'admin' });
+      expect(Object.keys(await roles())).not.toContain(ada);
+      await expect(users.setRole(ada, project, 'viewer')).rejects.toThrow(/not a member/);
+      await expect(users.setRole(bob, project, 'root' as Role)).rejects.toThrow(/owner, admin, viewer/);
+      // A project granted later gets the role given then; one already held keeps its own.
+      await users.grant(cy, [project, `${project}b`], 'viewer');
+      const granted = (await users.get(cy)) as User;
+      expect([roleOf(granted, project), roleOf(granted, `${project}b`)]).toEqual(['admin', 'viewer']);
       await store.close();
     });
 

@@ -53,7 +53,9 @@ describe('users', () => {
       'email',
       'has_password',
       'projects',
+      'roles',
     ]);
+    expect((await users.list()).find((u) => u.email === 'cy@example.com')?.roles).toEqual({ shop: 'owner' });
   });
 });
 

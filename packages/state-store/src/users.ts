@@ -4,6 +4,10 @@
 // A user has one sign-in link at most: issuing one revokes the one before, using it (or setting the
 // password otherwise) revokes it. A session holds its user's session stamp, a random value that a password
 // change (or removing the user and adding them again) replaces: the sessions from before end at once.
+// Each project a user belongs to gives them a role there (owner, admin, viewer; docs/design/roles.md):
+// `roles` maps the project to it. A user stored before roles existed has no `roles`, and is owner of each
+// project they were granted (they could change everything there); `*` is owner of every project. A project
+// always keeps an owner: its last one can be neither demoted nor removed.
 import { assertProjectId } from '@tally/tokens';
 import { decoyPasswordHash, hashPassword, hashSecret, newSecret, verifyPassword } from './secrets.ts';
 import type { StateStore } from './state-store.ts';
@@ -11,8 +15,13 @@ import type { StateStore } from './state-store.ts';
 export interface User {
   email: string;
   password_hash: string | null;
-  /** Projects the user may read and edit; `*` is every project. */
+  /** Projects the user belongs to; `*` is every project (as owner). */
   projects: string[];
+  /**
+   * The user's role in each of their projects. Absent (a user stored before roles), or a project missing
+   * from it: owner (roleOf).
+   */
+  roles?: Record<string, Role>;
   created_at: string;
   /**
    * The hash of the user's one valid sign-in link (null: none). Absent on a user stored before links were
@@ -32,6 +41,20 @@ export type UserSummary = Omit<User, 'password_hash' | 'sign_in_link' | 'session
 };
 
 export const ALL_PROJECTS = '*';
+/** A member's roles, from the most to the least power. */
+export const ROLES = ['owner', 'admin', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}
+
+/** The user's role in `project`, or null when they are not a member. */
+export function roleOf(user: Pick<User, 'projects' | 'roles'>, project: string): Role | null {
+  if (user.projects.includes(ALL_PROJECTS)) return 'owner';
+  if (!user.projects.includes(project)) return null;
+  return user.roles?.[project] ?? 'owner';
+}
 export const SIGN_IN_LINK_TTL_MS = 7 * 24 * 3_600_000;
 export const SESSION_TTL_MS = 30 * 24 * 3_600_000;
 export const MIN_PASSWORD_LENGTH = 10;
@@ -63,6 +86,12 @@ const SESSIONS = 'sessions';
 export const mayRead = (user: Pick<User, 'projects'>, project: string): boolean =>
   user.projects.includes(ALL_PROJECTS) || user.projects.includes(project);
 
+/** Whether the user may change `project`'s settings, goals, shares, tokens and members: owner or admin. */
+export const mayManage = (user: Pick<User, 'projects' | 'roles'>, project: string): boolean => {
+  const role = roleOf(user, project);
+  return role === 'owner' || role === 'admin';
+};
+
 export class Users {
   readonly #store: StateStore;
 
@@ -79,6 +108,7 @@ export class Users {
     return users
       .map(({ password_hash, sign_in_link: _link, session_stamp: _stamp, ...rest }) => ({
         ...rest,
+        roles: this.#rolesOf(rest),
         has_password: password_hash !== null,
       }))
       .sort((a, b) => a.email.localeCompare(b.email));
@@ -88,8 +118,14 @@ export class Users {
    * Adds a user granted `projects`, with `password` when given; fails if the email is taken. Everything is
    * checked before anything is written: a refused user is not half added.
    */
-  async add(email: string, projects: readonly string[], password?: string): Promise<User> {
+  async add(
+    email: string,
+    projects: readonly string[],
+    password?: string,
+    role: Role = 'owner',
+  ): Promise<User> {
     const normal = normaliseEmail(email);
+    if (!isRole(role)) throw new UserError(`a role is one of ${ROLES.join(', ')}`);
     if (projects.length === 0)
       throw new UserError('grant at least one project (--project <id>, or --all-projects)');
     for (const p of projects) if (p !== ALL_PROJECTS) assertProjectId(p);
@@ -99,6 +135,7 @@ export class Users {
       email: normal,
       password_hash: password === undefined ? null : await hashPassword(password),
       projects: [...new Set(projects)],
+      roles: Object.fromEntries(projects.filter((p) => p !== ALL_PROJECTS).map((p) => [p, role])),
       created_at: new Date().toISOString(),
       sign_in_link: null,
       // A new stamp: the sessions of a removed user of the same email stay ended.
@@ -108,12 +145,73 @@ export class Users {
     return user;
   }
 
-  async grant(email: string, projects: readonly string[]): Promise<User> {
+  /** Makes the user a member of `projects` with `role` (a project they already belong to keeps its role). */
+  async grant(email: string, projects: readonly string[], role: Role = 'owner'): Promise<User> {
     const user = await this.#required(email);
+    if (!isRole(role)) throw new UserError(`a role is one of ${ROLES.join(', ')}`);
     for (const p of projects) if (p !== ALL_PROJECTS) assertProjectId(p);
+    const roles = this.#rolesOf(user);
+    for (const p of projects) if (p !== ALL_PROJECTS && !user.projects.includes(p)) roles[p] = role;
     user.projects = [...new Set([...user.projects, ...projects])];
+    user.roles = roles;
     await this.#store.put(USERS, user.email, user);
     return user;
+  }
+
+  /** The members of `project` with their roles (`*` users as owners), by email. */
+  async members(project: string): Promise<{ email: string; role: Role; has_password: boolean }[]> {
+    const members = [];
+    for (const user of await this.list()) {
+      const role = roleOf(user, project);
+      if (role) members.push({ email: user.email, role, has_password: user.has_password });
+    }
+    return members;
+  }
+
+  /**
+   * Changes a member's role in `project`. Refused for a user who is not a member, for one whose power
+   * covers every project (`*`), and for the project's last owner (a project always keeps an owner).
+   */
+  async setRole(email: string, project: string, role: Role): Promise<User> {
+    if (!isRole(role)) throw new UserError(`a role is one of ${ROLES.join(', ')}`);
+    const user = await this.#required(email);
+    const current = roleOf(user, project);
+    if (current === null) throw new UserError(`${user.email} is not a member of ${project}`);
+    if (user.projects.includes(ALL_PROJECTS))
+      throw new UserError(`${user.email} is owner of every project (--all-projects); that role stays`);
+    if (current === 'owner' && role !== 'owner') await this.#assertAnotherOwner(user.email, project);
+    user.roles = { ...this.#rolesOf(user), [project]: role };
+    await this.#store.put(USERS, user.email, user);
+    return user;
+  }
+
+  /** Takes `project` away from a member (refused for the project's last owner); false if not a member. */
+  async removeMember(email: string, project: string): Promise<boolean> {
+    const user = await this.get(email);
+    if (!user || !user.projects.includes(project)) return false;
+    if (roleOf(user, project) === 'owner') await this.#assertAnotherOwner(user.email, project);
+    const roles = this.#rolesOf(user);
+    delete roles[project];
+    user.projects = user.projects.filter((p) => p !== project);
+    user.roles = roles;
+    await this.#store.put(USERS, user.email, user);
+    return true;
+  }
+
+  async #assertAnotherOwner(email: string, project: string): Promise<void> {
+    const owners = (await this.members(project)).filter((m) => m.role === 'owner' && m.email !== email);
+    if (owners.length === 0)
+      throw new UserError(`${email} is the last owner of ${project}: make another member owner first`);
+  }
+
+  /** The user's roles written out for every project they belong to (a stored user may lack some). */
+  #rolesOf(user: Pick<User, 'projects' | 'roles'>): Record<string, Role> {
+    const roles: Record<string, Role> = {};
+    for (const p of user.projects) {
+      const role = roleOf(user, p);
+      if (p !== ALL_PROJECTS && role) roles[p] = role;
+    }
+    return roles;
   }
 
   async remove(email: string): Promise<boolean> {

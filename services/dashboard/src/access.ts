@@ -2,8 +2,16 @@
 // key (read_…: its one project), a share link (shr_…, when it has no password) or a share grant (shg_…:
 // the link's project, revenue only when included); else the session cookie of a signed-in user (the
 // projects granted to them). Another project's data is never readable with a key, link or user of one:
-// every operation that names a project checks it here (Operation.access, operations.ts).
-import { mayRead, type Sessions, type ShareLink, type ShareLinks, type User } from '@tally/state-store';
+// every operation that names a project checks it here (Operation.access, operations.ts). What changes a
+// project (access `editor`) is for its signed-in owners and admins only; a viewer reads (docs/design/roles.md).
+import {
+  mayManage,
+  mayRead,
+  type Sessions,
+  type ShareLink,
+  type ShareLinks,
+  type User,
+} from '@tally/state-store';
 import type { TokenVerifier } from '@tally/tokens';
 import type { FastifyRequest } from 'fastify';
 import type { Access } from './api/operations.ts';
@@ -81,7 +89,9 @@ export function authorise(caller: Caller, access: Access, project: string | unde
     return;
   }
   if (project === undefined || !canRead(caller, project)) throw new ForbiddenError();
-  if (access === 'editor' && caller.kind !== 'user') throw new ForbiddenError();
+  if (access === 'editor' && (caller.kind !== 'user' || !mayManage(caller.user, project))) {
+    throw new ForbiddenError();
+  }
   // Ingestion health is for the people who run the project, not for the public of a share link.
   if (access === 'operator' && caller.kind === 'share') throw new ForbiddenError();
   if (access === 'revenue' && caller.kind === 'share' && !caller.share.include_revenue) {

@@ -1,5 +1,6 @@
 // Annotations and saved segments through the API (inject, real chDB, LMDB store): created, listed and
-// deleted by a user granted the project; read by a read key and a share link, which may not write; bad
+// deleted by a user granted the project (an owner or admin); read by a viewer, a read key and a share link,
+// which may not write; bad
 // input answered 400 with a message; and what the CLI adds (the same store) seen by the API.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,8 @@ let projects: ProjectStore;
 const tokens = new FileTokenStore(dir);
 let key: string;
 let session: string;
+let viewerSession: string;
+let adminSession: string;
 let share: string;
 
 beforeAll(async () => {
@@ -40,6 +43,10 @@ beforeAll(async () => {
   key = (await tokens.create('alpha', 'read')).token;
   await users.add('a@example.com', ['alpha'], 'alpha password');
   session = await new Sessions(store).create('a@example.com');
+  await users.add('viewer@example.com', ['alpha'], 'viewer password', 'viewer');
+  viewerSession = await new Sessions(store).create('viewer@example.com');
+  await users.add('admin@example.com', ['alpha'], 'admin password', 'admin');
+  adminSession = await new Sessions(store).create('admin@example.com');
   share = (await shares.create('alpha', {})).token;
   const readKeys = new TokenVerifier(tokens, { refreshMs: 60_000, kinds: ['read'] });
   await readKeys.refresh();
@@ -68,6 +75,8 @@ afterAll(async () => {
 const asUser = () => ({ origin: ORIGIN, cookie: `tally_session=${session}` });
 const headersOf = () => ({
   user: { origin: ORIGIN, cookie: `tally_session=${session}` },
+  viewer: { origin: ORIGIN, cookie: `tally_session=${viewerSession}` },
+  admin: { origin: ORIGIN, cookie: `tally_session=${adminSession}` },
   key: { origin: ORIGIN, authorization: `Bearer ${key}` },
   share: { origin: ORIGIN, authorization: `Bearer ${share}` },
 });
@@ -102,12 +111,18 @@ describe.each(['annotations', 'segments'] as const)('%s', (kind) => {
     expect(list.json()[kind]).not.toContainEqual(item);
   });
 
-  it('may not be written by a read key or a share link (403), which still read them', async () => {
-    const { key: keyHeaders, share: shareHeaders } = headersOf();
+  it('may not be written by a viewer, a read key or a share link (403), which still read them; an admin may', async () => {
+    const { key: keyHeaders, share: shareHeaders, viewer, admin } = headersOf();
     const mine = (
       await app.inject({ method: 'POST', url: `${P}/${kind}`, headers: asUser(), payload: body })
     ).json();
-    for (const headers of [keyHeaders, shareHeaders]) {
+    const byAdmin = await app.inject({ method: 'POST', url: `${P}/${kind}`, headers: admin, payload: body });
+    expect(byAdmin.statusCode).toBe(201);
+    expect(
+      (await app.inject({ method: 'DELETE', url: `${P}/${kind}/${byAdmin.json().id}`, headers: admin }))
+        .statusCode,
+    ).toBe(204);
+    for (const headers of [viewer, keyHeaders, shareHeaders]) {
       expect(
         (await app.inject({ method: 'POST', url: `${P}/${kind}`, headers, payload: body })).statusCode,
       ).toBe(403);

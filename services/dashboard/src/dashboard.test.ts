@@ -96,7 +96,8 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     .replace(':segment', 's1')
     .replace(':share', 's1')
     .replace(':token', 'shr_x')
-    .replace(':customer_id', 'c1');
+    .replace(':customer_id', 'c1')
+    .replace(':email', 'someone@example.com');
   const queries: Record<string, string> = {
     revenueReconciliation: '?month=2026-01',
     revenueRecords: '?figure=new&from=2026-01&to=2026-02',
@@ -117,6 +118,7 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     createShare: { name: 'x' },
     createAnnotation: { date: '2026-05-02', text: 'deploy' },
     createSegment: { name: 'Mobile', filters: 'device==Mobile' },
+    setMemberRole: { role: 'viewer' },
   };
   return {
     method: op.method,

@@ -17,6 +17,7 @@ import { COMPONENTS } from './api/schemas.ts';
 import type { DashboardDeps } from './deps.ts';
 import { dashboardError, toDashboardError } from './errors.ts';
 import { healthRoutes } from './routes/health-routes.ts';
+import { memberRoutes } from './routes/member-routes.ts';
 import { projectRoutes } from './routes/project-routes.ts';
 import { revenueDailyRoutes } from './routes/revenue-daily-routes.ts';
 import { revenueRoutes } from './routes/revenue-routes.ts';
@@ -90,6 +91,7 @@ export async function buildDashboard(
 
   sessionRoutes(app, deps);
   projectRoutes(app, deps);
+  memberRoutes(app, deps);
   trafficRoutes(app, deps);
   shareRoutes(app, deps);
   revenueRoutes(app, deps);

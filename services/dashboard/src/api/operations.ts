@@ -9,8 +9,8 @@ import * as S from './schemas.ts';
  * Who may call an operation:
  * - `reader`: a read key of the project, a signed-in user granted the project, or a share link of it;
  * - `revenue`: as reader, but a share link only when its creator included revenue;
- * - `editor`: a signed-in user granted the project (settings, goals, funnels, annotations, segments, share
- *   links);
+ * - `editor`: a signed-in owner or admin of the project, never a viewer (settings, goals, funnels,
+ *   annotations, segments, share links, tokens; docs/design/roles.md);
  * - `operator`: a read key of the project or a signed-in user granted it, never a share link (health);
  * - `user`: any signed-in user;
  * - `public`: anyone (signing in, opening a share link), rate-limited where a secret is guessed.
@@ -376,6 +376,38 @@ const TABLE = [
     access: 'public',
     body: S.SetPassword,
     responses: { 200: S.SessionInfo, 400: S.Message, 401: S.ErrorBody, 429: S.ErrorBody },
+  },
+  // Members and their roles
+  {
+    operationId: 'listMembers',
+    method: 'GET',
+    url: `${P}/members`,
+    tag: 'Projects',
+    summary: "The project's members and their roles (owner, admin, viewer)",
+    access: 'editor',
+    params: S.ProjectParams,
+    responses: { 200: S.Members },
+  },
+  {
+    operationId: 'setMemberRole',
+    method: 'PATCH',
+    url: `${P}/members/:email`,
+    tag: 'Projects',
+    summary: "Change a member's role; only an owner makes or unmakes owners, and the last owner stays",
+    access: 'editor',
+    params: S.MemberParams,
+    body: S.MemberRoleInput,
+    responses: { 200: S.Member, 400: S.Message, 404: S.Message },
+  },
+  {
+    operationId: 'removeMember',
+    method: 'DELETE',
+    url: `${P}/members/:email`,
+    tag: 'Projects',
+    summary: 'Remove a member from the project; only an owner removes an owner, and the last owner stays',
+    access: 'editor',
+    params: S.MemberParams,
+    responses: { 204: null, 400: S.Message, 404: S.Message },
   },
   // Share links
   {

@@ -323,6 +323,27 @@ export const FunnelIdParams = Type.Object({
   funnel: Type.String({ maxLength: 64 }),
 });
 
+// ---- Members and their roles (docs/design/roles.md) ----------------------------------------------
+
+export const MemberParams = Type.Object({
+  ...ProjectParams.properties,
+  email: Type.String({ maxLength: 320 }),
+});
+const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('viewer')]);
+export const Member = Type.Object(
+  {
+    email: Type.String(),
+    role: RoleName,
+    has_password: Type.Boolean({ description: 'False until the member has set a password.' }),
+  },
+  { $id: 'Member' },
+);
+export const Members = Type.Object(
+  { members: Type.Array(Type.Ref(Member), { description: 'By email.' }) },
+  { $id: 'Members' },
+);
+export const MemberRoleInput = Type.Object({ role: RoleName }, { additionalProperties: false });
+
 // ---- Annotations and saved segments ---------------------------------------------------------------
 
 export const AnnotationInput = Type.Object(
@@ -1340,6 +1361,8 @@ export const COMPONENTS: TSchema[] = [
   FunnelResult,
   Annotation,
   Annotations,
+  Member,
+  Members,
   Segment,
   Segments,
   Project,
