@@ -201,8 +201,12 @@ describe('convert_to', () => {
       ['2026-02-01', '55.280785', 'EUR', ['GBP']], // 59.99 × 0.9215
     ]);
     const csv = await get('revenue/mrr?from=2026-01&to=2026-01&convert_to=EUR&format=csv');
+    // The converted month's counts (2 paying at the end), rates and ARPA (68.39685 / 2) come with it.
+    expect(csv.body.split('\r\n')[0]).toContain(
+      'converted_to,customers_start,customers_end,churned_customers,gross_revenue_churn_rate',
+    );
     expect(csv.body.split('\r\n')[1]).toBe(
-      '2026-01,EUR,0,68.39685,0,0,0,0,68.39685,68.39685,68.39685,EUR,GBP 2026-01 1.17; USD 2026-01 0.9,',
+      '2026-01,EUR,0,68.39685,0,0,0,0,68.39685,68.39685,68.39685,EUR,0,2,0,,,,34.198425,,GBP 2026-01 1.17; USD 2026-01 0.9,',
     );
   });
 });
