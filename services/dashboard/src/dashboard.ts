@@ -18,6 +18,7 @@ import type { DashboardDeps } from './deps.ts';
 import { dashboardError, toDashboardError } from './errors.ts';
 import { healthRoutes } from './routes/health-routes.ts';
 import { projectRoutes } from './routes/project-routes.ts';
+import { reportSubscriptionRoutes } from './routes/report-subscription-routes.ts';
 import { revenueDailyRoutes } from './routes/revenue-daily-routes.ts';
 import { revenueRoutes } from './routes/revenue-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
@@ -90,6 +91,7 @@ export async function buildDashboard(
 
   sessionRoutes(app, deps);
   projectRoutes(app, deps);
+  reportSubscriptionRoutes(app, deps);
   trafficRoutes(app, deps);
   shareRoutes(app, deps);
   revenueRoutes(app, deps);
