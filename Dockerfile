@@ -15,6 +15,7 @@ COPY packages/consumer/package.json packages/consumer/
 COPY packages/contract/package.json packages/contract/
 COPY packages/core/package.json packages/core/
 COPY packages/log/package.json packages/log/
+COPY packages/mail/package.json packages/mail/
 COPY packages/react/package.json packages/react/
 COPY packages/reports/package.json packages/reports/
 COPY packages/revenue/package.json packages/revenue/

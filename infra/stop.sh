@@ -5,3 +5,4 @@ cd "$(dirname "$0")"
 ./schema-registry/stop.sh
 ./kafka/stop.sh
 ./redis/stop.sh
+./mailpit/stop.sh

@@ -7,6 +7,7 @@
 // Kafka and the schema registry: KAFKA_BROKERS and SCHEMA_REGISTRY_URL when both are set; else containers;
 // else infra/kafka (Apache Kafka 4 in KRaft mode, jars from Maven Central) and infra/schema-registry
 // (Apicurio Registry, which serves the Confluent API).
+// Mail: MAILPIT_SMTP_URL and MAILPIT_URL (its HTTP API) when both are set; else infra/mailpit.
 // Endpoints reach the tests through vitest's provide/inject. What this setup started, it stops.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +25,9 @@ declare module 'vitest' {
     clickhouseUrl: string;
     kafkaBrokers: string;
     schemaRegistryUrl: string;
+    /** Mailpit's SMTP server (`smtp://127.0.0.1:11025`) and its HTTP API (`http://127.0.0.1:18025`). */
+    mailpitSmtpUrl: string;
+    mailpitUrl: string;
   }
 }
 
@@ -167,6 +171,33 @@ async function ensureKafka(stops: Stop[]): Promise<{ brokers: string; registry: 
   return { brokers, registry };
 }
 
+/** Mailpit, the SMTP server tests send mail through and read back over its API: the environment's, else infra/'s. */
+async function ensureMailpit(stops: Stop[]): Promise<{ smtpUrl: string; apiUrl: string }> {
+  if (process.env.MAILPIT_SMTP_URL && process.env.MAILPIT_URL) {
+    return { smtpUrl: process.env.MAILPIT_SMTP_URL, apiUrl: process.env.MAILPIT_URL };
+  }
+  const wasRunning = await portOpen(Number(process.env.MAILPIT_HTTP_PORT ?? 18025));
+  let stdout: string;
+  try {
+    ({ stdout } = await run('bash', [`${INFRA}mailpit/start.sh`], { timeout: 300_000 }));
+  } catch (error) {
+    throw new Error(
+      `Could not start Mailpit with infra/mailpit/start.sh (${(error as Error).message}). ` +
+        'Set MAILPIT_SMTP_URL and MAILPIT_URL to a running Mailpit, or run infra/install.sh and infra/start.sh.',
+    );
+  }
+  if (!wasRunning) stops.push(async () => void (await run('bash', [`${INFRA}mailpit/stop.sh`])));
+  const value = (key: string) =>
+    stdout
+      .split('\n')
+      .find((line) => line.startsWith(`${key}=`))
+      ?.slice(key.length + 1);
+  const smtpUrl = value('MAILPIT_SMTP_URL');
+  const apiUrl = value('MAILPIT_URL');
+  if (!smtpUrl || !apiUrl) throw new Error(`infra/mailpit/start.sh printed no endpoints: ${stdout}`);
+  return { smtpUrl, apiUrl };
+}
+
 /**
  * Builds, once and before any test file runs, what tests read from the tree: the compiled dist/ (and the
  * published packages' CommonJS copies), the tracker's bundles and the dashboard's web app. The tests' own
@@ -193,6 +224,9 @@ export default async function setup(project: TestProject): Promise<Stop> {
   const kafka = await ensureKafka(stops);
   project.provide('kafkaBrokers', kafka.brokers);
   project.provide('schemaRegistryUrl', kafka.registry);
+  const mailpit = await ensureMailpit(stops);
+  project.provide('mailpitSmtpUrl', mailpit.smtpUrl);
+  project.provide('mailpitUrl', mailpit.apiUrl);
   return async () => {
     for (const stop of stops.reverse()) await stop();
   };

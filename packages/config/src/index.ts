@@ -343,6 +343,38 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: "Most memory one query of the HTTP interface's writer may take, in MiB (`0`: no limit).",
   }),
+  SMTP_HOST: Type.Optional(
+    Type.String({
+      description:
+        'Host of the SMTP server Tally sends mail through: invitations, password links, reports. Unset: no mail is sent, and the links are shown to whoever asked for them (the inviting admin, `tally users add`) instead.',
+    }),
+  ),
+  SMTP_PORT: Type.Integer({
+    default: 587,
+    minimum: 1,
+    maximum: 65535,
+    description: 'Port of `SMTP_HOST`: 587 (submission, STARTTLS) by default, 465 with `SMTP_SECURE=tls`.',
+  }),
+  SMTP_SECURE: Type.Union([Type.Literal('starttls'), Type.Literal('tls'), Type.Literal('none')], {
+    default: 'starttls',
+    description:
+      '`starttls`: connect in plain text and require the upgrade to TLS (port 587); `tls`: TLS from the first byte (port 465); `none`: no TLS at all (a relay on localhost only).',
+  }),
+  SMTP_USER: Type.Optional(
+    Type.String({ description: 'User name to sign in to `SMTP_HOST` with; unset: no sign-in.' }),
+  ),
+  SMTP_PASSWORD: Type.Optional(
+    Type.String({
+      description:
+        'Password of `SMTP_USER`; usually given as `SMTP_PASSWORD_FILE`, a file holding it (a Docker secret).',
+    }),
+  ),
+  SMTP_FROM: Type.Optional(
+    Type.String({
+      description:
+        "The sender of Tally's mail (`Tally <tally@example.com>`); needed when `SMTP_HOST` is set.",
+    }),
+  ),
   TALLY_READY_FILE: Type.Optional(
     Type.String({
       description:
@@ -392,6 +424,7 @@ export const SECRET_SETTINGS = [
   'REDIS_PASSWORD',
   'CLICKHOUSE_URL',
   'CLICKHOUSE_PASSWORD',
+  'SMTP_PASSWORD',
 ] as const;
 
 /** Whether `key` names a setting: one of the schema, or `<NAME>_FILE` of a secret one. */
@@ -442,6 +475,9 @@ export function chooseBackends(settings: TallySettings): Backends {
   }
   if (settings.CLICKHOUSE_CLUSTER && !settings.CLICKHOUSE_URL) {
     throw new Error('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: the embedded warehouse is one node');
+  }
+  if (settings.SMTP_HOST && !settings.SMTP_FROM) {
+    throw new Error('SMTP_HOST needs SMTP_FROM: the address Tally sends its mail from');
   }
   return {
     log:

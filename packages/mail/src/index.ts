@@ -1,0 +1,11 @@
+// @tally/mail: the mailer (SMTP through nodemailer, or not configured).
+export {
+  deliveryError,
+  type MailAttachment,
+  MailDeliveryError,
+  type Mailer,
+  type MailMessage,
+  openMailer,
+  type SendResult,
+  type SmtpSettings,
+} from './mailer.ts';
