@@ -1,14 +1,34 @@
-// The weekly report of a seeded project (real chDB): its figures are the API's for the same week in the
-// project's time zone, and two schedulers on two handles of one LMDB state store (two dashboard processes'
-// view of TALLY_DATA_DIR), ticking at the same instant and again later, send it once. The emails go through
-// the scheduler's send port into a list: the SMTP mailer (another branch's) is not merged here yet.
+// The weekly report of a seeded project (real chDB), sent through a real SMTP server (Mailpit) and read
+// back through its API: its figures are the API's for the same week in the project's time zone, and two
+// schedulers on two handles of one LMDB state store (two dashboard processes' view of TALLY_DATA_DIR), each
+// with its own mailer, ticking at the same instant and again later, and a restarted one, send it once.
+import { loadConfig } from '@tally/config';
+import { type Mailer, openMailer } from '@tally/mail';
 import { LmdbStateStore, ProjectStore, ReportSubscriptions, Users } from '@tally/state-store';
 import type { Warehouse } from '@tally/warehouse';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDashboard, type TestDashboard } from '../test-dashboard.ts';
-import type { ReportEmail } from './content.ts';
-import { reportScheduler } from './scheduler.ts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { reportScheduler } from '../services/dashboard/src/scheduled-reports/scheduler.ts';
+import { startTestDashboard, type TestDashboard } from '../services/dashboard/src/test-dashboard.ts';
+import { type MailpitMessage, uniqueAddress, waitForMessages } from './support/mailpit.ts';
+
+const smtp = new URL(inject('mailpitSmtpUrl'));
+const mailpit = inject('mailpitUrl');
+const mailers: Mailer[] = [];
+const mailer = () => {
+  const opened = openMailer(
+    loadConfig({
+      SMTP_HOST: smtp.hostname,
+      SMTP_PORT: smtp.port,
+      SMTP_SECURE: 'none',
+      SMTP_FROM: 'Tally <reports@tally.test>',
+    }),
+  );
+  mailers.push(opened);
+  return opened;
+};
+const ADA = uniqueAddress('weekly-ada');
+const BOB = uniqueAddress('weekly-bob');
 
 const PROJECT = 'weekly';
 let dashboard: TestDashboard;
@@ -71,14 +91,17 @@ beforeAll(async () => {
   await visit('v5', '2026-11-10 10:00:00.000', '/', '');
   await visit('v6', '2026-11-11 10:00:00.000', '/blog', 'news.example');
   const users = new Users(dashboard.store);
-  await users.add('ada@example.com', [PROJECT]);
-  await users.add('bob@example.com', [PROJECT]);
+  await users.add(ADA, [PROJECT]);
+  await users.add(BOB, [PROJECT]);
   const subscriptions = new ReportSubscriptions(dashboard.store);
-  await subscriptions.set(PROJECT, 'Ada@example.com', { weekly: true, monthly: false });
-  await subscriptions.set(PROJECT, 'bob@example.com', { weekly: false, monthly: false });
+  await subscriptions.set(PROJECT, ADA.toUpperCase(), { weekly: true, monthly: false });
+  await subscriptions.set(PROJECT, BOB, { weekly: false, monthly: false });
 }, 60_000);
 
-afterAll(() => dashboard?.close());
+afterAll(async () => {
+  for (const m of mailers) m.close();
+  await dashboard?.close();
+});
 
 const api = async (path: string) => {
   const res = await dashboard.app.inject({
@@ -91,21 +114,21 @@ const api = async (path: string) => {
 
 describe('the weekly report', () => {
   it("has the API's figures for the week and is sent once by two dashboard processes", async () => {
-    const sent: ReportEmail[] = [];
     const handles = [new LmdbStateStore(dashboard.dir), new LmdbStateStore(dashboard.dir)];
-    const schedulers = handles.map((store) =>
-      reportScheduler({
+    const schedulers = handles.map((store) => {
+      const sender = mailer();
+      return reportScheduler({
         warehouse,
         users: new Users(store),
         projects: new ProjectStore(store),
         subscriptions: new ReportSubscriptions(store),
         send: async (email) => {
-          sent.push(email);
+          expect(await sender.send(email)).toMatchObject({ sent: true });
         },
         dashboardUrl: 'http://dashboard.test',
         logger: pino({ level: 'silent' }),
-      }),
-    );
+      });
+    });
     // Monday 23 November 08:00 in Berlin: the week of 16-22 November is due; both processes tick at once.
     const monday = Date.parse('2026-11-23T07:00:00Z');
     const counts = await Promise.all(schedulers.map((s) => s.tick(monday)));
@@ -118,27 +141,32 @@ describe('the weekly report', () => {
       users: new Users(restarted),
       projects: new ProjectStore(restarted),
       subscriptions: new ReportSubscriptions(restarted),
-      send: async (email) => {
-        sent.push(email);
-      },
+      send: async (email) => void (await mailer().send(email)),
       dashboardUrl: 'http://dashboard.test',
       logger: pino({ level: 'silent' }),
     });
     expect(await again.tick(monday + 2 * 86_400_000)).toBe(0);
-    expect(sent.map((e) => [e.to, e.subject])).toEqual([
-      ['ada@example.com', 'Weekly report for weekly: 2026-11-16 to 2026-11-22'],
+    // Every send was handed to SMTP before the ticks settled; a last message after them marks the end, so
+    // a second report, had one been sent, would be there by the time the marker is.
+    await mailer().send({ to: ADA, subject: 'end of test', text: 'end' });
+    const arrived = await waitForMessages(mailpit, ADA, 2);
+    const reports = arrived.filter((m) => m.Subject !== 'end of test');
+    expect(reports.map((m) => [m.To.map((a) => a.Address), m.Subject])).toEqual([
+      [[ADA], 'Weekly report for weekly: 2026-11-16 to 2026-11-22'],
     ]);
+    expect(await waitForMessages(mailpit, BOB, 0)).toEqual([]);
 
     const summary = await api('summary?from=2026-11-16&to=2026-11-22&compare=previous');
     expect(summary).toMatchObject({ visitors: 3, visits: 4, pageviews: 4, previous: { visitors: 2 } });
     const pages = await api('breakdown/page?from=2026-11-16&to=2026-11-22&limit=5');
     const sources = await api('breakdown/source?from=2026-11-16&to=2026-11-22&limit=5');
-    const email = sent[0] as ReportEmail;
-    expect(email.text).toContain(`Unique visitors: ${summary.visitors} (+50% on the period before)`);
-    expect(email.text).toContain(`Visits: ${summary.visits}`);
-    expect(email.text).toContain(`Pageviews: ${summary.pageviews}`);
+    const email = reports[0] as MailpitMessage;
+    const text = email.Text.replaceAll('\r\n', '\n');
+    expect(text).toContain(`Unique visitors: ${summary.visitors} (+50% on the period before)`);
+    expect(text).toContain(`Visits: ${summary.visits}`);
+    expect(text).toContain(`Pageviews: ${summary.pageviews}`);
     const listed = (name: string) =>
-      email.text
+      text
         .split(`${name}:\n`)[1]
         ?.split('\n\n')[0]
         ?.split('\n')
@@ -150,7 +178,7 @@ describe('the weekly report', () => {
       sources.rows.map((r: { value: string; visitors: number }) => `${r.value || '(none)'}: ${r.visitors}`),
     );
     expect(pages.rows.map((r: { value: string }) => r.value).sort()).toEqual(['/', '/docs', '/pricing']);
-    expect(email.html).toContain(
+    expect(email.HTML).toContain(
       '<a href="http://dashboard.test/projects/weekly?period=custom&#38;from=2026-11-16&#38;to=2026-11-22">',
     );
     for (const s of [...schedulers, again]) await s.stop();
