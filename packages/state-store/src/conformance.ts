@@ -1,5 +1,6 @@
 // The conformance suite every state-store backend runs (LMDB in state-store.test.ts, Redis in
-// test/state-store-redis.test.ts): documents by collection, expiry, an atomic take, and listing that
+// test/state-store-redis.test.ts): documents by collection, expiry, an atomic take and an atomic claim
+// (a lease: one claimer of several wins), and listing that
 // keeps collections apart; and what the dashboard keeps on them that must hold on each: a user's one valid
 // sign-in link, sessions that end with a password change, and failed sign-ins counted per (address,
 // account) pair and seen by every handle (replica); a project's annotations and saved segments, kept apart
@@ -45,6 +46,35 @@ export function stateStoreConformance(name: string, open: () => StateStore, name
       const taken = await Promise.all([store.take(c('once'), 'link'), store.take(c('once'), 'link')]);
       expect(taken.filter((t) => t !== null)).toEqual([{ email: 'x' }]);
       expect(await store.take(c('once'), 'missing')).toBeNull();
+      await store.close();
+    });
+
+    it('gives a claim to one claimer only, across handles, and again once the claim expired', async () => {
+      const store = open();
+      const other = open();
+      const claims = await Promise.all([
+        store.claim(c('lease'), 'weekly', { by: 'a' }, 60_000),
+        other.claim(c('lease'), 'weekly', { by: 'b' }, 60_000),
+        store.claim(c('lease'), 'weekly', { by: 'c' }, 60_000),
+        other.claim(c('lease'), 'weekly', { by: 'd' }, 60_000),
+      ]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      const winner = ['a', 'b', 'c', 'd'][claims.indexOf(true)];
+      expect(await other.get(c('lease'), 'weekly')).toEqual({ by: winner });
+      expect(await store.list(c('lease'))).toEqual([{ by: winner }]);
+      // Another key is another lease.
+      expect(await other.claim(c('lease'), 'monthly', { by: 'e' })).toBe(true);
+      // An expired claim is free again; a deleted one too.
+      expect(await store.claim(c('lease'), 'short', { by: 'f' }, 20)).toBe(true);
+      expect(await other.claim(c('lease'), 'short', { by: 'g' }, 20)).toBe(false);
+      await vi.waitFor(async () => expect(await store.get(c('lease'), 'short')).toBeNull(), {
+        timeout: 5000,
+      });
+      expect(await other.claim(c('lease'), 'short', { by: 'h' }, 60_000)).toBe(true);
+      expect(await store.get(c('lease'), 'short')).toEqual({ by: 'h' });
+      expect(await store.delete(c('lease'), 'monthly')).toBe(true);
+      expect(await store.claim(c('lease'), 'monthly', { by: 'i' })).toBe(true);
+      await other.close();
       await store.close();
     });
 

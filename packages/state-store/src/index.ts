@@ -6,6 +6,7 @@ export * from './open.ts';
 export * from './projects.ts';
 export * from './redis-store.ts';
 export * from './refusal-counts.ts';
+export * from './report-subscriptions.ts';
 export * from './secrets.ts';
 export * from './share-links.ts';
 export * from './sign-in-failures.ts';

@@ -61,6 +61,17 @@ export class LmdbStateStore implements StateStore {
     });
   }
 
+  async claim<T>(collection: string, key: string, value: T, ttlMs?: number): Promise<boolean> {
+    const id = `${collection}${SEPARATOR}${key}`;
+    // The read and the write in one synchronous write transaction: LMDB's writer lock spans processes, so
+    // a dashboard in another process claiming the same key waits and then sees this one's document.
+    return this.#db.transactionSync(() => {
+      if (isLive(this.#db.get(id) as Stored<unknown> | undefined)) return false;
+      this.#db.putSync(id, { value, expires_at: ttlMs === undefined ? null : Date.now() + ttlMs });
+      return true;
+    });
+  }
+
   async list<T>(collection: string): Promise<T[]> {
     const prefix = `${collection}${SEPARATOR}`;
     this.#fresh();

@@ -1,6 +1,7 @@
 // The state store in Redis, shared by every dashboard replica: one key per document
 // (`<prefix>dashboard:<collection>:<key>`, with PX when it expires) and a set per collection listing its
-// keys (members whose document expired are dropped when listed). GETDEL makes `take` atomic.
+// keys (members whose document expired are dropped when listed). GETDEL makes `take` atomic,
+// SET NX makes `claim` atomic.
 import type { Redis } from 'ioredis';
 import type { StateStore } from './state-store.ts';
 
@@ -40,6 +41,18 @@ export class RedisStateStore implements StateStore {
     const text = await this.#redis.getdel(this.#key(collection, key));
     await this.#redis.srem(this.#index(collection), key);
     return text === null ? null : (JSON.parse(text) as T);
+  }
+
+  async claim<T>(collection: string, key: string, value: T, ttlMs?: number): Promise<boolean> {
+    const id = this.#key(collection, key);
+    const text = JSON.stringify(value);
+    const set =
+      ttlMs === undefined
+        ? await this.#redis.set(id, text, 'NX')
+        : await this.#redis.set(id, text, 'PX', Math.max(1, Math.round(ttlMs)), 'NX');
+    if (set !== 'OK') return false;
+    await this.#redis.sadd(this.#index(collection), key);
+    return true;
   }
 
   async list<T>(collection: string): Promise<T[]> {

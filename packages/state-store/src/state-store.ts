@@ -12,6 +12,11 @@ export interface StateStore {
   delete(collection: string, key: string): Promise<boolean>;
   /** Reads and removes the document at once: two callers never both get it (one-time links). */
   take<T>(collection: string, key: string): Promise<T | null>;
+  /**
+   * Writes the document only when no live one is at the key, atomically: of several claimers (processes,
+   * replicas) exactly one gets true. A lease or a "done" marker; it disappears after `ttlMs` when given.
+   */
+  claim<T>(collection: string, key: string, value: T, ttlMs?: number): Promise<boolean>;
   /** Every live document of the collection. */
   list<T>(collection: string): Promise<T[]>;
   close(): Promise<void>;

@@ -27,6 +27,7 @@ const REVENUE: Row = /*  */ ['ok', 'ok', 'ok', 403, 'ok', 'ok', 403, 401];
 const MANAGE: Row = /*   */ ['ok', 'ok', 403, 403, 403, 403, 403, 401];
 const OPERATE: Row = /*  */ ['ok', 'ok', 'ok', 403, 'ok', 403, 403, 401];
 const SIGNED_IN: Row = /**/ ['ok', 'ok', 'ok', 'ok', 401, 401, 401, 401];
+const MEMBER: Row = /*   */ ['ok', 'ok', 'ok', 403, 403, 403, 403, 401];
 const ANYONE: Row = /*   */ ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok'];
 
 const EXPECTED: Record<OperationId, Row> = {
@@ -59,6 +60,8 @@ const EXPECTED: Record<OperationId, Row> = {
   signOut: ANYONE,
   setPassword: ANYONE,
   listMembers: MANAGE,
+  getReportSubscription: MEMBER,
+  updateReportSubscription: MEMBER,
   setMemberRole: MANAGE,
   removeMember: MANAGE,
   listShares: MANAGE,

@@ -92,6 +92,7 @@ export function authorise(caller: Caller, access: Access, project: string | unde
   if (access === 'editor' && (caller.kind !== 'user' || !mayManage(caller.user, project))) {
     throw new ForbiddenError();
   }
+  if (access === 'member' && caller.kind !== 'user') throw new ForbiddenError();
   // Ingestion health is for the people who run the project, not for the public of a share link.
   if (access === 'operator' && caller.kind === 'share') throw new ForbiddenError();
   if (access === 'revenue' && caller.kind === 'share' && !caller.share.include_revenue) {

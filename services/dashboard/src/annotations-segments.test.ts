@@ -9,6 +9,7 @@ import { loadConfig } from '@tally/config';
 import {
   LmdbStateStore,
   ProjectStore,
+  ReportSubscriptions,
   Sessions,
   ShareLinks,
   SignInFailures,
@@ -57,6 +58,7 @@ beforeAll(async () => {
     sessions: new Sessions(store),
     shares,
     projects,
+    reportSubscriptions: new ReportSubscriptions(store),
     readKeys,
     tokens,
     attemptLimit: { max: 5, timeWindow: 60_000 },

@@ -12,6 +12,7 @@ import {
   hashSecret,
   LmdbStateStore,
   ProjectStore,
+  ReportSubscriptions,
   Sessions,
   ShareLinks,
   SignInFailures,
@@ -70,6 +71,7 @@ beforeAll(async () => {
     sessions,
     shares,
     projects: new ProjectStore(store),
+    reportSubscriptions: new ReportSubscriptions(store),
     readKeys,
     tokens,
     attemptLimit: { max: 5, timeWindow: 60_000 },
@@ -113,6 +115,7 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     (op.url.includes('/revenue/') ? '?from=2026-01&to=2026-02' : '?from=2026-05-01&to=2026-05-07');
   const bodies: Record<string, Record<string, unknown>> = {
     updateProject: { time_zone: 'Europe/Berlin' },
+    updateReportSubscription: { weekly: true, monthly: false },
     createGoal: { name: 'Signup', event_name: 'signup' },
     createFunnel: { name: 'F', steps: [{ path: '/' }, { event_name: 'signup' }] },
     createShare: { name: 'x' },

@@ -19,6 +19,7 @@ import { dashboardError, toDashboardError } from './errors.ts';
 import { healthRoutes } from './routes/health-routes.ts';
 import { memberRoutes } from './routes/member-routes.ts';
 import { projectRoutes } from './routes/project-routes.ts';
+import { reportSubscriptionRoutes } from './routes/report-subscription-routes.ts';
 import { revenueDailyRoutes } from './routes/revenue-daily-routes.ts';
 import { revenueRoutes } from './routes/revenue-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
@@ -92,6 +93,7 @@ export async function buildDashboard(
   sessionRoutes(app, deps);
   projectRoutes(app, deps);
   memberRoutes(app, deps);
+  reportSubscriptionRoutes(app, deps);
   trafficRoutes(app, deps);
   shareRoutes(app, deps);
   revenueRoutes(app, deps);

@@ -3,6 +3,7 @@ import type { TallyConfig } from '@tally/config';
 import type {
   ProjectStore,
   RefusalCounts,
+  ReportSubscriptions,
   Sessions,
   ShareLinks,
   SignInFailures,
@@ -70,6 +71,8 @@ export interface DashboardDeps {
   sessions: Sessions;
   shares: ShareLinks;
   projects: ProjectStore;
+  /** The members' choices of scheduled email reports. */
+  reportSubscriptions: ReportSubscriptions;
   /** Read keys (read_…) only. */
   readKeys: Pick<TokenVerifier, 'verify' | 'verifyFresh'>;
   /** The token store, to list and create a project's public tokens (install instructions). */

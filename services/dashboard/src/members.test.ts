@@ -8,6 +8,7 @@ import { loadConfig } from '@tally/config';
 import {
   LmdbStateStore,
   ProjectStore,
+  ReportSubscriptions,
   Sessions,
   ShareLinks,
   SignInFailures,
@@ -57,6 +58,7 @@ beforeAll(async () => {
     attemptLimit: { max: 5, timeWindow: 60_000 },
     signInFailures: new SignInFailures(store),
     webRoot: join(dir, 'no-web'),
+    reportSubscriptions: new ReportSubscriptions(store),
   });
   await app.ready();
 });

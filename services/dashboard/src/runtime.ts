@@ -7,12 +7,14 @@
 // caches in the background (revenue-warmer.ts). Its address is published in TALLY_DATA_DIR for the CLI's
 // sign-in links (`tally users add` beside it prints the port it really listens on).
 import type { TallyConfig } from '@tally/config';
+import { openMailer } from '@tally/mail';
 import { startOrUnwind } from '@tally/service';
 import { publishAddress, unpublishAddress } from '@tally/state-files';
 import {
   openStateStore,
   ProjectStore,
   RefusalCounts,
+  ReportSubscriptions,
   Sessions,
   ShareLinks,
   SignInFailures,
@@ -27,6 +29,7 @@ import { buildDashboard } from './dashboard.ts';
 import type { ConsumerStates, HealthLog } from './deps.ts';
 import { ownHealthLog } from './health-log.ts';
 import { startRevenueWarmer } from './revenue-warmer.ts';
+import { startReportScheduler } from './scheduled-reports/scheduler.ts';
 
 /** Attempts (sign-in, password links, share passwords) per client address per 15 minutes. */
 export const ATTEMPTS_PER_WINDOW = 10;
@@ -88,6 +91,7 @@ export async function startDashboard(
           sessions: new Sessions(store),
           shares: new ShareLinks(store),
           projects: new ProjectStore(store),
+          reportSubscriptions: new ReportSubscriptions(store),
           readKeys,
           tokens: tokenStore,
           attemptLimit: { max: ATTEMPTS_PER_WINDOW, timeWindow: ATTEMPT_WINDOW_MS },
@@ -105,6 +109,21 @@ export async function startDashboard(
       unpublishAddress(config.dataDir, 'dashboard'),
     );
     resources.add(startRevenueWarmer(warehouse, logger), (warmer) => warmer.stop());
+    // Scheduled email reports, when an SMTP server is configured (docs/design/scheduled-reports.md).
+    const mailer = resources.add(openMailer(config), (opened) => opened.close());
+    if (mailer.configured)
+      resources.add(
+        startReportScheduler({
+          warehouse,
+          users: new Users(store),
+          projects: new ProjectStore(store),
+          subscriptions: new ReportSubscriptions(store),
+          send: async (email) => void (await mailer.send(email)),
+          dashboardUrl: config.DASHBOARD_PUBLIC_URL ?? linkUrl(url),
+          logger,
+        }),
+        (scheduler) => scheduler.stop(),
+      );
     return {
       app,
       url: url.replace('0.0.0.0', '127.0.0.1'),

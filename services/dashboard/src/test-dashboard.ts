@@ -8,6 +8,7 @@ import { loadConfig } from '@tally/config';
 import {
   LmdbStateStore,
   ProjectStore,
+  ReportSubscriptions,
   Sessions,
   ShareLinks,
   SignInFailures,
@@ -57,6 +58,7 @@ export async function startTestDashboard(
     sessions: new Sessions(store),
     shares,
     projects: new ProjectStore(store),
+    reportSubscriptions: new ReportSubscriptions(store),
     readKeys,
     tokens,
     attemptLimit: { max: 5, timeWindow: 60_000 },

@@ -12,13 +12,14 @@ import * as S from './schemas.ts';
  * - `editor`: a signed-in owner or admin of the project, never a viewer (settings, goals, funnels,
  *   annotations, segments, share links, tokens; docs/design/roles.md);
  * - `operator`: a read key of the project or a signed-in user granted it, never a share link (health);
+ * - `member`: a signed-in user granted the project, whatever their role (their own email reports);
  * - `user`: any signed-in user;
  * - `public`: anyone (signing in, opening a share link), rate-limited where a secret is guessed.
  */
 /** The largest request body the API reads (Fastify's bodyLimit); a larger one is answered 413. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-export type Access = 'reader' | 'revenue' | 'editor' | 'operator' | 'user' | 'public';
+export type Access = 'reader' | 'revenue' | 'editor' | 'operator' | 'member' | 'user' | 'public';
 
 export interface Operation {
   operationId: string;
@@ -307,6 +308,27 @@ const TABLE = [
     params: S.ProjectParams,
     body: S.ProjectUpdate,
     responses: { 200: S.Project, 400: S.Message },
+  },
+  {
+    operationId: 'getReportSubscription',
+    method: 'GET',
+    url: `${P}/report-subscription`,
+    tag: 'Projects',
+    summary: 'Which scheduled email reports of the project the signed-in member gets',
+    access: 'member',
+    params: S.ProjectParams,
+    responses: { 200: S.ReportSubscription },
+  },
+  {
+    operationId: 'updateReportSubscription',
+    method: 'PATCH',
+    url: `${P}/report-subscription`,
+    tag: 'Projects',
+    summary: 'Choose the weekly and/or monthly email report of the project for the signed-in member',
+    access: 'member',
+    params: S.ProjectParams,
+    body: S.ReportSubscription,
+    responses: { 200: S.ReportSubscription },
   },
   {
     operationId: 'getInstall',

@@ -1392,3 +1392,18 @@ export const COMPONENTS: TSchema[] = [
   RevenueBreakdown,
   RevenueSearch,
 ];
+
+/** A member's scheduled email reports of a project (docs/design/scheduled-reports.md). */
+export const ReportSubscription = Type.Object(
+  {
+    weekly: Type.Boolean({
+      description:
+        "The weekly report (Monday to Sunday), sent on Monday at 08:00 in the project's time zone.",
+    }),
+    monthly: Type.Boolean({
+      description:
+        "The monthly report, sent on the first of the next month at 08:00 in the project's time zone.",
+    }),
+  },
+  { additionalProperties: false },
+);

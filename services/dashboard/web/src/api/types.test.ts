@@ -24,6 +24,7 @@ describe("the web app's API types", () => {
     expectTypeOf<W.FunnelResult>().toEqualTypeOf<Of<typeof S.FunnelResult>>();
     expectTypeOf<W.Project>().toEqualTypeOf<Of<typeof S.Project>>();
     expectTypeOf<W.Install>().toEqualTypeOf<Of<typeof S.Install>>();
+    expectTypeOf<W.ReportSubscription>().toEqualTypeOf<Of<typeof S.ReportSubscription>>();
     expectTypeOf<W.CreatedToken>().toEqualTypeOf<Of<typeof S.CreatedToken>>();
     expectTypeOf<W.SessionInfo>().toEqualTypeOf<Of<typeof S.SessionInfo>>();
     expectTypeOf<W.Share>().toEqualTypeOf<Of<typeof S.Share>>();

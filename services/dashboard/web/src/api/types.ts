@@ -568,3 +568,9 @@ export interface Segment {
 export interface Segments {
   segments: Segment[];
 }
+
+/** The signed-in member's scheduled email reports of a project. */
+export interface ReportSubscription {
+  weekly: boolean;
+  monthly: boolean;
+}

@@ -1,8 +1,9 @@
-// A project's settings for those who may edit: its time zone (days are counted in it), its share links, and
+// A project's settings for those who may edit: its time zone (days are counted in it), the member's own
+// scheduled email reports (weekly, monthly), its share links, and
 // how to install the tracker (install-guide.tsx: never with a token's prefix in a snippet). Loaded only when
 // opened; every part fits a phone's width.
 import { useState } from 'preact/hooks';
-import type { CreatedShare, Install, Project, Shares } from '../api/types.ts';
+import type { CreatedShare, Install, Project, ReportSubscription, Shares } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { InstallGuide, Snippet } from '../ui/install-guide.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
@@ -14,6 +15,7 @@ export function SettingsView({ api, project }: ViewProps) {
   return (
     <div class="settings">
       <TimeZoneForm api={api} project={project} />
+      <EmailReports api={api} base={base} />
       <ShareLinks api={api} base={base} />
       {install.error ? (
         <ErrorMessage error={install.error} what="The install guide" onRetry={install.reload} />
@@ -67,6 +69,53 @@ function TimeZoneForm({ api, project }: Pick<ViewProps, 'api' | 'project'>) {
             <option key={z} value={z} />
           ))}
         </datalist>
+        <button type="submit">Save</button>
+      </form>
+      {message && <output>{message}</output>}
+    </section>
+  );
+}
+
+function EmailReports({ api, base }: { api: ViewProps['api']; base: string }) {
+  const current = useQuery<ReportSubscription>(api, `${base}/report-subscription`);
+  const [message, setMessage] = useState<string | null>(null);
+  if (current.error)
+    return <ErrorMessage error={current.error} what="Your email reports" onRetry={current.reload} />;
+  if (!current.data) return <Loading />;
+  const choice = current.data;
+  return (
+    <section class="card" aria-labelledby="reports-title">
+      <h2 id="reports-title">Email reports</h2>
+      <p>
+        Your own summary of this project by email: visitors, visits and pageviews against the period before,
+        top pages and sources. Weekly on Monday at 08:00, monthly on the first at 08:00, in the project's time
+        zone.
+      </p>
+      <form
+        class="row"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const form = new FormData(e.currentTarget as HTMLFormElement);
+          try {
+            const saved = await api.send<ReportSubscription>('PATCH', `${base}/report-subscription`, {
+              weekly: form.get('weekly') === 'on',
+              monthly: form.get('monthly') === 'on',
+            });
+            const kinds = [saved.weekly && 'weekly', saved.monthly && 'monthly'].filter(Boolean);
+            setMessage(
+              kinds.length ? `Saved: you get the ${kinds.join(' and ')} report.` : 'Saved: no email reports.',
+            );
+          } catch (err) {
+            setMessage((err as Error).message);
+          }
+        }}
+      >
+        <label class="check">
+          <input type="checkbox" name="weekly" defaultChecked={choice.weekly} /> Weekly
+        </label>
+        <label class="check">
+          <input type="checkbox" name="monthly" defaultChecked={choice.monthly} /> Monthly
+        </label>
         <button type="submit">Save</button>
       </form>
       {message && <output>{message}</output>}
