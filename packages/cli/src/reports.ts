@@ -194,7 +194,7 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
     'convert_to',
     'convert-to',
   ],
-  'revenue/customers/<customer_id>': [],
+  'revenue/customers/<customer_id>': ['convert_to', 'convert-to'],
 };
 
 /** Refuses a flag that the report's operation does not take. */
@@ -335,10 +335,15 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
   if (name.startsWith('revenue/customers/')) {
     const customer = name.slice('revenue/customers/'.length);
     if (!customer) throw new UsageError('revenue/customers/<customer_id> needs a customer id');
+    if (convertTo !== undefined) currencyOf(convertTo);
     return {
       zoned: false,
       run: async (warehouse) => {
-        const body = await revenueCustomerReport(warehouse, { project, customer_id: customer });
+        const body = await revenueCustomerReport(warehouse, {
+          project,
+          customer_id: customer,
+          convert_to: convertTo,
+        });
         if (!body) throw new Error(`no customer "${customer}" in ${project}`);
         return { body, text: () => `${JSON.stringify(body, null, 2)}\n` };
       },

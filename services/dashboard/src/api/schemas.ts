@@ -954,10 +954,25 @@ const StoredRevenueRecord = Type.Object({
   timestamp_clamped: Type.Boolean(),
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload as received.' }),
 });
+/** …/revenue/customers/{customer_id}: only convert_to (the summaries converted as the list's row). */
+export const CustomerQuery = Type.Object({
+  convert_to: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description:
+        "Convert the customer's summaries with the operator's loaded rates into one, as the customers list " +
+        "converts its row (MRR now at each currency's latest rate, cash at each record's month's rate); the " +
+        'history, records and visits stay as recorded. 400 when no rates to this currency are loaded.',
+    }),
+  ),
+});
 export const CustomerPage = Type.Object(
   {
     customer_id: Type.String(),
-    summaries: Type.Array(Type.Ref(CustomerSummary), { description: 'One per currency.' }),
+    summaries: Type.Array(Type.Ref(CustomerSummary), {
+      description: 'One per currency; with convert_to, one in the currency converted to.',
+    }),
+    ...convertedFields,
     first_touch: nullable(Touchpoint),
     last_touch: nullable(Touchpoint),
     identified_at: nullable(Type.String()),

@@ -143,6 +143,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const body = await revenueCustomerReport(deps.warehouse, {
       project: request.params.project,
       customer_id: request.params.customer_id,
+      convert_to: request.query.convert_to,
     });
     if (!body) throw new NotFoundError('No such customer');
     return body;
