@@ -401,6 +401,9 @@ export interface Touchpoint {
 export interface CustomerPage {
   customer_id: string;
   summaries: CustomerSummary[];
+  converted_to?: string;
+  rates?: ConvertedFields['rates'];
+  missing_currencies?: string[];
   first_touch: Touchpoint | null;
   last_touch: Touchpoint | null;
   identified_at: string | null;
