@@ -180,7 +180,7 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
   breakdown: [...RANGE, 'currency', 'filters', 'by', 'convert_to', 'convert-to'],
   'revenue/reconciliation': ['month', 'currency'],
   'revenue/records': [...RANGE, 'currency', 'filters', 'by', 'touch', 'figure', 'key', 'offset', 'limit'],
-  'revenue/funnel': [...RANGE, 'by', 'currency'],
+  'revenue/funnel': [...RANGE, 'by', 'currency', 'convert_to', 'convert-to'],
   'revenue/currencies': [],
   'revenue/customers': [
     'currency',
@@ -528,14 +528,17 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
       };
     case 'revenue/funnel': {
       const dimension = by();
-      const currency = currencyOf(flags.currency);
+      const currency = periodCurrency();
       return {
         zoned: true,
         run: async (warehouse, timeZone) => {
           const range = dayRange(flags, timeZone);
-          const query = { project, ...range, timeZone, by: dimension, currency };
+          const query = { project, ...range, timeZone, by: dimension, ...currency };
           const body = await revenueFunnelReport(warehouse, query);
-          return { body, text: () => rowsText(`${range.from} to ${range.to}, ${body.currency}`, body.rows) };
+          return {
+            body,
+            text: () => rowsText(`${range.from} to ${range.to}, ${currencyTitle(body)}`, body.rows),
+          };
         },
       };
     }

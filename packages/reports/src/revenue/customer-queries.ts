@@ -82,6 +82,11 @@ export interface RevenueFunnelQuery {
   timeZone: string;
   by?: AttributionDimension | undefined;
   currency?: string | undefined;
+  /**
+   * Convert the customers' money of every currency (or `currency`'s alone, when given) as the converted
+   * customer list does: MRR now at each currency's latest rate, cash at each payment's month's rate.
+   */
+  convert_to?: string | undefined;
 }
 
 const touchJson = (t: Touchpoint | null | undefined): TouchJson | null =>
@@ -175,14 +180,18 @@ export async function revenueFunnelReport(
   warehouse: Warehouse,
   query: RevenueFunnelQuery,
 ): Promise<AcquisitionFunnel> {
-  const currency = currencyOf(query.currency);
-  const records = await readMrrInputsCached(warehouse, { project: query.project, currency });
+  // The rates first: a convert_to without rates is refused before the history is read.
+  const table = query.convert_to ? await rateTableFor(warehouse, query.convert_to) : undefined;
+  const picked = table && query.currency === undefined ? undefined : currencyOf(query.currency);
+  const records = await readMrrInputsCached(warehouse, { project: query.project, currency: picked });
   return acquisitionFunnel(warehouse, records, {
     project: query.project,
     timeZone: query.timeZone,
     from: query.from,
     to: query.to,
     by: query.by ?? 'channel',
-    currency,
+    currency: table ? table.base : (picked as string),
+    table,
+    currencies: picked ? [picked] : [...new Set(records.map((r) => r.currency))].sort(),
   });
 }

@@ -1067,6 +1067,15 @@ export const FunnelQuery = Type.Object({
   to: rangeQuery.to,
   by: byQuery,
   currency: currencyQuery,
+  convert_to: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description:
+        "Convert the customers' money of every currency (or `currency`) with the operator's loaded rates, as " +
+        "the customers list: MRR now at each currency's latest rate, cash at each payment's month's rate; the " +
+        'answer names the rates used and the currencies left out. 400 when no rates to this currency are loaded.',
+    }),
+  ),
   format: rangeQuery.format,
 });
 const funnelFigures = {
@@ -1090,6 +1099,7 @@ export const AcquisitionFunnel = Type.Object(
     currency: Type.String(),
     rows: Type.Array(Type.Object({ key: Type.String(), ...funnelFigures })),
     total: Type.Object(funnelFigures),
+    ...convertedFields,
   },
   { $id: 'AcquisitionFunnel' },
 );

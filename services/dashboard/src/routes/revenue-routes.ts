@@ -106,6 +106,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       to: q.to,
       by: q.by,
       currency: q.currency,
+      convert_to: q.convert_to,
     });
     return answer(reply, request.headers.accept, q.format, body, () => body.rows, 'funnel');
   });

@@ -459,6 +459,9 @@ export interface AcquisitionFunnel {
   currency: string;
   rows: FunnelRow[];
   total: FunnelFigures;
+  converted_to?: string;
+  rates?: ConvertedFields['rates'];
+  missing_currencies?: string[];
 }
 
 export interface Health {
