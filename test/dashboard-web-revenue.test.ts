@@ -559,7 +559,36 @@ describe('the revenue views in Chromium', () => {
     expect(await text(page, '#cohorts-title')).toContain('all currencies converted to EUR');
     expect(await page.locator('#attribution-table button.cell-link').count()).toBe(0);
     expect(await page.locator('.top-figures button.figure').count()).toBe(0);
-    expect(await page.locator('.missing-rates').count()).toBe(0);
+    // Every month of the range has its rates: no card of the range leaves a currency out.
+    expect(await page.locator('section:not([aria-labelledby="funnel-title"]) .missing-rates').count()).toBe(
+      0,
+    );
+    // The funnel's money converted too (MRR now, cash to date: at the latest rate and each payment's month's,
+    // so later payments without a rate are left out and said so): its total row is the API's answer.
+    const funnel = (await (
+      await page.request.get(
+        `${dashboard}/api/v1/projects/${PROJECT}/revenue/funnel?from=2026-01-01&to=2026-03-31&by=channel&convert_to=EUR`,
+      )
+    ).json()) as {
+      currency: string;
+      missing_currencies: string[];
+      total: { mrr: string; cash_revenue: string };
+    };
+    expect(funnel.currency).toBe('EUR');
+    const euros = (amount: string) =>
+      `€${Number(amount).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+    await expect
+      .poll(
+        async () => (await tableRows(page.locator('#funnel-table tr.total-row'))).at(0)?.slice(4, 6),
+        POLL,
+      )
+      .toEqual([euros(funnel.total.mrr), euros(funnel.total.cash_revenue)]);
+    expect(await text(page, '#funnel-title')).toContain('money in all currencies converted to EUR');
+    const funnelNote = page.locator('section[aria-labelledby="funnel-title"] .missing-rates');
+    expect(funnel.missing_currencies.length).toBeGreaterThan(0);
+    expect(await funnelNote.innerText()).toBe(
+      `Left out where no exchange rate is loaded: ${funnel.missing_currencies.join(', ')}.`,
+    );
     await shoot(page, 'revenue-converted-page');
     // Off again: the picked currency, and the drill-downs back.
     await page.getByLabel('Converted to EUR', { exact: true }).uncheck();
@@ -692,7 +721,11 @@ describe('the revenue views in Chromium', () => {
     await page.waitForURL(/convert=EUR/);
     const converted = (await (
       await page.request.get(`${dashboard}/api/v1/projects/${PROJECT}/revenue/customers?convert_to=EUR`)
-    ).json()) as { total: number; missing_currencies: string[]; customers: Array<{ mrr: string }> };
+    ).json()) as {
+      total: number;
+      missing_currencies: string[];
+      customers: Array<{ customer_id: string; mrr: string; cash_revenue: string }>;
+    };
     expect(converted.missing_currencies).toContain('JPY');
     await expect
       .poll(() => text(page, '#customers-title'), POLL)
@@ -705,6 +738,56 @@ describe('the revenue views in Chromium', () => {
       `€${firstMrr.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`,
     );
     await shoot(page, 'customers-converted');
+
+    // A customer's page from the converted list stays converted: its MRR is its row of the list, labelled,
+    // with the note; turning it off shows its figures per currency again.
+    const first = converted.customers[0] as (typeof converted.customers)[number];
+    const money = (amount: string) =>
+      `€${Number(amount).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+    const checkConverted = async (p: Page) => {
+      await expect.poll(() => text(p, '#customer-mrr-EUR'), POLL).toBe(money(first.mrr));
+      // The label as written (its style sets it in capitals).
+      expect(await p.locator('.figure-label').textContent()).toBe('MRR (EUR, converted)');
+      expect(await text(p, '.figure .change')).toContain(`lifetime cash ${money(first.cash_revenue)}`);
+      expect(await text(p, '#customer-converted-note')).toMatch(
+        /^In EUR, converted: MRR now at each currency's latest exchange rate/,
+      );
+    };
+    await page.locator('#customers-table tbody tr').first().getByRole('link').click();
+    await page.waitForURL(new RegExp(`customer=${first.customer_id}&convert=EUR`));
+    await checkConverted(page);
+    await shoot(page, 'customer-converted');
+    await page.getByLabel('Converted to EUR', { exact: true }).uncheck();
+    await expect.poll(() => page.url(), POLL).not.toMatch(/convert=/);
+    const plain = (await (
+      await page.request.get(`${dashboard}/api/v1/projects/${PROJECT}/revenue/customers/${first.customer_id}`)
+    ).json()) as { summaries: Array<{ currency: string }> };
+    await expect
+      .poll(() => page.locator('.figure-label').allTextContents(), POLL)
+      .toEqual(plain.summaries.map((s) => `MRR (${s.currency})`));
+    expect(await page.locator('#customer-converted-note').count()).toBe(0);
+    for (const [scheme, width] of [
+      ['light', 1440],
+      ['dark', 1440],
+      ['light', 390],
+      ['dark', 390],
+    ] as const) {
+      const other = await newPage(scheme, width);
+      await other.goto(`${dashboard}/login`);
+      await other.getByLabel('Email').fill(EMAIL);
+      await other.getByLabel('Password').fill(PASSWORD);
+      await other.getByRole('button', { name: 'Sign in' }).click();
+      await other.waitForURL(/\/projects\/revenue-site/);
+      await other.goto(view('customers', `customer=${first.customer_id}&convert=EUR`));
+      await checkConverted(other);
+      expect(
+        await other.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+      ).toBe(0);
+      await other.waitForLoadState('networkidle');
+      await other
+        .locator('section[aria-labelledby="customer-title"]')
+        .screenshot({ path: join(SHOTS, `customer-converted-${width}-${scheme}.png`) });
+    }
     expect(consoleErrors).toEqual([]);
   });
 

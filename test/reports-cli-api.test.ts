@@ -4,6 +4,8 @@
 // reads the project's time zone from the same state store). The project counts its days in New York, where
 // 2026-05-05 02:00 UTC is still 4 May: the traffic figures are the zoned days', as the dashboard's.
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { workedExample } from '@tally/reports/testing';
 import { LmdbStateStore, ProjectStore } from '@tally/state-store';
 import { FileTokenStore } from '@tally/tokens';
@@ -337,6 +339,53 @@ describe('tally report --json prints what the read API answers, for every report
     expect(await ids({ status: 'active', sort: 'mrr', order: 'asc' })).toEqual(['B', 'C', 'A']);
     expect(await ids({ search: 'c' })).toEqual(['C']);
     expect(await ids({ search: 'zz' })).toEqual([]);
+  });
+
+  it("revenue/funnel converted: MRR now at the latest rate, cash at each payment month's, as the CLI prints", async () => {
+    const range = { from: '2025-12-01', to: '2026-05-31', by: 'source' };
+    // No rates yet: a 400 that says so.
+    const refused = await fetch(
+      `${dashboard}/api/v1/projects/${PROJECT}/revenue/funnel?${new URLSearchParams({ ...range, convert_to: 'EUR' })}`,
+      { headers: { authorization: `Bearer ${readKey}` } },
+    );
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/no exchange rates to this currency are loaded/);
+    // Every payment month at 0.5, the latest loaded month (June) at 0.8: MRR now × 0.8, cash × 0.5.
+    const file = join(dataDir, 'funnel-rates.csv');
+    writeFileSync(
+      file,
+      `month,currency,rate_to_EUR\n${['2025-12', '2026-01', '2026-02', '2026-03', '2026-04', '2026-05']
+        .map((m) => `${m},USD,0.5`)
+        .join('\n')}\n2026-06,USD,0.8\n`,
+    );
+    await tally(['revenue', 'rates', 'load', file], env());
+    type Funnel = {
+      currency: string;
+      converted_to?: string;
+      missing_currencies?: string[];
+      rates?: Array<{ currency: string; period: string; rate: string }>;
+      rows: Array<{ key: string; visitors: number; mrr: string; cash_revenue: string }>;
+      total: { paying_customers: number; mrr: string; cash_revenue: string };
+    };
+    const usd = (await both('revenue/funnel', range)) as Funnel;
+    const eur = (await both('revenue/funnel', { ...range, convert_to: 'EUR' })) as Funnel;
+    expect(eur).toMatchObject({ currency: 'EUR', converted_to: 'EUR', missing_currencies: [] });
+    expect(eur.rates?.find((r) => r.period === '2026-06')).toEqual({
+      currency: 'USD',
+      period: '2026-06',
+      rate: '0.8',
+    });
+    const times = (amount: string, rate: number) => String(Math.round(Number(amount) * rate * 1e6) / 1e6);
+    expect(Number(usd.total.mrr)).toBeGreaterThan(0);
+    expect(Number(usd.total.cash_revenue)).toBeGreaterThan(0);
+    expect(eur.total).toMatchObject({
+      paying_customers: usd.total.paying_customers,
+      mrr: times(usd.total.mrr, 0.8),
+      cash_revenue: times(usd.total.cash_revenue, 0.5),
+    });
+    expect(eur.rows.map((r) => [r.key, r.visitors, r.mrr, r.cash_revenue])).toEqual(
+      usd.rows.map((r) => [r.key, r.visitors, times(r.mrr, 0.8), times(r.cash_revenue, 0.5)]),
+    );
   });
 
   it("revenue/currencies: the project's currencies with their records and customers", async () => {

@@ -260,4 +260,49 @@ describe('daily MRR and exchange rates through npm start, the API and the CLI', 
     );
     expect(text).toContain('converted to EUR (no rate: GBP)');
   });
+
+  it("converts a customer's page into the converted list's row, the CLI printing the API", async () => {
+    type Page = {
+      customer_id: string;
+      summaries: Array<{ customer_id: string; currency: string; mrr: string; cash_revenue: string }>;
+      converted_to?: string;
+      rates?: Array<{ currency: string; period: string; rate: string }>;
+      missing_currencies?: string[];
+      history: Array<{ currency: string }>;
+    };
+    const list = (await get('/revenue/customers?convert_to=EUR')) as { customers: Page['summaries'] };
+    // E pays 25 GBP a month from March: MRR now at GBP's latest rate (March, 1.17), cash at March's.
+    const e = (await get('/revenue/customers/E?convert_to=EUR')) as Page;
+    expect(await cli(['report', 'revenue/customers/E', '--convert-to', 'EUR'])).toEqual(e);
+    expect(e).toMatchObject({
+      customer_id: 'E',
+      converted_to: 'EUR',
+      rates: [{ currency: 'GBP', period: '2026-03', rate: '1.17' }],
+      missing_currencies: [],
+    });
+    expect(e.summaries).toEqual([list.customers.find((c) => c.customer_id === 'E')]);
+    expect(e.summaries[0]).toMatchObject({ currency: 'EUR', mrr: '29.25', cash_revenue: '29.25' });
+    // The history stays in the currency it was recorded in.
+    expect(new Set(e.history.map((h) => h.currency))).toEqual(new Set(['GBP']));
+    // A USD customer: its MRR now at USD's latest rate (April, 0.91), exactly its row of the list.
+    const usd = (await get('/revenue/customers?currency=USD')) as { customers: Page['summaries'] };
+    const top = usd.customers[0] as Page['summaries'][number];
+    const page = (await get(`/revenue/customers/${top.customer_id}?convert_to=EUR`)) as Page;
+    expect(page.summaries).toEqual([list.customers.find((c) => c.customer_id === top.customer_id)]);
+    expect(Number(page.summaries[0]?.mrr)).toBeCloseTo(Number(top.mrr) * 0.91, 6);
+    expect(page.missing_currencies).toEqual([]);
+    // Without convert_to: one summary per currency, unmarked.
+    const plain = (await get('/revenue/customers/E')) as Page;
+    expect(plain.summaries.map((s) => [s.currency, s.mrr])).toEqual([['GBP', '25']]);
+    expect(plain.converted_to).toBeUndefined();
+    // No rates to USD are loaded: a 400 that says so.
+    const refused = await fetch(
+      `${dashboard}/api/v1/projects/${PROJECT}/revenue/customers/E?convert_to=USD`,
+      {
+        headers: { authorization: `Bearer ${readKey}` },
+      },
+    );
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/no exchange rates to this currency are loaded/);
+  });
 });

@@ -180,7 +180,7 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
   breakdown: [...RANGE, 'currency', 'filters', 'by', 'convert_to', 'convert-to'],
   'revenue/reconciliation': ['month', 'currency'],
   'revenue/records': [...RANGE, 'currency', 'filters', 'by', 'touch', 'figure', 'key', 'offset', 'limit'],
-  'revenue/funnel': [...RANGE, 'by', 'currency'],
+  'revenue/funnel': [...RANGE, 'by', 'currency', 'convert_to', 'convert-to'],
   'revenue/currencies': [],
   'revenue/customers': [
     'currency',
@@ -194,7 +194,7 @@ const FLAGS_OF: Record<string, readonly (keyof Flags)[]> = {
     'convert_to',
     'convert-to',
   ],
-  'revenue/customers/<customer_id>': [],
+  'revenue/customers/<customer_id>': ['convert_to', 'convert-to'],
 };
 
 /** Refuses a flag that the report's operation does not take. */
@@ -335,10 +335,15 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
   if (name.startsWith('revenue/customers/')) {
     const customer = name.slice('revenue/customers/'.length);
     if (!customer) throw new UsageError('revenue/customers/<customer_id> needs a customer id');
+    if (convertTo !== undefined) currencyOf(convertTo);
     return {
       zoned: false,
       run: async (warehouse) => {
-        const body = await revenueCustomerReport(warehouse, { project, customer_id: customer });
+        const body = await revenueCustomerReport(warehouse, {
+          project,
+          customer_id: customer,
+          convert_to: convertTo,
+        });
         if (!body) throw new Error(`no customer "${customer}" in ${project}`);
         return { body, text: () => `${JSON.stringify(body, null, 2)}\n` };
       },
@@ -523,14 +528,17 @@ function prepare(name: string, project: string, flags: Flags): { zoned: boolean;
       };
     case 'revenue/funnel': {
       const dimension = by();
-      const currency = currencyOf(flags.currency);
+      const currency = periodCurrency();
       return {
         zoned: true,
         run: async (warehouse, timeZone) => {
           const range = dayRange(flags, timeZone);
-          const query = { project, ...range, timeZone, by: dimension, currency };
+          const query = { project, ...range, timeZone, by: dimension, ...currency };
           const body = await revenueFunnelReport(warehouse, query);
-          return { body, text: () => rowsText(`${range.from} to ${range.to}, ${body.currency}`, body.rows) };
+          return {
+            body,
+            text: () => rowsText(`${range.from} to ${range.to}, ${currencyTitle(body)}`, body.rows),
+          };
         },
       };
     }

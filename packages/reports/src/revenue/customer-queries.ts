@@ -55,9 +55,14 @@ export interface RevenueCustomers extends Partial<Converted> {
 export interface RevenueCustomerQuery {
   project: string;
   customer_id: string;
+  /**
+   * Convert the customer's figures of every currency with the operator's rates, as the list converts its
+   * row (its MRR now at each currency's latest rate, its cash at each record's month's rate): one summary.
+   */
+  convert_to?: string | undefined;
 }
 type TouchJson = Omit<Touchpoint, 'start'> & { start: string };
-export interface RevenueCustomer {
+export interface RevenueCustomer extends Partial<Converted> {
   customer_id: string;
   summaries: CustomerSummary[];
   first_touch: TouchJson | null;
@@ -77,6 +82,11 @@ export interface RevenueFunnelQuery {
   timeZone: string;
   by?: AttributionDimension | undefined;
   currency?: string | undefined;
+  /**
+   * Convert the customers' money of every currency (or `currency`'s alone, when given) as the converted
+   * customer list does: MRR now at each currency's latest rate, cash at each payment's month's rate.
+   */
+  convert_to?: string | undefined;
 }
 
 const touchJson = (t: Touchpoint | null | undefined): TouchJson | null =>
@@ -117,14 +127,17 @@ export async function revenueCustomersReport(
 }
 
 /**
- * GET …/revenue/customers/{customer_id}: one customer's figures per currency, touches, MRR history, records
- * and visits; null when the project knows no such customer (no revenue, no visit, never identified).
+ * GET …/revenue/customers/{customer_id}: one customer's figures per currency (converted: one summary in the
+ * target currency, marked as the list's), touches, MRR history, records and visits (never converted); null
+ * when the project knows no such customer (no revenue, no visit, never identified).
  */
 export async function revenueCustomerReport(
   warehouse: Warehouse,
   query: RevenueCustomerQuery,
 ): Promise<RevenueCustomer | null> {
   const { project, customer_id: customer } = query;
+  // The rates first: a convert_to without rates is refused before anything else is read.
+  const table = query.convert_to ? await rateTableFor(warehouse, query.convert_to) : undefined;
   const [inputs, touches, records, timeline, contacts] = await Promise.all([
     readMrrInputs(warehouse, { project, customers: [customer] }),
     readCustomerTouches(warehouse, project, [customer]),
@@ -135,9 +148,24 @@ export async function revenueCustomerReport(
   if (inputs.length === 0 && timeline.visits.length === 0 && timeline.identified_at === null) return null;
   const currencies = [...new Set(inputs.map((r) => r.currency))].sort();
   const touch = touches.get(customer);
+  // Converted: the customer's row of the converted list (customerListPage), with the rates it used.
+  const converted = table
+    ? await customerListPage(warehouse, inputs, {
+        project,
+        currency: table.base,
+        table,
+        currencies,
+        offset: 0,
+        limit: 1,
+      })
+    : undefined;
+  const { total: _total, customers: convertedSummaries, ...marks } = converted ?? { total: 0, customers: [] };
   return {
     customer_id: customer,
-    summaries: currencies.flatMap((currency) => customerList(inputs, { currency, touches, contacts })),
+    summaries: converted
+      ? convertedSummaries
+      : currencies.flatMap((currency) => customerList(inputs, { currency, touches, contacts })),
+    ...marks,
     first_touch: touchJson(touch?.first),
     last_touch: touchJson(touch?.last),
     identified_at: timeline.identified_at,
@@ -152,14 +180,18 @@ export async function revenueFunnelReport(
   warehouse: Warehouse,
   query: RevenueFunnelQuery,
 ): Promise<AcquisitionFunnel> {
-  const currency = currencyOf(query.currency);
-  const records = await readMrrInputsCached(warehouse, { project: query.project, currency });
+  // The rates first: a convert_to without rates is refused before the history is read.
+  const table = query.convert_to ? await rateTableFor(warehouse, query.convert_to) : undefined;
+  const picked = table && query.currency === undefined ? undefined : currencyOf(query.currency);
+  const records = await readMrrInputsCached(warehouse, { project: query.project, currency: picked });
   return acquisitionFunnel(warehouse, records, {
     project: query.project,
     timeZone: query.timeZone,
     from: query.from,
     to: query.to,
     by: query.by ?? 'channel',
-    currency,
+    currency: table ? table.base : (picked as string),
+    table,
+    currencies: picked ? [picked] : [...new Set(records.map((r) => r.currency))].sort(),
   });
 }

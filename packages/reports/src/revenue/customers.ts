@@ -296,11 +296,12 @@ const customerStatus = (fold: Ranking, c: Ranked): CustomerStatus =>
  * the MRR now at each currency's latest loaded rate (latestRate), each record's cash at its month's rate
  * (exchange-rates.ts). A currency without the rate an amount needs is left out of it and named.
  */
-function convertedRanking(
+export function convertedRanking(
   records: readonly MrrInput[],
   currencies: readonly string[],
   table: RateTable,
-): Ranking & { converted: Converted } {
+): Ranking & { converted: Converted; purchased: ReadonlySet<string> } {
+  const purchased = new Set<string>();
   const merged = new Map<string, { mrr: bigint; state: CustomerState; paid: boolean; paying: boolean }>();
   const used = new Map<string, RateUsed>();
   const missing = new Set<string>();
@@ -314,6 +315,7 @@ function convertedRanking(
   };
   for (const currency of currencies) {
     const fold = foldHistory(records, currency);
+    for (const customer of fold.purchased) purchased.add(customer);
     const now = latestRate(table, currency);
     const monthly = new Map<string, RateUsed | null>();
     const rateOfMonth = (month: string) => {
@@ -349,6 +351,7 @@ function convertedRanking(
     ranked,
     ledger: { everPaid: (customer: string) => merged.get(customer)?.paid ?? false },
     paying: (customer: string) => merged.get(customer)?.paying ?? false,
+    purchased,
     converted: {
       converted_to: table.base,
       rates: [...used.values()].sort((a, b) =>

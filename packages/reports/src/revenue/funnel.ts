@@ -8,7 +8,8 @@ import { divideRounded, formatMicros } from '@tally/contract';
 import type { Warehouse } from '@tally/warehouse';
 import { isDayText } from '../calendar.ts';
 import { addDays, checkRange } from '../traffic/scope.ts';
-import { foldHistory } from './customers.ts';
+import { convertedRanking, foldHistory } from './customers.ts';
+import type { Converted, RateTable } from './exchange-rates.ts';
 import type { MrrInput } from './ledger.ts';
 import type { Money } from './money.ts';
 import { ATTRIBUTION_DIMENSIONS, type AttributionDimension, RevenueQueryError } from './scope.ts';
@@ -29,7 +30,7 @@ export interface FunnelRow {
   mrr_per_1000_visitors: Money | null;
 }
 
-export interface AcquisitionFunnel {
+export interface AcquisitionFunnel extends Partial<Converted> {
   from: string;
   to: string;
   by: AttributionDimension;
@@ -49,6 +50,13 @@ export async function acquisitionFunnel(
     currency: string;
     /** The project's time zone (days are the project's, as every traffic figure's); default UTC. */
     timeZone?: string;
+    /**
+     * Converts the customers' money of every currency of `currencies` to `table`'s base as the converted
+     * customer list does (customers.ts): MRR now at each currency's latest rate, cash at each payment's
+     * month's rate; `currency` is then the base.
+     */
+    table?: RateTable | undefined;
+    currencies?: readonly string[] | undefined;
   },
 ): Promise<AcquisitionFunnel> {
   if (!ATTRIBUTION_DIMENSIONS.includes(options.by)) throw new RevenueQueryError('unknown breakdown');
@@ -84,9 +92,9 @@ export async function acquisitionFunnel(
       tz: options.timeZone ?? 'UTC',
     },
   );
-  // Who paid, their MRR now and cash to date, in the currency.
-  const { ledger, states, purchased } = foldHistory(records, options.currency);
-  const paid = (c: string) => ledger.everPaid(c) || purchased.has(c);
+  // Who paid, their MRR now and cash to date, in the currency (or converted from every currency).
+  const money = funnelMoney(records, options);
+  const paid = money.paid;
   // Each customer's money goes to the group of its earliest cohort visitor.
   const owner = new Map<string, { key: string; first: number; visitor: string }>();
   for (const row of rows) {
@@ -129,8 +137,8 @@ export async function acquisitionFunnel(
     const g = group(key);
     for (const s of [g, total]) {
       s.customers += 1;
-      s.mrr += ledger.customerMrr(customer);
-      s.cash += states.get(customer)?.cash ?? 0n;
+      s.mrr += money.mrr(customer);
+      s.cash += money.cash(customer);
     }
   }
   const shape = (s: Sums): Omit<FunnelRow, 'key'> => ({
@@ -149,10 +157,39 @@ export async function acquisitionFunnel(
     from: options.from,
     to: options.to,
     by: options.by,
-    currency: options.currency,
+    currency: options.table ? options.table.base : options.currency,
     rows: [...groups.entries()]
       .sort((a, b) => b[1].visitors - a[1].visitors || (a[0] < b[0] ? -1 : 1))
       .map(([key, s]) => ({ key, ...shape(s) })),
     total: shape(total),
+    ...money.converted,
+  };
+}
+
+/** Each customer's money as the funnel counts it: whether it ever paid, its MRR now, its cash to date. */
+function funnelMoney(
+  records: readonly MrrInput[],
+  options: { currency: string; table?: RateTable | undefined; currencies?: readonly string[] | undefined },
+): {
+  paid: (customer: string) => boolean;
+  mrr: (customer: string) => bigint;
+  cash: (customer: string) => bigint;
+  converted?: Converted;
+} {
+  if (options.table) {
+    const ranking = convertedRanking(records, options.currencies ?? [], options.table);
+    const byCustomer = new Map(ranking.ranked.map((c) => [c.customer, c]));
+    return {
+      paid: (c) => ranking.ledger.everPaid(c) || ranking.purchased.has(c),
+      mrr: (c) => byCustomer.get(c)?.mrr ?? 0n,
+      cash: (c) => byCustomer.get(c)?.state.cash ?? 0n,
+      converted: ranking.converted,
+    };
+  }
+  const { ledger, states, purchased } = foldHistory(records, options.currency);
+  return {
+    paid: (c) => ledger.everPaid(c) || purchased.has(c),
+    mrr: (c) => ledger.customerMrr(c),
+    cash: (c) => states.get(c)?.cash ?? 0n,
   };
 }

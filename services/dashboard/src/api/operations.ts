@@ -625,6 +625,7 @@ const TABLE = [
     summary: "A customer: MRR history per subscription, every revenue record, its visitors' visits",
     access: 'revenue',
     params: S.CustomerParams,
+    querystring: S.CustomerQuery,
     responses: { 200: S.CustomerPage, 404: S.Message },
   },
   {

@@ -975,10 +975,25 @@ const StoredRevenueRecord = Type.Object({
   timestamp_clamped: Type.Boolean(),
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload as received.' }),
 });
+/** …/revenue/customers/{customer_id}: only convert_to (the summaries converted as the list's row). */
+export const CustomerQuery = Type.Object({
+  convert_to: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description:
+        "Convert the customer's summaries with the operator's loaded rates into one, as the customers list " +
+        "converts its row (MRR now at each currency's latest rate, cash at each record's month's rate); the " +
+        'history, records and visits stay as recorded. 400 when no rates to this currency are loaded.',
+    }),
+  ),
+});
 export const CustomerPage = Type.Object(
   {
     customer_id: Type.String(),
-    summaries: Type.Array(Type.Ref(CustomerSummary), { description: 'One per currency.' }),
+    summaries: Type.Array(Type.Ref(CustomerSummary), {
+      description: 'One per currency; with convert_to, one in the currency converted to.',
+    }),
+    ...convertedFields,
     first_touch: nullable(Touchpoint),
     last_touch: nullable(Touchpoint),
     identified_at: nullable(Type.String()),
@@ -1073,6 +1088,15 @@ export const FunnelQuery = Type.Object({
   to: rangeQuery.to,
   by: byQuery,
   currency: currencyQuery,
+  convert_to: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]{3}$',
+      description:
+        "Convert the customers' money of every currency (or `currency`) with the operator's loaded rates, as " +
+        "the customers list: MRR now at each currency's latest rate, cash at each payment's month's rate; the " +
+        'answer names the rates used and the currencies left out. 400 when no rates to this currency are loaded.',
+    }),
+  ),
   format: rangeQuery.format,
 });
 const funnelFigures = {
@@ -1096,6 +1120,7 @@ export const AcquisitionFunnel = Type.Object(
     currency: Type.String(),
     rows: Type.Array(Type.Object({ key: Type.String(), ...funnelFigures })),
     total: Type.Object(funnelFigures),
+    ...convertedFields,
   },
   { $id: 'AcquisitionFunnel' },
 );

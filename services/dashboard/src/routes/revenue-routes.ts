@@ -106,6 +106,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       to: q.to,
       by: q.by,
       currency: q.currency,
+      convert_to: q.convert_to,
     });
     return answer(reply, request.headers.accept, q.format, body, () => body.rows, 'funnel');
   });
@@ -143,6 +144,7 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     const body = await revenueCustomerReport(deps.warehouse, {
       project: request.params.project,
       customer_id: request.params.customer_id,
+      convert_to: request.query.convert_to,
     });
     if (!body) throw new NotFoundError('No such customer');
     return body;

@@ -403,6 +403,9 @@ export interface Touchpoint {
 export interface CustomerPage {
   customer_id: string;
   summaries: CustomerSummary[];
+  converted_to?: string;
+  rates?: ConvertedFields['rates'];
+  missing_currencies?: string[];
   first_touch: Touchpoint | null;
   last_touch: Touchpoint | null;
   identified_at: string | null;
@@ -458,6 +461,9 @@ export interface AcquisitionFunnel {
   currency: string;
   rows: FunnelRow[];
   total: FunnelFigures;
+  converted_to?: string;
+  rates?: ConvertedFields['rates'];
+  missing_currencies?: string[];
 }
 
 export interface Health {

@@ -1,7 +1,8 @@
 // Customers: the list (MRR now, status, first seen, first-touch channel and source, lifetime cash; in one
 // currency, or every currency converted once the operator loaded rates: "Converted to X"), and with
-// `?customer=<id>` one customer's page: its MRR per currency, first and last touch, MRR history per
-// subscription, every revenue record, and the visits of its visitors before and after it was identified.
+// `?customer=<id>` one customer's page: its MRR per currency (or converted, as its row of the converted
+// list), first and last touch, MRR history per subscription, every revenue record, and the visits of its
+// visitors before and after it was identified.
 import { useLocation } from 'preact-iso';
 import type { CustomerList, CustomerPage, ExchangeRates } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
@@ -209,7 +210,11 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
               {data.customers.map((c) => (
                 <tr key={c.customer_id}>
                   <th scope="row">
-                    <a href={`${path}?customer=${encodeURIComponent(c.customer_id)}`}>{c.customer_id}</a>
+                    <a
+                      href={`${path}?customer=${encodeURIComponent(c.customer_id)}${convertTo ? `&convert=${convertTo}` : ''}`}
+                    >
+                      {c.customer_id}
+                    </a>
                     {contactOf(c) && <span class="contact muted">{contactOf(c)}</span>}
                   </th>
                   <td class="num">{formatMoney(c.mrr, c.currency)}</td>
@@ -243,10 +248,17 @@ function CustomerTable({ api, projectId, path }: { api: ViewProps['api']; projec
 }
 
 function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path: string; customer: string }) {
-  const { route } = useLocation();
+  const { query, route } = useLocation();
+  const base = `/projects/${encodeURIComponent(props.projectId)}/revenue`;
+  // "Converted to X" as on the list (`convert` in the URL): the summaries become the list's converted row.
+  const rates = useQuery<ExchangeRates>(props.api, `${base}/exchange-rates`);
+  const target = rates.data?.bases.includes('EUR') ? 'EUR' : rates.data?.bases[0];
+  const wanted = (query.convert ?? '').toUpperCase();
+  const convertTo = wanted && rates.data?.bases.includes(wanted) ? wanted : undefined;
   const page = useQuery<CustomerPage>(
     props.api,
-    `/projects/${encodeURIComponent(props.projectId)}/revenue/customers/${encodeURIComponent(props.customer)}`,
+    `${base}/customers/${encodeURIComponent(props.customer)}`,
+    convertTo ? { convert_to: convertTo } : {},
   );
   useSignInOn(props.api.kind === 'session' ? page.error : undefined, route);
   if (page.error)
@@ -254,13 +266,28 @@ function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path:
   if (!page.data) return <Loading />;
   const c = page.data;
   const identified = c.identified_at;
+  const converted = c.converted_to !== undefined;
+  const self = (convert: string) =>
+    `${props.path}?customer=${encodeURIComponent(props.customer)}${convert ? `&convert=${convert}` : ''}`;
   return (
     <>
       <p>
-        <a href={props.path}>← All customers</a>
+        <a href={convertTo ? `${props.path}?convert=${convertTo}` : props.path}>← All customers</a>
       </p>
       <section class="card" aria-labelledby="customer-title">
-        <h2 id="customer-title">Customer {c.customer_id}</h2>
+        <div class="card-head">
+          <h2 id="customer-title">Customer {c.customer_id}</h2>
+          {target && c.summaries.length > 0 ? (
+            <label class="converted-switch">
+              <input
+                type="checkbox"
+                checked={convertTo !== undefined}
+                onChange={(e) => route(self((e.currentTarget as HTMLInputElement).checked ? target : ''))}
+              />{' '}
+              Converted to {convertTo ?? target}
+            </label>
+          ) : null}
+        </div>
         {contactOf(c.summaries[0]) && (
           <p class="muted" id="customer-contact">
             {contactOf(c.summaries[0])}
@@ -270,7 +297,10 @@ function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path:
           {c.summaries.map((s) => (
             <li key={s.currency}>
               <div class="figure">
-                <span class="figure-label">MRR ({s.currency})</span>
+                <span class="figure-label">
+                  MRR ({s.currency}
+                  {converted ? ', converted' : ''})
+                </span>
                 <span class="figure-value" id={`customer-mrr-${s.currency}`}>
                   {formatMoney(s.mrr, s.currency)}
                 </span>
@@ -281,6 +311,16 @@ function CustomerDetail(props: { api: ViewProps['api']; projectId: string; path:
             </li>
           ))}
         </ul>
+        {converted ? (
+          <p class="hint converted-note" id="customer-converted-note">
+            In {c.converted_to}, converted: MRR now at each currency's latest exchange rate, lifetime cash at
+            each payment's month's rate. The history and records below stay in the currencies they were
+            recorded in.
+            {(c.missing_currencies ?? []).length > 0
+              ? ` Left out where no exchange rate is loaded: ${(c.missing_currencies ?? []).join(', ')}.`
+              : ''}
+          </p>
+        ) : null}
         <dl class="facts">
           <dt>First touch</dt>
           <dd id="customer-first-touch">

@@ -264,7 +264,7 @@ function RangeBar({
       ) : null}
       <p class="hint">
         {conversion.to
-          ? `Calendar months in UTC. Every currency converted to ${conversion.to} with the exchange rates the operator loaded, each month at its rate; the funnel and the reconciliation stay in ${state.currency}.`
+          ? `Calendar months in UTC. Every currency converted to ${conversion.to} with the exchange rates the operator loaded, each month at its rate; the funnel's money as the converted customers'; the reconciliation stays in ${state.currency}.`
           : 'Calendar months in UTC. Amounts are never added across currencies.'}
       </p>
     </section>
@@ -490,7 +490,7 @@ function FunnelCard(props: {
     from: `${state.from}-01`,
     to: lastDay(state.to),
     by: state.by,
-    currency: state.currency,
+    ...moneyParams(state, props.conversion),
   });
   const data = result.data;
   return (
@@ -500,10 +500,13 @@ function FunnelCard(props: {
           Acquisition funnel{' '}
           <span class="muted">
             visitors first seen {monthLabel(state.from)} – {monthLabel(state.to)}
-            {props.conversion.to ? `, money in ${state.currency} (not converted)` : ''}
+            {props.conversion.to
+              ? `, money in ${currencyWords(state, props.conversion)} (MRR now at each currency's latest rate, cash at each payment's month's rate)`
+              : ''}
           </span>
         </h2>
       </div>
+      <MissingRates answer={data} />
       {result.error ? (
         <ErrorMessage error={result.error} what="The acquisition funnel" onRetry={result.reload} />
       ) : !data ? (
