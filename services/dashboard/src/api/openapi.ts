@@ -102,10 +102,13 @@ function responses(op: Operation): Record<string, unknown> {
     op.access === 'reader' ||
     op.access === 'revenue' ||
     op.access === 'editor' ||
-    op.access === 'operator'
+    op.access === 'operator' ||
+    op.access === 'member'
   ) {
     out['403'] ??= error(
-      '`Forbidden`: the credentials are of another project, or (editor operations) not of a signed-in user' +
+      '`Forbidden`: the credentials are of another project' +
+        (op.access === 'editor' ? ', or not of a signed-in owner or admin of it' : '') +
+        (op.access === 'member' ? ', or not of a signed-in member of it' : '') +
         (op.access === 'revenue' ? '; `Revenue is not shared` on a share link without revenue' : '') +
         (op.access === 'operator' ? '; any share link' : '') +
         (op.method !== 'GET' ? '; `Cross-site request refused` when `Origin` is not the dashboard’s' : '') +
