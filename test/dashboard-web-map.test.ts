@@ -10,7 +10,7 @@ import { FileTokenStore } from '@tally/tokens';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
-import { launchChromium } from './support/browser.ts';
+import { launchChromium, watchedPage } from './support/browser.ts';
 import { eventually, ROOT, tally, tempDataDir } from './support/processes.ts';
 import { BROWSER, pipelineEnv, startTallyProcess, type TallyProcess } from './support/tally-process.ts';
 
@@ -35,26 +35,12 @@ let readKey: string;
 const contexts: BrowserContext[] = [];
 const consoleErrors: string[] = [];
 
-async function newPage(
+const newPage = (
   colorScheme: 'light' | 'dark',
   width: number,
   storageState?: Awaited<ReturnType<BrowserContext['storageState']>>,
-): Promise<Page> {
-  const context = await browser.newContext({
-    ...(storageState ? { storageState } : {}),
-    locale: 'en-US',
-    timezoneId: 'UTC',
-    colorScheme,
-    viewport: { width, height: 900 },
-  });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(`${m.text()} (${m.location().url})`);
-  });
-  page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: uncaught ${error.message}`));
-  return page;
-}
+): Promise<Page> =>
+  watchedPage(browser, { contexts, errors: consoleErrors }, colorScheme, width, storageState);
 
 const api = async <T>(path: string): Promise<T> => {
   const res = await fetch(`${dashboard}/api/v1/projects/${PROJECT}${path}`, {

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { ROOT } from './processes.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -32,6 +32,34 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Browser>
     executablePath: CHROMIUM_PATH,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', ...extraArgs],
   });
+}
+
+/**
+ * A page of a new context (English, UTC, `width` × 900 px, the colour scheme, a signed-in session's storage
+ * when given) whose console errors and uncaught exceptions go into `errors`; the context into `contexts`,
+ * for the test to close.
+ */
+export async function watchedPage(
+  browser: Browser,
+  track: { contexts: BrowserContext[]; errors: string[] },
+  colorScheme: 'light' | 'dark',
+  width: number,
+  storageState?: Awaited<ReturnType<BrowserContext['storageState']>>,
+): Promise<Page> {
+  const context = await browser.newContext({
+    ...(storageState ? { storageState } : {}),
+    locale: 'en-US',
+    timezoneId: 'UTC',
+    colorScheme,
+    viewport: { width, height: 900 },
+  });
+  track.contexts.push(context);
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') track.errors.push(`${m.text()} (${m.location().url})`);
+  });
+  page.on('pageerror', (error) => track.errors.push(`${page.url()}: uncaught ${error.message}`));
+  return page;
 }
 
 export interface Site {
