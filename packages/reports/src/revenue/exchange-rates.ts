@@ -16,7 +16,7 @@ import type { Warehouse } from '@tally/warehouse';
 import { isMonth, parseUtcDay, utcDayStart } from '../calendar.ts';
 import type { DailyRevenue } from './daily.ts';
 import type { Money } from './money.ts';
-import type { MonthlyRevenue } from './monthly.ts';
+import { lifetimeValueMicros, type MonthlyRevenue } from './monthly.ts';
 import { RevenueQueryError } from './scope.ts';
 
 export interface ExchangeRate {
@@ -367,20 +367,12 @@ export function convertMonthly(
  * and the two before it that have one, as one exact fraction rounded once to the micro-unit.
  */
 function lifetimeValueOf(window: readonly ConvertedMonth[], row: ConvertedMonth): Money | null {
-  if (row.customers_end === 0) return null;
-  const rated = window.filter((m) => m.customers_start > 0);
-  if (rated.length === 0) return null;
-  let product = 1n;
-  for (const m of rated) product *= BigInt(m.customers_start);
-  let churnSum = 0n;
-  for (const m of rated) churnSum += (BigInt(m.churned_customers) * product) / BigInt(m.customers_start);
-  if (churnSum === 0n) return null;
-  return formatMicros(
-    divideRounded(
-      toMicros(row.mrr_end) * BigInt(rated.length) * product,
-      BigInt(row.customers_end) * churnSum,
-    ),
+  const ltv = lifetimeValueMicros(
+    toMicros(row.mrr_end),
+    row.customers_end,
+    window.map((m) => ({ payingStart: m.customers_start, churned: m.churned_customers })),
   );
+  return ltv === null ? null : formatMicros(ltv);
 }
 
 /** The daily report (every currency of it) converted to the table's base: one row per day. */

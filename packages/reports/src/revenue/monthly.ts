@@ -201,19 +201,33 @@ const LTV_MONTHS = 3;
  * mrrEnd × n × Π start_j ÷ (paying end × Σ_j churned_j × Π_{k≠j} start_k), rounded once to the micro-unit.
  */
 function lifetimeValue(byKey: ReadonlyMap<string, MonthSums>, row: MonthSums): bigint | null {
-  if (row.payingEnd === 0) return null;
-  const rated: MonthSums[] = [];
+  const window: MonthSums[] = [];
   for (let back = 0; back < LTV_MONTHS; back++) {
     const m = byKey.get(`${row.currency}|${addMonths(row.month, -back)}`);
-    if (m && m.payingStart > 0) rated.push(m);
+    if (m) window.push(m);
   }
+  return lifetimeValueMicros(row.mrrEnd, row.payingEnd, window);
+}
+
+/**
+ * The LTV fraction (above) from a month's MRR at the end (micro-units) and paying customers at the end, and
+ * the counts of the months it averages (those without paying customers at the start are left out); null
+ * where it is undefined. The converted MRR report (exchange-rates.ts) computes its LTV with it too.
+ */
+export function lifetimeValueMicros(
+  mrrEnd: bigint,
+  payingEnd: number,
+  months: ReadonlyArray<{ payingStart: number; churned: number }>,
+): bigint | null {
+  if (payingEnd === 0) return null;
+  const rated = months.filter((m) => m.payingStart > 0);
   if (rated.length === 0) return null;
   let product = 1n;
   for (const m of rated) product *= BigInt(m.payingStart);
   let churnSum = 0n; // Σ churned_j × Π_{k≠j} start_k: the rates' sum over the common denominator `product`
   for (const m of rated) churnSum += (BigInt(m.churned) * product) / BigInt(m.payingStart);
   if (churnSum === 0n) return null;
-  return divideRounded(row.mrrEnd * BigInt(rated.length) * product, BigInt(row.payingEnd) * churnSum);
+  return divideRounded(mrrEnd * BigInt(rated.length) * product, BigInt(payingEnd) * churnSum);
 }
 
 function shapeReport(all: readonly MonthSums[], from: string): MonthlyRevenue[] {
