@@ -13,16 +13,32 @@ import { expect, it } from 'vitest';
 import { eventually, spawnWithOutput, tally, tempDataDir } from './support/processes.ts';
 import { pipelineEnv, publishedWarehouse, send, startTallyProcess } from './support/tally-process.ts';
 
-/** Every file and directory under `root` (root included) whose permission bits are not 0600 / 0700. */
+/** The names in a directory; none when it was removed after its parent was listed. */
+function namesIn(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/**
+ * Every file and directory under `root` (root included) whose permission bits are not 0600 / 0700.
+ * While the process runs, chDB writes an insert or a merge into a `tmp_…` part and renames or removes it:
+ * a path listed a moment ago may be gone when it is examined, and is skipped (what it became is listed
+ * under its new name, or examined by the walk after the process stopped).
+ */
 function notPrivate(root: string): string[] {
   const wrong: string[] = [];
   const visit = (path: string) => {
-    const stat = lstatSync(path);
+    const stat = lstatSync(path, { throwIfNoEntry: false });
+    if (stat === undefined) return;
     if (stat.isSymbolicLink()) return; // chDB links data/<db>/<table> to store/: a link has no mode of its own
     const mode = stat.mode & 0o777;
     if (stat.isDirectory()) {
       if (mode !== 0o700) wrong.push(`${path} ${mode.toString(8)}`);
-      for (const name of readdirSync(path)) visit(join(path, name));
+      for (const name of namesIn(path)) visit(join(path, name));
     } else if (mode !== 0o600) wrong.push(`${path} ${mode.toString(8)}`);
   };
   visit(root);
