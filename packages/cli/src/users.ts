@@ -7,7 +7,7 @@
 // `link` also mail the link to the user (packages/mail); it is printed either way.
 import type { parseArgs as ParseArgs } from 'node:util';
 import type { TallyConfig } from '@tally/config';
-import { openMailer } from '@tally/mail';
+import { openMailer, passwordLinkMessage } from '@tally/mail';
 import { readPublishedAddress } from '@tally/state-files';
 import {
   ALL_PROJECTS,
@@ -68,14 +68,8 @@ function membership(user: { projects: string[]; roles?: Record<string, Role> }):
 async function mailPasswordLink(config: TallyConfig, email: string, link: string): Promise<void> {
   const mailer = openMailer(config);
   if (!mailer.configured) return;
-  const href = link.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
   try {
-    await mailer.send({
-      to: email,
-      subject: 'Set your Tally password',
-      text: `Open this link to set your password and sign in to Tally. It works once, for 7 days:\n\n${link}\n\nIf you did not expect it, ignore this message.\n`,
-      html: `<p>Open this link to set your password and sign in to Tally. It works once, for 7 days:</p><p><a href="${href}">${href}</a></p><p>If you did not expect it, ignore this message.</p>`,
-    });
+    await mailer.send(passwordLinkMessage(email, link));
     process.stdout.write(`The link was also mailed to ${email}.\n`);
   } catch (error) {
     process.stderr.write(`tally: the link could not be mailed (${(error as Error).message})\n`);

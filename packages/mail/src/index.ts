@@ -1,4 +1,6 @@
 // @tally/mail: the mailer (SMTP through nodemailer, or not configured).
+
+export { escapeHtml, invitationMessage, passwordLinkMessage } from './account-messages.ts';
 export {
   deliveryError,
   type MailAttachment,

@@ -7,6 +7,7 @@
 // per project and seen by the CLI beside the server.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
+import { INVITATION_TTL_MS, Invitations } from './invitations.ts';
 import { isAnnotationDate, ProjectStore } from './projects.ts';
 import { SIGN_IN_DELAY_CAP_MS, SignInFailures, signInDelayMs } from './sign-in-failures.ts';
 import type { StateStore } from './state-store.ts';
@@ -270,6 +271,68 @@ export function stateStoreConformance(name: string, open: () => StateStore, name
       expect(await projects.segments(blog)).toEqual([]);
       expect(await projects.deleteSegment(shop, berlin.id)).toBe(true);
       expect(await other.segments(shop)).toEqual([mobile]);
+      await otherStore.close();
+      await store.close();
+    });
+
+    it('makes an invitee a member once: new account or existing, refused when reused, revoked, replaced or expired', async () => {
+      const store = open();
+      let now = Date.now();
+      const users = new Users(store);
+      const invitations = new Invitations(store, users, () => now);
+      const project = `p${randomUUID().slice(0, 8)}`;
+      const [ada, bob, cy, dee] = [email('ada'), email('bob'), email('cy'), email('dee')];
+      await users.add(ada, [project]);
+      await expect(invitations.create(project, ada, 'viewer', ada)).rejects.toThrow(/member .* already/);
+
+      // A new account: the password is set by accepting, once.
+      const first = await invitations.create(project, bob, 'admin', ada);
+      expect(first.token).toMatch(/^inv_/);
+      expect(await invitations.peek(first.token)).toMatchObject({
+        email: bob,
+        role: 'admin',
+        account_exists: false,
+      });
+      await expect(invitations.accept(first.token, 'short')).rejects.toThrow(/10 characters/);
+      const bobUser = await invitations.accept(first.token, 'bob password 1');
+      expect(roleOf(bobUser as User, project)).toBe('admin');
+      expect(await users.authenticate(bob, 'bob password 1')).not.toBeNull();
+      expect(await invitations.accept(first.token, 'bob password 1')).toEqual({ refused: 'unknown' });
+      expect(await invitations.peek(first.token)).toBeNull();
+
+      // An existing account proves it is its own with its password; a wrong one does not use the link up.
+      await users.add(cy, [`${project}x`], 'cy password 1');
+      const second = await invitations.create(project, cy, 'viewer', ada);
+      expect((await invitations.peek(second.token))?.account_exists).toBe(true);
+      expect(await invitations.accept(second.token, 'not cys password')).toEqual({ refused: 'password' });
+      const cyUser = (await invitations.accept(second.token, 'cy password 1')) as User;
+      expect([roleOf(cyUser, project), roleOf(cyUser, `${project}x`)]).toEqual(['viewer', 'owner']);
+
+      // A newer invitation replaces the older; a revoked one is gone; both are listed while pending.
+      const older = await invitations.create(project, dee, 'viewer', ada);
+      const newer = await invitations.create(project, dee, 'admin', ada);
+      expect((await invitations.list(project)).map((i) => [i.email, i.role])).toEqual([[dee, 'admin']]);
+      expect(await invitations.accept(older.token, 'dee password 1')).toEqual({ refused: 'unknown' });
+      expect(await invitations.revoke(`${project}x`, newer.invitation.id)).toBe(false);
+      expect(await invitations.revoke(project, newer.invitation.id)).toBe(true);
+      expect(await invitations.accept(newer.token, 'dee password 1')).toEqual({ refused: 'unknown' });
+
+      // Expired after 7 days; and of two accepts of one link at once, one wins.
+      const late = await invitations.create(project, dee, 'viewer', ada);
+      now += INVITATION_TTL_MS;
+      expect(await invitations.list(project)).toEqual([]);
+      expect(await invitations.accept(late.token, 'dee password 1')).toEqual({ refused: 'unknown' });
+      expect(await users.get(dee)).toBeNull();
+      const raced = await invitations.create(project, dee, 'viewer', ada);
+      const otherStore = open();
+      const other = new Invitations(otherStore, new Users(otherStore), () => now);
+      const outcomes = await Promise.allSettled([
+        invitations.accept(raced.token, 'dee password 1'),
+        other.accept(raced.token, 'dee password 2'),
+      ]);
+      const made = outcomes.filter((o) => o.status === 'fulfilled' && 'email' in o.value);
+      expect(made).toHaveLength(1);
+      expect(roleOf((await users.get(dee)) as User, project)).toBe('viewer');
       await otherStore.close();
       await store.close();
     });

@@ -82,6 +82,7 @@ function assertPassword(password: string): void {
 const USERS = 'users';
 const SIGN_IN_LINKS = 'sign_in_links';
 const SESSIONS = 'sessions';
+const RESET_LINKS = 'password_reset_links';
 
 export const mayRead = (user: Pick<User, 'projects'>, project: string): boolean =>
   user.projects.includes(ALL_PROJECTS) || user.projects.includes(project);
@@ -249,6 +250,17 @@ export class Users {
     await this.#store.put(USERS, user.email, user);
     if (previous) await this.#store.delete(SIGN_IN_LINKS, previous);
     return token;
+  }
+
+  /**
+   * A sign-in link for "forgot password": null when the email has no account, or when one was made this
+   * way for it within `intervalMs` (an atomic claim: of several replicas, one makes it).
+   */
+  async resetLink(email: string, intervalMs: number): Promise<string | null> {
+    const user = await this.get(email);
+    if (!user) return null;
+    if (!(await this.#store.claim(RESET_LINKS, user.email, true, intervalMs))) return null;
+    return this.createSignInLink(user.email);
   }
 
   /**

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
+  Invitations,
   LmdbStateStore,
   ProjectStore,
   ReportSubscriptions,
@@ -55,6 +56,7 @@ beforeAll(async () => {
     config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: ORIGIN }),
     warehouse,
     users,
+    invitations: new Invitations(store, users),
     sessions: new Sessions(store),
     shares,
     projects,

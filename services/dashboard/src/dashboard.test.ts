@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
   hashSecret,
+  Invitations,
   LmdbStateStore,
   ProjectStore,
   ReportSubscriptions,
@@ -68,6 +69,7 @@ beforeAll(async () => {
     config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: ORIGIN }),
     warehouse,
     users,
+    invitations: new Invitations(store, users),
     sessions,
     shares,
     projects: new ProjectStore(store),
@@ -99,7 +101,8 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     .replace(':share', 's1')
     .replace(':token', 'shr_x')
     .replace(':customer_id', 'c1')
-    .replace(':email', 'someone@example.com');
+    .replace(':email', 'someone@example.com')
+    .replace(':id', 'i1');
   const queries: Record<string, string> = {
     revenueReconciliation: '?month=2026-01',
     revenueRecords: '?figure=new&from=2026-01&to=2026-02',
@@ -122,6 +125,7 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     createAnnotation: { date: '2026-05-02', text: 'deploy' },
     createSegment: { name: 'Mobile', filters: 'device==Mobile' },
     setMemberRole: { role: 'viewer' },
+    createInvitation: { email: 'invitee@example.com', role: 'viewer' },
   };
   return {
     method: op.method,
@@ -414,7 +418,7 @@ describe('signing in', () => {
     expect(setCookie).not.toMatch(/Secure/); // plain HTTP here
     const token = /tally_session=([^;]+)/.exec(setCookie)?.[1] as string;
     const session = await app.inject({ url: '/api/v1/session', headers: cookie(token) });
-    expect(session.json()).toEqual({ user: { email: 'a@example.com' }, projects: ['alpha'] });
+    expect(session.json()).toEqual({ user: { email: 'a@example.com' }, projects: ['alpha'], roles: { alpha: 'owner' } });
     const out = await app.inject({
       method: 'DELETE',
       url: '/api/v1/session',

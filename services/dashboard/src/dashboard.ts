@@ -17,6 +17,7 @@ import { COMPONENTS } from './api/schemas.ts';
 import type { DashboardDeps } from './deps.ts';
 import { dashboardError, toDashboardError } from './errors.ts';
 import { healthRoutes } from './routes/health-routes.ts';
+import { invitationRoutes } from './routes/invitation-routes.ts';
 import { memberRoutes } from './routes/member-routes.ts';
 import { projectRoutes } from './routes/project-routes.ts';
 import { reportSubscriptionRoutes } from './routes/report-subscription-routes.ts';
@@ -93,6 +94,7 @@ export async function buildDashboard(
   sessionRoutes(app, deps);
   projectRoutes(app, deps);
   memberRoutes(app, deps);
+  invitationRoutes(app, deps);
   reportSubscriptionRoutes(app, deps);
   trafficRoutes(app, deps);
   shareRoutes(app, deps);

@@ -1,6 +1,8 @@
 // What the dashboard's routes work with, built by runtime.ts (or a test) and handed to buildDashboard.
 import type { TallyConfig } from '@tally/config';
+import type { Mailer } from '@tally/mail';
 import type {
+  Invitations,
   ProjectStore,
   RefusalCounts,
   ReportSubscriptions,
@@ -71,6 +73,15 @@ export interface DashboardDeps {
   sessions: Sessions;
   shares: ShareLinks;
   projects: ProjectStore;
+  /** Pending invitations to the projects. */
+  invitations: Invitations;
+  /** The mailer of invitations and password links (absent or not configured: links are shown instead). */
+  mailer?: Mailer;
+  /**
+   * Where this dashboard listens, known once it does (runtime.ts): the base of mailed links when
+   * DASHBOARD_PUBLIC_URL is not set. Never the Host of a request, which a caller chooses.
+   */
+  listeningUrl?: () => string | undefined;
   /** The members' choices of scheduled email reports. */
   reportSubscriptions: ReportSubscriptions;
   /** Read keys (read_…) only. */
@@ -89,4 +100,13 @@ export interface DashboardDeps {
   consumers?: ConsumerStates;
   /** The gateway's refusal counts per project (absent: reported unavailable). */
   refusals?: Pick<RefusalCounts, 'read'>;
+}
+
+/** An absolute link to a page of the dashboard, for a mail (or to show instead of one). */
+export function linkTo(deps: Pick<DashboardDeps, 'config' | 'listeningUrl'>, path: string): string {
+  const base =
+    deps.config.DASHBOARD_PUBLIC_URL ??
+    deps.listeningUrl?.() ??
+    `http://localhost:${deps.config.DASHBOARD_PORT}`;
+  return `${base.replace(/\/+$/, '')}${path}`;
 }

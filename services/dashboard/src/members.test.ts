@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
+  Invitations,
   LmdbStateStore,
   ProjectStore,
   ReportSubscriptions,
@@ -50,6 +51,7 @@ beforeAll(async () => {
     config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: ORIGIN }),
     warehouse,
     users,
+    invitations: new Invitations(store, users),
     sessions,
     shares: new ShareLinks(store),
     projects: new ProjectStore(store),

@@ -11,6 +11,7 @@ import { openMailer } from '@tally/mail';
 import { startOrUnwind } from '@tally/service';
 import { publishAddress, unpublishAddress } from '@tally/state-files';
 import {
+  Invitations,
   openStateStore,
   ProjectStore,
   RefusalCounts,
@@ -82,12 +83,19 @@ export async function startDashboard(
     const warehouse =
       options.warehouse ?? resources.add(await reachWarehouse(config), (opened) => opened.close());
     if (!options.warehouse) await migrate(warehouse);
+    // Mail (invitations, password links, scheduled reports), when an SMTP server is configured.
+    const mailer = resources.add(openMailer(config), (opened) => opened.close());
+    const users = new Users(store);
+    let listening: string | undefined;
     const app = resources.add(
       await buildDashboard(
         {
           config,
           warehouse,
-          users: new Users(store),
+          users,
+          invitations: new Invitations(store, users),
+          mailer,
+          listeningUrl: () => listening,
           sessions: new Sessions(store),
           shares: new ShareLinks(store),
           projects: new ProjectStore(store),
@@ -105,17 +113,17 @@ export async function startDashboard(
       (server) => server.close(),
     );
     const url = await app.listen({ port: config.DASHBOARD_PORT, host: config.DASHBOARD_HOST });
+    listening = linkUrl(url);
     resources.add(publishAddress(config.dataDir, 'dashboard', linkUrl(url)), () =>
       unpublishAddress(config.dataDir, 'dashboard'),
     );
     resources.add(startRevenueWarmer(warehouse, logger), (warmer) => warmer.stop());
     // Scheduled email reports, when an SMTP server is configured (docs/design/scheduled-reports.md).
-    const mailer = resources.add(openMailer(config), (opened) => opened.close());
     if (mailer.configured)
       resources.add(
         startReportScheduler({
           warehouse,
-          users: new Users(store),
+          users,
           projects: new ProjectStore(store),
           subscriptions: new ReportSubscriptions(store),
           send: async (email) => void (await mailer.send(email)),

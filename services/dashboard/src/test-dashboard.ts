@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
+  Invitations,
   LmdbStateStore,
   ProjectStore,
   ReportSubscriptions,
@@ -55,6 +56,7 @@ export async function startTestDashboard(
     config: loadConfig({ TALLY_DATA_DIR: dir, DASHBOARD_PUBLIC_URL: 'http://dashboard.test' }),
     warehouse,
     users: new Users(store),
+    invitations: new Invitations(store, new Users(store)),
     sessions: new Sessions(store),
     shares,
     projects: new ProjectStore(store),

@@ -399,7 +399,80 @@ const TABLE = [
     body: S.SetPassword,
     responses: { 200: S.SessionInfo, 400: S.Message, 401: S.ErrorBody, 429: S.ErrorBody },
   },
+  {
+    operationId: 'requestPasswordReset',
+    method: 'POST',
+    url: '/api/v1/password-reset',
+    tag: 'Sign-in',
+    summary: 'Mail a sign-in link that sets a new password ("forgot password")',
+    description:
+      'When SMTP is configured and the email has an account, mails it a sign-in link (the same one-time, 7-day ' +
+      "link as `tally users link`; it revokes the user's earlier link), at most one per account every 5 minutes. " +
+      'The answer is the same whether the account exists or not. The link points at DASHBOARD_PUBLIC_URL (else ' +
+      'the address the dashboard listens on), never at the Host of the request.',
+    access: 'public',
+    body: S.PasswordResetInput,
+    responses: { 202: S.PasswordResetAnswer, 429: S.ErrorBody },
+  },
+  {
+    operationId: 'viewInvitation',
+    method: 'POST',
+    url: '/api/v1/invitation',
+    tag: 'Sign-in',
+    summary: 'What an invitation link invites to (the token in the body, never in a URL)',
+    access: 'public',
+    body: S.InvitationTokenInput,
+    responses: { 200: S.InvitationView, 401: S.ErrorBody, 429: S.ErrorBody },
+  },
+  {
+    operationId: 'acceptInvitation',
+    method: 'POST',
+    url: '/api/v1/invitation/accept',
+    tag: 'Sign-in',
+    summary: 'Accept an invitation once, and sign in',
+    description:
+      'Makes the invitee a member of the project with the invited role. For a new account the password is ' +
+      "set (at least 10 characters); for an existing one it must be the account's own (401 `Invalid email or " +
+      'password`, and the link still works). A used, revoked or expired link answers 401.',
+    access: 'public',
+    body: S.AcceptInvitation,
+    responses: { 200: S.SessionInfo, 400: S.Message, 401: S.ErrorBody, 429: S.ErrorBody },
+  },
   // Members and their roles
+  {
+    operationId: 'listInvitations',
+    method: 'GET',
+    url: `${P}/invitations`,
+    tag: 'Projects',
+    summary: "The project's pending invitations",
+    access: 'editor',
+    params: S.ProjectParams,
+    responses: { 200: S.Invitations },
+  },
+  {
+    operationId: 'createInvitation',
+    method: 'POST',
+    url: `${P}/invitations`,
+    tag: 'Projects',
+    summary: 'Invite an email to the project with a role; only an owner invites an owner',
+    description:
+      'Mails the invitee a link that works once, for 7 days (when SMTP is configured); otherwise the answer ' +
+      'carries the link for the inviter to pass on. A newer invitation of the same email replaces the older.',
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.InvitationInput,
+    responses: { 201: S.InvitationCreated, 400: S.Message },
+  },
+  {
+    operationId: 'revokeInvitation',
+    method: 'DELETE',
+    url: `${P}/invitations/:id`,
+    tag: 'Projects',
+    summary: 'Revoke a pending invitation (its link stops working)',
+    access: 'editor',
+    params: S.InvitationParams,
+    responses: { 204: null, 404: S.Message },
+  },
   {
     operationId: 'listMembers',
     method: 'GET',

@@ -344,6 +344,73 @@ export const Members = Type.Object(
 );
 export const MemberRoleInput = Type.Object({ role: RoleName }, { additionalProperties: false });
 
+export const Invitation = Type.Object(
+  {
+    id: Type.String(),
+    project: Type.String(),
+    email: Type.String(),
+    role: RoleName,
+    invited_by: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+    expires_at: Type.String({ format: 'date-time', description: '7 days after it was made.' }),
+  },
+  { $id: 'Invitation' },
+);
+export const Invitations = Type.Object(
+  { invitations: Type.Array(Type.Ref(Invitation), { description: 'Pending ones, oldest first.' }) },
+  { $id: 'Invitations' },
+);
+export const InvitationInput = Type.Object(
+  { email: Type.String({ minLength: 3, maxLength: 254 }), role: RoleName },
+  { additionalProperties: false },
+);
+export const InvitationCreated = Type.Object(
+  {
+    invitation: Type.Ref(Invitation),
+    emailed: Type.Boolean({ description: 'Whether the link was mailed to the invitee.' }),
+    link: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The invitation link, for the inviter to pass on, when it was not mailed (no SMTP server configured, or ' +
+        'the server refused it); null when mailed. It works once, for 7 days.',
+    }),
+  },
+  { $id: 'InvitationCreated' },
+);
+export const InvitationParams = Type.Object({
+  project: ProjectParams.properties.project,
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+});
+const InvitationToken = Type.String({
+  minLength: 1,
+  maxLength: 256,
+  description: "The invitation link's one-time token.",
+});
+export const InvitationTokenInput = Type.Object({ token: InvitationToken }, { additionalProperties: false });
+export const InvitationView = Type.Object(
+  {
+    project: Type.String(),
+    email: Type.String(),
+    role: RoleName,
+    invited_by: Type.String(),
+    expires_at: Type.String({ format: 'date-time' }),
+    account_exists: Type.Boolean({
+      description: 'Whether the email has an account: then its password accepts, else the password is set.',
+    }),
+  },
+  { $id: 'InvitationView' },
+);
+export const AcceptInvitation = Type.Object(
+  {
+    token: InvitationToken,
+    password: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: "A new account's password (at least 10 characters), or an existing account's own.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
 // ---- Annotations and saved segments ---------------------------------------------------------------
 
 export const AnnotationInput = Type.Object(
@@ -514,8 +581,27 @@ export const SessionInfo = Type.Object(
   {
     user: Type.Object({ email: Type.String() }),
     projects: Type.Array(Type.String(), { description: 'Projects this user may read ("*": every project).' }),
+    roles: Type.Record(Type.String(), RoleName, {
+      description:
+        'The user\'s role in each of their projects (owner, admin, viewer); a user of every project ("*") is owner of each.',
+    }),
   },
   { $id: 'SessionInfo' },
+);
+
+export const PasswordResetInput = Type.Object(
+  { email: Type.String({ minLength: 3, maxLength: 254 }) },
+  { additionalProperties: false },
+);
+export const PasswordResetAnswer = Type.Object(
+  {
+    emailed: Type.Boolean({
+      description:
+        'Whether this server sends email (SMTP is configured). True says a link was mailed if the address has an ' +
+        'account, never whether it has one; false: nothing can be mailed, an admin runs `tally users link EMAIL`.',
+    }),
+  },
+  { $id: 'PasswordResetAnswer' },
 );
 
 export const ShareInput = Type.Object(
@@ -1388,6 +1474,10 @@ export const COMPONENTS: TSchema[] = [
   Annotations,
   Member,
   Members,
+  Invitation,
+  Invitations,
+  InvitationCreated,
+  InvitationView,
   Segment,
   Segments,
   Project,
@@ -1395,6 +1485,7 @@ export const COMPONENTS: TSchema[] = [
   Install,
   CreatedToken,
   SessionInfo,
+  PasswordResetAnswer,
   Share,
   Shares,
   CreatedShare,

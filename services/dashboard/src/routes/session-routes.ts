@@ -3,15 +3,35 @@
 // limited per client address (the route's rate limit, dashboard.ts) and slowed per (client address,
 // account) pair: after failures, that pair waits (deps.signInFailures), never the account from another
 // address. Setting a password ends the user's other sessions; the answer signs this browser in anew.
-import type { Sessions, User } from '@tally/state-store';
-import { SESSION_TTL_MS } from '@tally/state-store';
+// "Forgot password" mails a sign-in link when SMTP is configured, answering alike for any email.
+import { passwordLinkMessage } from '@tally/mail';
+import {
+  ALL_PROJECTS,
+  normaliseEmail,
+  type Role,
+  roleOf,
+  SESSION_TTL_MS,
+  type Sessions,
+  type User,
+  UserError,
+} from '@tally/state-store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../access.ts';
-import type { DashboardDeps } from '../deps.ts';
+import { type DashboardDeps, linkTo } from '../deps.ts';
 import { BadRequestError, TooManyAttemptsError, UnauthorizedError } from '../errors.ts';
 import { route } from './route.ts';
 
-async function signedIn(reply: FastifyReply, request: FastifyRequest, sessions: Sessions, user: User) {
+/** What the web app knows of a signed-in user: email, projects and the role in each. */
+export function sessionInfo(user: User) {
+  const roles: Record<string, Role> = {};
+  for (const project of user.projects) {
+    const role = roleOf(user, project);
+    if (project !== ALL_PROJECTS && role) roles[project] = role;
+  }
+  return { user: { email: user.email }, projects: user.projects, roles };
+}
+
+export async function signedIn(reply: FastifyReply, request: FastifyRequest, sessions: Sessions, user: User) {
   const token = await sessions.create(user.email);
   reply.setCookie(SESSION_COOKIE, token, {
     path: '/',
@@ -20,14 +40,14 @@ async function signedIn(reply: FastifyReply, request: FastifyRequest, sessions: 
     secure: request.protocol === 'https',
     maxAge: SESSION_TTL_MS / 1000,
   });
-  return { user: { email: user.email }, projects: user.projects };
+  return sessionInfo(user);
 }
 
 export function sessionRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   route(app, deps, 'getSession', async (request) => {
     const caller = request.caller;
     if (caller.kind !== 'user') throw new UnauthorizedError();
-    return { user: { email: caller.user.email }, projects: caller.user.projects };
+    return sessionInfo(caller.user);
   });
 
   route(app, deps, 'signIn', async (request, reply) => {
@@ -58,4 +78,31 @@ export function sessionRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     if (!user) throw new UnauthorizedError('This sign-in link is unknown, used or expired');
     return signedIn(reply, request, deps.sessions, user);
   });
+
+  // "Forgot password": the same answer whether the account exists or not; at most one mail per account
+  // every RESET_MAIL_INTERVAL_MS (Users.resetLink: replicas agree), so that nobody floods an inbox.
+  route(app, deps, 'requestPasswordReset', async (request, reply) => {
+    const mailer = deps.mailer;
+    if (!mailer?.configured) return reply.code(202).send({ emailed: false });
+    let email: string;
+    try {
+      email = normaliseEmail(request.body.email);
+    } catch (error) {
+      if (error instanceof UserError) return reply.code(202).send({ emailed: true });
+      throw error;
+    }
+    const token = await deps.users.resetLink(email, RESET_MAIL_INTERVAL_MS);
+    if (token) {
+      try {
+        await mailer.send(passwordLinkMessage(email, linkTo(deps, `/set-password#token=${token}`)));
+      } catch (error) {
+        // Logged, not answered: the answer must not tell that the account exists.
+        request.log.warn({ err: error }, 'password reset: the link could not be mailed');
+      }
+    }
+    return reply.code(202).send({ emailed: true });
+  });
 }
+
+/** At most one "forgot password" mail per account in this time. */
+export const RESET_MAIL_INTERVAL_MS = 5 * 60_000;

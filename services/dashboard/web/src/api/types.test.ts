@@ -27,6 +27,12 @@ describe("the web app's API types", () => {
     expectTypeOf<W.ReportSubscription>().toEqualTypeOf<Of<typeof S.ReportSubscription>>();
     expectTypeOf<W.CreatedToken>().toEqualTypeOf<Of<typeof S.CreatedToken>>();
     expectTypeOf<W.SessionInfo>().toEqualTypeOf<Of<typeof S.SessionInfo>>();
+    expectTypeOf<W.Member>().toEqualTypeOf<Of<typeof S.Member>>();
+    expectTypeOf<W.Invitation>().toEqualTypeOf<Of<typeof S.Invitation>>();
+    expectTypeOf<W.InvitationView>().toEqualTypeOf<Of<typeof S.InvitationView>>();
+    expectTypeOf<Omit<W.InvitationCreated, 'invitation'>>().toEqualTypeOf<
+      Omit<Of<typeof S.InvitationCreated>, 'invitation'>
+    >();
     expectTypeOf<W.Share>().toEqualTypeOf<Of<typeof S.Share>>();
     expectTypeOf<W.SharedInfo>().toEqualTypeOf<Of<typeof S.SharedInfo>>();
     expectTypeOf<W.ShareGrant>().toEqualTypeOf<Of<typeof S.ShareGrant>>();

@@ -166,9 +166,44 @@ export interface CreatedToken {
   token: string;
 }
 
+export type Role = 'owner' | 'admin' | 'viewer';
+
 export interface SessionInfo {
   user: { email: string };
   projects: string[];
+  /** The role in each project (a user of every project, "*", is owner of each: roleIn). */
+  roles: Record<string, Role>;
+}
+
+export interface Invitation {
+  id: string;
+  project: string;
+  email: string;
+  role: Role;
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface InvitationCreated {
+  invitation: Invitation;
+  emailed: boolean;
+  link: string | null;
+}
+
+export interface InvitationView {
+  project: string;
+  email: string;
+  role: Role;
+  invited_by: string;
+  expires_at: string;
+  account_exists: boolean;
+}
+
+export interface Member {
+  email: string;
+  role: Role;
+  has_password: boolean;
 }
 
 export interface Share {
