@@ -319,7 +319,7 @@ describe('reading', () => {
     expect((await app.inject({ url: mrr, headers: bearer(shareAWithRevenue) })).statusCode).toBe(200);
     expect((await app.inject({ url: mrr, headers: bearer(keyA) })).statusCode).toBe(200);
     const project = await app.inject({ url: '/api/v1/projects/alpha', headers: bearer(shareA) });
-    expect(project.json().access).toEqual({ kind: 'share', can_edit: false, revenue: false });
+    expect(project.json().access).toEqual({ kind: 'share', can_edit: false, role: null, revenue: false });
   });
 
   it('hides every revenue view on a share link without revenue, and health on every share link', async () => {

@@ -520,7 +520,11 @@ export const Project = Type.Object(
     access: Type.Object({
       kind: AccessKind,
       can_edit: Type.Boolean({
-        description: 'May change settings, goals, funnels and share links (signed-in users).',
+        description:
+          "May change the project's settings, goals, funnels, notes, segments, share links and members: its signed-in owners and admins.",
+      }),
+      role: Type.Union([RoleName, Type.Null()], {
+        description: "A signed-in member's role in the project; null for a read key or a share link.",
       }),
       revenue: Type.Boolean({
         description: 'May read revenue figures (false on a share link that hides them).',

@@ -5,7 +5,7 @@
 
 import { isTimeZone, todayIn } from '@tally/reports/calendar';
 import { parseFilters } from '@tally/reports/traffic';
-import { ALL_PROJECTS, isAnnotationDate } from '@tally/state-store';
+import { ALL_PROJECTS, isAnnotationDate, mayManage, roleOf } from '@tally/state-store';
 import type { FastifyInstance } from 'fastify';
 import { type Caller, canReadRevenue } from '../access.ts';
 import type { DashboardDeps } from '../deps.ts';
@@ -44,7 +44,8 @@ export function projectRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       today: todayIn(settings.time_zone),
       access: {
         kind: caller.kind,
-        can_edit: caller.kind === 'user',
+        can_edit: caller.kind === 'user' && mayManage(caller.user, project),
+        role: caller.kind === 'user' ? roleOf(caller.user, project) : null,
         revenue: canReadRevenue(caller),
       },
     };

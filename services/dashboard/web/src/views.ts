@@ -17,8 +17,11 @@ export interface DashboardView {
   label: string;
   /** Shows revenue figures: hidden where `access.revenue` is false. */
   revenue?: boolean;
-  /** Changes settings: only for those who may edit (signed-in users, not share links or read keys). */
-  editorOnly?: boolean;
+  /**
+   * Settings: only for signed-in members (not share links or read keys). Viewers see their own parts there
+   * (email reports); what changes the project is shown to owners and admins (access.can_edit).
+   */
+  membersOnly?: boolean;
   /** For those who run the project (signed-in users), never on a share link. */
   notShared?: boolean;
   component: ComponentType<ViewProps>;
@@ -52,7 +55,7 @@ export const VIEWS: DashboardView[] = [
   {
     id: 'settings',
     label: 'Settings',
-    editorOnly: true,
+    membersOnly: true,
     component: lazy(() => import('./views/settings.tsx').then((m) => m.SettingsView)),
   },
 ];
@@ -61,6 +64,6 @@ export const viewsFor = (project: Project): DashboardView[] =>
   VIEWS.filter(
     (view) =>
       (!view.revenue || project.access.revenue) &&
-      (!view.editorOnly || project.access.can_edit) &&
+      (!view.membersOnly || project.access.kind === 'user') &&
       (!view.notShared || project.access.kind !== 'share'),
   );

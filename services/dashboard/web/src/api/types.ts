@@ -150,7 +150,7 @@ export interface Project {
   id: string;
   time_zone: string;
   today: string;
-  access: { kind: AccessKind; can_edit: boolean; revenue: boolean };
+  access: { kind: AccessKind; can_edit: boolean; role: Role | null; revenue: boolean };
 }
 export interface Projects {
   projects: Project[];
@@ -204,6 +204,14 @@ export interface Member {
   email: string;
   role: Role;
   has_password: boolean;
+}
+
+export interface Members {
+  members: Member[];
+}
+
+export interface Invitations {
+  invitations: Invitation[];
 }
 
 export interface Share {

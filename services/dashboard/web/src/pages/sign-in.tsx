@@ -59,9 +59,12 @@ export function SignInPage() {
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <p>
+        <a href="/forgot-password">Forgot your password?</a>
+      </p>
       <p class="hint">
-        No account yet? An administrator adds you with <code>npx tally users add you@example.com</code>, which
-        prints a link to set your password.
+        No account yet? A project's owner or admin invites you from its Settings, or an administrator adds you
+        with <code>npx tally users add you@example.com</code>, which prints a link to set your password.
       </p>
     </CenteredCard>
   );

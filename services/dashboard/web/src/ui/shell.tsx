@@ -53,7 +53,7 @@ export function Dashboard(props: DashboardProps) {
               {views.map((v) => (
                 <a
                   key={v.id}
-                  href={`${viewPath(v.id)}${v.editorOnly ? '' : search}`}
+                  href={`${viewPath(v.id)}${v.membersOnly ? '' : search}`}
                   aria-current={v === view ? 'page' : undefined}
                 >
                   {v.label}
@@ -72,7 +72,12 @@ export function Dashboard(props: DashboardProps) {
       </header>
       <main id="main" class="content" tabIndex={-1}>
         {view ? (
-          <view.component api={props.api} project={props.project} path={viewPath(view.id)} />
+          <view.component
+            api={props.api}
+            project={props.project}
+            path={viewPath(view.id)}
+            user={props.user}
+          />
         ) : (
           <p class="empty">
             This view does not exist here. <a href={props.base}>Back to the dashboard</a>.

@@ -1,5 +1,6 @@
-// A project's settings for those who may edit: its time zone (days are counted in it), the member's own
-// scheduled email reports (weekly, monthly), its share links, and
+// A project's settings for its signed-in members: each member's own scheduled email reports (weekly,
+// monthly); for owners and admins also its time zone (days are counted in it), its members and invitations
+// (settings-members.tsx), its share links, and
 // how to install the tracker (install-guide.tsx: never with a token's prefix in a snippet). Loaded only when
 // opened; every part fits a phone's width.
 import { useState } from 'preact/hooks';
@@ -7,23 +8,33 @@ import type { CreatedShare, Install, Project, ReportSubscription, Shares } from 
 import { useQuery } from '../api/use-query.ts';
 import { InstallGuide, Snippet } from '../ui/install-guide.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
+import { MembersCard } from './settings-members.tsx';
 import type { ViewProps } from './view-props.ts';
 
-export function SettingsView({ api, project }: ViewProps) {
+export function SettingsView({ api, project, user }: ViewProps) {
   const base = `/projects/${encodeURIComponent(project.id)}`;
-  const install = useQuery<Install>(api, `${base}/install`);
+  const manages = project.access.can_edit;
+  const install = useQuery<Install>(api, manages ? `${base}/install` : null);
   return (
     <div class="settings">
-      <TimeZoneForm api={api} project={project} />
-      <EmailReports api={api} base={base} />
-      <ShareLinks api={api} base={base} />
-      {install.error ? (
-        <ErrorMessage error={install.error} what="The install guide" onRetry={install.reload} />
-      ) : install.data ? (
-        <InstallGuide api={api} project={project} install={install.data} />
-      ) : (
-        <Loading />
+      {!manages && (
+        <p class="notice viewer-notice">
+          You are a viewer of <strong>{project.id}</strong>: you read its figures and choose your own email
+          reports. Its owners and admins change its settings, share links and members.
+        </p>
       )}
+      {manages && <TimeZoneForm api={api} project={project} />}
+      <EmailReports api={api} base={base} />
+      {manages && <MembersCard api={api} project={project} user={user} />}
+      {manages && <ShareLinks api={api} base={base} />}
+      {manages &&
+        (install.error ? (
+          <ErrorMessage error={install.error} what="The install guide" onRetry={install.reload} />
+        ) : install.data ? (
+          <InstallGuide api={api} project={project} install={install.data} />
+        ) : (
+          <Loading />
+        ))}
     </div>
   );
 }

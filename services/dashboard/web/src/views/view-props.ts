@@ -8,4 +8,6 @@ export interface ViewProps {
   project: Project;
   /** The URL of the view (`/projects/my-site` or `/share/shr_…` plus the view's own segment). */
   path: string;
+  /** The signed-in user's email (none on a share link). */
+  user?: string | undefined;
 }
