@@ -1,16 +1,21 @@
 // The weekly report of a seeded project (real chDB), sent through a real SMTP server (Mailpit) and read
-// back through its API: its figures are the API's for the same week in the project's time zone, and two
+// back through its API: its figures are the API's for the same week in the project's time zone (traffic)
+// and in UTC days (MRR and its movements, per currency), its chart is an inline PNG with a bar on each day
+// that had visitors and none on the others, and two
 // schedulers on two handles of one LMDB state store (two dashboard processes' view of TALLY_DATA_DIR), each
 // with its own mailer, ticking at the same instant and again later, and a restarted one, send it once.
 import { loadConfig } from '@tally/config';
+import { formatMicros, toMicros } from '@tally/contract';
 import { type Mailer, openMailer } from '@tally/mail';
 import { LmdbStateStore, ProjectStore, ReportSubscriptions, Users } from '@tally/state-store';
 import type { Warehouse } from '@tally/warehouse';
 import pino from 'pino';
+import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CHART_HEIGHT, CHART_WIDTH } from '../services/dashboard/src/scheduled-reports/chart.ts';
 import { reportScheduler } from '../services/dashboard/src/scheduled-reports/scheduler.ts';
 import { startTestDashboard, type TestDashboard } from '../services/dashboard/src/test-dashboard.ts';
-import { type MailpitMessage, uniqueAddress, waitForMessages } from './support/mailpit.ts';
+import { attachment, type MailpitMessage, uniqueAddress, waitForMessages } from './support/mailpit.ts';
 
 const smtp = new URL(inject('mailpitSmtpUrl'));
 const mailpit = inject('mailpitUrl');
@@ -90,6 +95,40 @@ beforeAll(async () => {
   // The week before, for the comparison.
   await visit('v5', '2026-11-10 10:00:00.000', '/', '');
   await visit('v6', '2026-11-11 10:00:00.000', '/blog', 'news.example');
+  // Revenue: EUR MRR 49 before the week, then within it (UTC days) a new 20.5, an expansion of 10 and, in
+  // USD, a new 30 churned two days later.
+  const revenue: [string, string, string, string | null, string][] = [
+    ['A', 'subscription', '49', '49', 'EUR 2026-11-02 09:00:00'],
+    ['B', 'subscription', '20.5', '20.5', 'EUR 2026-11-17 09:00:00'],
+    ['A', 'upgrade', '10', '10', 'EUR 2026-11-18 09:00:00'],
+    ['C', 'subscription', '30', '30', 'USD 2026-11-19 09:00:00'],
+    ['C', 'churn', '0', null, 'USD 2026-11-21 09:00:00'],
+    ['D', 'subscription', '99', '99', 'EUR 2026-11-23 09:00:00'], // the next week: not in this report
+  ];
+  await warehouse.insert(
+    'revenue',
+    revenue.map(([customer_id, event_type, amount, mrr_impact, at], i) => ({
+      project_id: PROJECT,
+      id: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
+      transaction_id: `t${i + 1}`,
+      customer_id,
+      event_type,
+      amount,
+      mrr_impact,
+      currency: at.slice(0, 3),
+      timestamp: `${at.slice(4)}.000`,
+      received_at: `2026-11-23 00:00:0${i}.000`,
+      is_recurring: event_type === 'subscription',
+      customer_subscription_id: '',
+      visitor_id: '',
+      session_id: '',
+      payment_processor: 'stripe',
+      timestamp_clamped: false,
+      metadata: {},
+      payload: '{}',
+      user_agent: '',
+    })),
+  );
   const users = new Users(dashboard.store);
   await users.add(ADA, [PROJECT]);
   await users.add(BOB, [PROJECT]);
@@ -181,6 +220,69 @@ describe('the weekly report', () => {
     expect(email.HTML).toContain(
       '<a href="http://dashboard.test/projects/weekly?period=custom&#38;from=2026-11-16&#38;to=2026-11-22">',
     );
+
+    // Revenue, per currency, in UTC days: the daily MRR API's figures for the same days.
+    for (const [currency, expected] of [
+      [
+        'EUR',
+        [
+          'MRR: 79.50 EUR (49.00 EUR at the start)',
+          'Paying customers: 2',
+          'New: 20.50 EUR',
+          'Expansion: 10.00 EUR',
+          'Churn: 0.00 EUR',
+          'Net new MRR: 30.50 EUR',
+        ],
+      ],
+      [
+        'USD',
+        [
+          'MRR: 0.00 USD (0.00 USD at the start)',
+          'Paying customers: 0',
+          'New: 30.00 USD',
+          'Churn: 30.00 USD',
+          'Net new MRR: 0.00 USD',
+        ],
+      ],
+    ] as const) {
+      const section = listed(`Revenue (${currency}, days in UTC)`);
+      for (const line of expected) expect(section, currency).toContain(line);
+      const res = await dashboard.app.inject({
+        url: `/api/v1/projects/${PROJECT}/revenue/mrr/daily?from=2026-11-16&to=2026-11-22&currency=${currency}`,
+        headers: { authorization: `Bearer ${dashboard.key}` },
+      });
+      const days = res.json() as Record<string, string>[];
+      const sum = (key: string) => formatMicros(days.reduce((t, d) => t + toMicros(String(d[key])), 0n));
+      const money = (amount: string) =>
+        `${amount.includes('.') ? amount.padEnd(amount.indexOf('.') + 3, '0') : `${amount}.00`} ${currency}`;
+      expect(section).toContain(
+        `MRR: ${money(days.at(-1)?.mrr as string)} (${money(formatMicros(toMicros(days[0]?.mrr as string) - toMicros(days[0]?.net_new as string)))} at the start)`,
+      );
+      for (const [key, label] of [
+        ['new', 'New'],
+        ['expansion', 'Expansion'],
+        ['reactivation', 'Reactivation'],
+        ['contraction', 'Contraction'],
+        ['churn', 'Churn'],
+        ['net_new', 'Net new MRR'],
+      ] as const)
+        expect(section).toContain(`${label}: ${money(sum(key))}`);
+    }
+
+    // The chart: an inline PNG the HTML shows in place, a bar on each day with visitors (16, 18, 19 and 22
+    // November in Berlin), none on the others.
+    const [inline] = email.Inline;
+    expect(inline).toMatchObject({ ContentType: 'image/png', ContentID: 'visitors-chart@tally' });
+    expect(email.HTML).toContain('<img src="cid:visitors-chart@tally"');
+    const png = PNG.sync.read(await attachment(mailpit, email.ID, inline?.PartID as string));
+    expect([png.width, png.height]).toEqual([CHART_WIDTH, CHART_HEIGHT]);
+    const slot = (CHART_WIDTH - 16) / 7;
+    const barAt = (day: number) => {
+      const x = Math.round(8 + (day + 0.5) * slot);
+      const i = ((CHART_HEIGHT - 10) * png.width + x) * 4;
+      return png.data[i] !== 255; // not the white background
+    };
+    expect([0, 1, 2, 3, 4, 5, 6].map(barAt)).toEqual([true, false, true, true, false, false, true]);
     for (const s of [...schedulers, again]) await s.stop();
     for (const h of [...handles, restarted]) await h.close();
   });

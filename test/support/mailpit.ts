@@ -15,6 +15,8 @@ export interface MailpitMessage {
   Text: string;
   HTML: string;
   Attachments: { FileName: string; ContentType: string; PartID: string }[];
+  /** Parts shown in place by the HTML part (`cid:`), with their Content-ID. */
+  Inline: { FileName: string; ContentType: string; PartID: string; ContentID: string }[];
 }
 
 /** A recipient address no other test uses (`<label>-<random>@tally.test`). */

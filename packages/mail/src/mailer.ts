@@ -10,6 +10,8 @@ export interface MailAttachment {
   content: string | Uint8Array;
   /** Default: guessed from the file name. */
   contentType?: string;
+  /** A Content-ID: the HTML part shows the attachment in place with `<img src="cid:…">`. */
+  cid?: string;
 }
 
 export interface MailMessage {
@@ -89,6 +91,7 @@ function smtpMailer(transport: Transporter, from: string): Mailer {
             filename: a.filename,
             content: typeof a.content === 'string' ? a.content : Buffer.from(a.content),
             contentType: a.contentType,
+            ...(a.cid ? { cid: a.cid } : {}),
           })),
         });
         return { sent: true, messageId: info.messageId };

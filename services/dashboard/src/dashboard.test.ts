@@ -418,7 +418,11 @@ describe('signing in', () => {
     expect(setCookie).not.toMatch(/Secure/); // plain HTTP here
     const token = /tally_session=([^;]+)/.exec(setCookie)?.[1] as string;
     const session = await app.inject({ url: '/api/v1/session', headers: cookie(token) });
-    expect(session.json()).toEqual({ user: { email: 'a@example.com' }, projects: ['alpha'], roles: { alpha: 'owner' } });
+    expect(session.json()).toEqual({
+      user: { email: 'a@example.com' },
+      projects: ['alpha'],
+      roles: { alpha: 'owner' },
+    });
     const out = await app.inject({
       method: 'DELETE',
       url: '/api/v1/session',

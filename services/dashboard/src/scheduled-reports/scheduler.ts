@@ -85,18 +85,25 @@ export function reportScheduler(deps: ReportSchedulerDeps): ReportScheduler {
   };
 }
 
-/** The scheduler ticking every minute until stopped (the dashboard process). */
+/** The first tick after the process starts: a report that fell due while it was down goes out now. */
+export const REPORT_FIRST_TICK_MS = 2_000;
+
+/** The scheduler ticking soon after the start, then every minute until stopped (the dashboard process). */
 export function startReportScheduler(deps: ReportSchedulerDeps): ReportScheduler {
   const scheduler = reportScheduler(deps);
-  const timer = setInterval(() => {
+  const tick = () => {
     scheduler
       .tick()
       .catch((error: unknown) => deps.logger.warn({ err: error }, 'the report scheduler failed'));
-  }, REPORT_TICK_MS);
+  };
+  const first = setTimeout(tick, REPORT_FIRST_TICK_MS);
+  const timer = setInterval(tick, REPORT_TICK_MS);
+  first.unref();
   timer.unref();
   return {
     tick: scheduler.tick,
     stop() {
+      clearTimeout(first);
       clearInterval(timer);
       return scheduler.stop();
     },
