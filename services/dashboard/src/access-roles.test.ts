@@ -1,11 +1,16 @@
 // Every operation of the API (operations.ts) × every kind of caller → what authorise() answers: let through,
 // 401 or 403. The table names each operation: one added without a row fails the first test, so that who may
-// call it is decided, not inherited by accident. Owners and admins change a project; viewers read it.
-import type { ShareLink, User } from '@tally/state-store';
-import { describe, expect, it } from 'vitest';
+// call it is decided, not inherited by accident. Owners and admins change a project; viewers read it. The
+// same table is then tried over HTTP: every guarded route of a real dashboard (chDB, LMDB), called by a
+// signed-in owner, admin, viewer and non-member, a read key, share links with and without revenue, and
+// nobody, answers 401 or 403 exactly where the table says, and neither where it lets the caller through.
+import { Sessions, type ShareLink, type User, Users } from '@tally/state-store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorise, type Caller } from './access.ts';
 import { OPERATIONS, type OperationId } from './api/operations.ts';
 import { ForbiddenError, UnauthorizedError } from './errors.ts';
+import { startTestDashboard, type TestDashboard } from './test-dashboard.ts';
+import { requestFor } from './test-requests.ts';
 
 const PROJECT = 'shop';
 const CALLERS = [
@@ -152,4 +157,51 @@ describe('every operation × every caller', () => {
     expect(outcome(user(undefined, ['*']), 'editor')).toBe('ok');
     expect(outcome(user({ other: 'viewer' }, ['other']), 'editor')).toBe(403);
   });
+});
+
+describe('every guarded route × every caller, over HTTP', () => {
+  const ORIGIN = 'http://dashboard.test';
+  let dashboard: TestDashboard;
+  const headersOf: Partial<Record<(typeof CALLERS)[number], Record<string, string>>> = {};
+
+  beforeAll(async () => {
+    dashboard = await startTestDashboard('access-http', PROJECT);
+    const users = new Users(dashboard.store);
+    const sessions = new Sessions(dashboard.store);
+    for (const [who, role, project] of [
+      ['owner', 'owner', PROJECT],
+      ['admin', 'admin', PROJECT],
+      ['viewer', 'viewer', PROJECT],
+      ['non-member', 'owner', 'other'],
+    ] as const) {
+      await users.add(`${who}@example.com`, [project], undefined, role);
+      headersOf[who] = { cookie: `tally_session=${await sessions.create(`${who}@example.com`)}` };
+    }
+    headersOf['read key'] = { authorization: `Bearer ${dashboard.key}` };
+    headersOf.share = { authorization: `Bearer ${dashboard.shareWith}` };
+    headersOf['share without revenue'] = { authorization: `Bearer ${dashboard.shareWithout}` };
+    headersOf.nobody = {};
+  }, 60_000);
+  afterAll(() => dashboard?.close());
+
+  const statusOf = (status: number): Outcome | 'other' =>
+    status === 401 ? 401 : status === 403 ? 403 : 'other';
+
+  for (const op of OPERATIONS.filter((o) => o.access !== 'public')) {
+    it(`${op.operationId} (${op.method} ${op.url})`, async () => {
+      const got: Record<string, Outcome | 'other'> = {};
+      for (const caller of CALLERS) {
+        const res = await dashboard.app.inject({
+          ...requestFor(op, PROJECT),
+          headers: { origin: ORIGIN, ...headersOf[caller] },
+        });
+        got[caller] = statusOf(res.statusCode);
+      }
+      const want = EXPECTED[op.operationId as OperationId];
+      // 'ok' in the table: let through, whatever the handler answers then (200, 201, 204, 400, 404).
+      expect(got).toEqual(
+        Object.fromEntries(CALLERS.map((c, i) => [c, want[i] === 'ok' ? 'other' : want[i]])),
+      );
+    });
+  }
 });

@@ -26,6 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardOpenApiDocument } from './api/openapi.ts';
 import { BODY_LIMIT_BYTES, OPERATIONS } from './api/operations.ts';
 import { buildDashboard } from './dashboard.ts';
+import { requestFor } from './test-requests.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-dashboard-'));
 let warehouse: Warehouse;
@@ -88,51 +89,6 @@ afterAll(async () => {
   await warehouse?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** A request for an operation on `project`, with valid parameters and body. */
-function requestFor(op: (typeof OPERATIONS)[number], project: string) {
-  const url = op.url
-    .replace(':project', project)
-    .replace(':dimension', 'page')
-    .replace(':funnel', 'f1')
-    .replace(':goal', 'g1')
-    .replace(':annotation', 'a1')
-    .replace(':segment', 's1')
-    .replace(':share', 's1')
-    .replace(':token', 'shr_x')
-    .replace(':customer_id', 'c1')
-    .replace(':email', 'someone@example.com')
-    .replace(':id', 'i1');
-  const queries: Record<string, string> = {
-    revenueReconciliation: '?month=2026-01',
-    revenueRecords: '?figure=new&from=2026-01&to=2026-02',
-    revenueMrrDaily: '?from=2026-01-01&to=2026-01-31',
-    revenueFunnel: '?from=2026-05-01&to=2026-05-07',
-    revenueCustomers: '?limit=10',
-    revenueBreakdown: '?from=2026-01&to=2026-02&by=plan',
-    revenueSearch: '?key=plan&value=pro',
-    projectHealth: '?stall_minutes=5',
-  };
-  const query =
-    queries[op.operationId] ??
-    (op.url.includes('/revenue/') ? '?from=2026-01&to=2026-02' : '?from=2026-05-01&to=2026-05-07');
-  const bodies: Record<string, Record<string, unknown>> = {
-    updateProject: { time_zone: 'Europe/Berlin' },
-    updateReportSubscription: { weekly: true, monthly: false },
-    createGoal: { name: 'Signup', event_name: 'signup' },
-    createFunnel: { name: 'F', steps: [{ path: '/' }, { event_name: 'signup' }] },
-    createShare: { name: 'x' },
-    createAnnotation: { date: '2026-05-02', text: 'deploy' },
-    createSegment: { name: 'Mobile', filters: 'device==Mobile' },
-    setMemberRole: { role: 'viewer' },
-    createInvitation: { email: 'invitee@example.com', role: 'viewer' },
-  };
-  return {
-    method: op.method,
-    url: `${url}${op.querystring ? query : ''}`,
-    ...(bodies[op.operationId] ? { payload: bodies[op.operationId] } : {}),
-  };
-}
 
 const cookie = (session: string) => ({ cookie: `tally_session=${session}` });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
