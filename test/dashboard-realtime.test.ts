@@ -2,7 +2,8 @@
 // /api/ingest now (and one 40 minutes old, and a bot's) appear in the open view, with exact figures, once the
 // page's own clock has run 5 seconds (Playwright's clock: the page's timers, no wall-clock wait), without the
 // page being reloaded (a marker set on `window` survives); an unchanged answer comes back 304
-// to the page's ETag; a hidden tab asks nothing and asks at once when shown again. Screenshots at 1440 and
+// to the page's ETag; a hidden tab asks nothing and asks at once when shown again; a note made within the
+// 30 minutes is a marker on its minute, an older one is not drawn. Screenshots at 1440 and
 // 390 px, light and dark, go to test-output/dashboard-web/.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,6 +80,17 @@ beforeAll(async () => {
   );
   signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
   expect(signInToken).toBeTruthy();
+  // Notes as a deploy script adds them: one 3 minutes ago (a marker on its minute), one 2 hours ago (none).
+  for (const [ago, text] of [
+    [3 * 60_000, 'hotfix deployed'],
+    [2 * 3_600_000, 'old release'],
+  ] as const) {
+    const date = new Date(Date.now() - ago).toISOString();
+    await tally(
+      ['annotations', 'add', '--project', PROJECT, '--date', date, text],
+      pipelineEnv({ TALLY_DATA_DIR: dataDir }),
+    );
+  }
   [browser, running] = await Promise.all([launchChromium(), startTallyProcess({ TALLY_DATA_DIR: dataDir })]);
   dashboard = running.endpoints.dashboardUrl as string;
   // A visit 40 minutes ago: in the project, outside the realtime window.
@@ -175,6 +187,10 @@ describe('the realtime view in Chromium', () => {
     // The hidden table under the chart: three pageviews in the last minutes, 30 minutes listed.
     const minutes = await page.locator('.sr-only table tbody tr').count();
     expect(minutes).toBe(30);
+    // The note of 3 minutes ago is a marker on its minute; the one of 2 hours ago is outside the chart.
+    const markers = page.locator('.chart-card .annotation-marker');
+    await expect.poll(() => markers.count(), POLL).toBe(1);
+    expect(await markers.getAttribute('aria-label')).toBe('Note: hotfix deployed');
   });
 
   it('asks with the ETag of the last answer: unchanged figures come back 304', async () => {

@@ -37,3 +37,21 @@ export function annotationsPerBucket(
   }
   return out;
 }
+
+/**
+ * Minute index → the texts of the notes made at an instant within that minute, for the realtime chart
+ * (`minutes`: the minutes' starts, ISO 8601, one minute apart). Day notes are left out: a day is not a minute.
+ */
+export function annotationsPerMinute(
+  minutes: readonly string[],
+  notes: readonly Annotation[],
+): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  const first = minutes.length > 0 ? Date.parse(minutes[0] as string) : Number.NaN;
+  for (const note of notes) {
+    if (note.date.length === 10 || Number.isNaN(first)) continue;
+    const index = Math.floor((Date.parse(note.date) - first) / 60_000);
+    if (index >= 0 && index < minutes.length) out.set(index, [...(out.get(index) ?? []), note.text]);
+  }
+  return out;
+}

@@ -3,11 +3,17 @@
 // note falls in is query/annotations.ts's.
 import type uPlot from 'uplot';
 
-/** uPlot plugin: a marker line per bucket with notes, its texts shown on hover, focus or tap. */
-export function annotationMarkers(notes: Map<number, string[]>): uPlot.Plugin {
+/**
+ * uPlot plugin: a marker line per bucket with notes, its texts shown on hover, focus or tap. `notes` may be
+ * a function, read again whenever the chart's data or size changes (a chart that keeps its instance while
+ * its buckets move, as the realtime one does).
+ */
+export function annotationMarkers(
+  notes: Map<number, string[]> | (() => Map<number, string[]>),
+): uPlot.Plugin {
   const place = (u: uPlot) => {
     for (const old of u.over.querySelectorAll('.annotation-marker')) old.remove();
-    for (const [i, texts] of notes) {
+    for (const [i, texts] of typeof notes === 'function' ? notes() : notes) {
       const marker = document.createElement('button');
       marker.type = 'button';
       marker.className = 'annotation-marker';
@@ -21,5 +27,5 @@ export function annotationMarkers(notes: Map<number, string[]>): uPlot.Plugin {
       u.over.append(marker);
     }
   };
-  return { hooks: { ready: place, setSize: place } };
+  return { hooks: { ready: place, setSize: place, setData: place } };
 }

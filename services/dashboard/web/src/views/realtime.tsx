@@ -2,18 +2,24 @@
 // other charts), and the top pages, sources and countries of those minutes, from GET …/traffic/realtime.
 // Refreshed every REFRESH_MS without reloading the page, never while the tab is hidden (usePoll); an answer
 // that did not change (304 to its ETag) redraws nothing. The interval is what one answer costs on chDB
-// (bench/realtime.ts, docs/design/dashboard-service.md, "The realtime view").
+// (bench/realtime.ts, docs/design/dashboard-service.md, "The realtime view"). A note made within the 30
+// minutes (a deploy script's `tally annotations add`) is a marker on its minute, as on the other charts.
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useLocation } from 'preact-iso';
-import type { Realtime, RealtimeRow } from '../api/types.ts';
+import type { Annotation, Annotations, Realtime, RealtimeRow } from '../api/types.ts';
+import { useQuery } from '../api/use-query.ts';
 import { formatCount } from '../format.ts';
 import { useSignInOn } from '../pages/session.ts';
+import { annotationsPerMinute } from '../query/annotations.ts';
+import { annotationMarkers } from '../ui/annotation-markers.ts';
 import { flagOf, valueLabel } from '../ui/breakdown-columns.ts';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { usePoll } from '../ui/use-poll.ts';
 import type { ViewProps } from './view-props.ts';
+
+const NO_NOTES: Annotation[] = [];
 
 /** How often the view asks again while shown (ms). */
 export const REFRESH_MS = 3000;
@@ -28,13 +34,24 @@ function cssColor(element: Element, name: string): string {
   return getComputedStyle(element).getPropertyValue(name).trim() || '#888';
 }
 
-function MinuteBars({ points }: { points: Realtime['pageviews_per_minute'] }) {
+function MinuteBars({
+  points,
+  notes,
+}: {
+  points: Realtime['pageviews_per_minute'];
+  /** The project's notes: those made within the 30 minutes are markers on their minute. */
+  notes: readonly Annotation[];
+}) {
   const container = useRef<HTMLDivElement>(null);
   const chart = useRef<uPlot | null>(null);
   const labels = points.map((_, i) => minuteLabel(i, points.length));
   const data: uPlot.AlignedData = [points.map((_, i) => i), points.map((p) => p.pageviews)];
-  const latest = useRef({ data, labels });
-  latest.current = { data, labels };
+  const markers = annotationsPerMinute(
+    points.map((p) => p.minute),
+    notes,
+  );
+  const latest = useRef({ data, labels, markers });
+  latest.current = { data, labels, markers };
 
   // Built once (and again when the colour scheme changes); later answers only replace the data.
   useEffect(() => {
@@ -57,6 +74,7 @@ function MinuteBars({ points }: { points: Realtime['pageviews_per_minute'] }) {
             y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
           },
           cursor: { drag: { x: false, y: false } },
+          plugins: [annotationMarkers(() => latest.current.markers)],
           axes: [
             {
               ...axis,
@@ -109,7 +127,7 @@ function MinuteBars({ points }: { points: Realtime['pageviews_per_minute'] }) {
 
   useEffect(() => {
     chart.current?.setData(data);
-  }, [points]);
+  }, [points, notes]);
 
   return (
     <>
@@ -207,6 +225,8 @@ export function RealtimeView({ api, project }: ViewProps) {
     REFRESH_MS,
   );
   useSignInOn(api.kind === 'session' ? live.error : undefined, route);
+  // Notes are read once with the view: a note added meanwhile shows at the next visit.
+  const notes = useQuery<Annotations>(api, `/projects/${encodeURIComponent(project.id)}/annotations`);
   if (!live.data) {
     return live.error ? <ErrorMessage error={live.error} what="The realtime view" /> : <Loading />;
   }
@@ -250,7 +270,7 @@ export function RealtimeView({ api, project }: ViewProps) {
             Pageviews <span class="muted">per minute, last 30 minutes</span>
           </h2>
         </div>
-        <MinuteBars points={data.pageviews_per_minute} />
+        <MinuteBars points={data.pageviews_per_minute} notes={notes.data?.annotations ?? NO_NOTES} />
       </section>
       <div class="panels three">
         <TopList id="realtime-pages" title="Top pages" column="Page" dimension="page" rows={data.pages} />
