@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
+  AlertStore,
   hashSecret,
   LmdbStateStore,
   ProjectStore,
@@ -71,6 +72,7 @@ beforeAll(async () => {
     sessions,
     shares,
     projects: new ProjectStore(store),
+    alerts: new AlertStore(store),
     reportSubscriptions: new ReportSubscriptions(store),
     readKeys,
     tokens,
@@ -122,6 +124,8 @@ function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     createAnnotation: { date: '2026-05-02', text: 'deploy' },
     createSegment: { name: 'Mobile', filters: 'device==Mobile' },
     setMemberRole: { role: 'viewer' },
+    createAlert: { kind: 'dead_letters', threshold: 5, webhook_url: 'https://hooks.example/t' },
+    updateAlert: { threshold: 6 },
   };
   return {
     method: op.method,

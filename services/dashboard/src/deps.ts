@@ -1,6 +1,7 @@
 // What the dashboard's routes work with, built by runtime.ts (or a test) and handed to buildDashboard.
 import type { TallyConfig } from '@tally/config';
 import type {
+  AlertStore,
   ProjectStore,
   RefusalCounts,
   ReportSubscriptions,
@@ -71,6 +72,8 @@ export interface DashboardDeps {
   sessions: Sessions;
   shares: ShareLinks;
   projects: ProjectStore;
+  /** The projects' alert rules, their state and incidents (docs/alerts.md). */
+  alerts: AlertStore;
   /** The members' choices of scheduled email reports. */
   reportSubscriptions: ReportSubscriptions;
   /** Read keys (read_…) only. */

@@ -37,7 +37,8 @@ export interface Operation {
     | 'Sign-in'
     | 'Share links'
     | 'Revenue'
-    | 'Health';
+    | 'Health'
+    | 'Alerts';
   params?: TSchema;
   querystring?: TSchema;
   body?: TSchema;
@@ -671,6 +672,53 @@ const TABLE = [
     params: S.ProjectParams,
     querystring: S.HealthQuery,
     responses: { 200: S.Health },
+  },
+  // Alerts (docs/alerts.md)
+  {
+    operationId: 'listAlerts',
+    method: 'GET',
+    url: `${P}/alerts`,
+    tag: 'Alerts',
+    summary:
+      "The project's alert rules with their state: ok, firing since when, or why it cannot be evaluated",
+    access: 'member',
+    params: S.ProjectParams,
+    responses: { 200: S.AlertRules },
+  },
+  {
+    operationId: 'createAlert',
+    method: 'POST',
+    url: `${P}/alerts`,
+    tag: 'Alerts',
+    summary: 'Add an alert rule',
+    description:
+      'Refused (400, saying why) for an unknown kind, a threshold out of its range, a webhook URL that is not ' +
+      'http(s), an email that is not a member of the project, or a rule that tells nobody.',
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.AlertRuleInput,
+    responses: { 201: S.AlertRule, 400: S.Message },
+  },
+  {
+    operationId: 'updateAlert',
+    method: 'PATCH',
+    url: `${P}/alerts/:alert`,
+    tag: 'Alerts',
+    summary: 'Change an alert rule (the fields given, checked as a whole)',
+    access: 'editor',
+    params: S.AlertIdParams,
+    body: S.AlertRulePatch,
+    responses: { 200: S.AlertRule, 400: S.Message, 404: S.Message },
+  },
+  {
+    operationId: 'deleteAlert',
+    method: 'DELETE',
+    url: `${P}/alerts/:alert`,
+    tag: 'Alerts',
+    summary: 'Delete an alert rule (its open incident is dropped: no resolved message is sent)',
+    access: 'editor',
+    params: S.AlertIdParams,
+    responses: { 204: null, 404: S.Message },
   },
 ] as const satisfies readonly Operation[];
 
