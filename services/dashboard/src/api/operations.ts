@@ -10,9 +10,10 @@ import * as S from './schemas.ts';
  * - `reader`: a read key of the project, a signed-in user granted the project, or a share link of it;
  * - `revenue`: as reader, but a share link only when its creator included revenue;
  * - `editor`: a signed-in owner or admin of the project, never a viewer (settings, goals, funnels,
- *   annotations, segments, share links, tokens; docs/design/roles.md);
+ *   annotations, segments, share links, tokens, alert rules; docs/design/roles.md);
  * - `operator`: a read key of the project or a signed-in user granted it, never a share link (health);
- * - `member`: a signed-in user granted the project, whatever their role (their own email reports);
+ * - `member`: a signed-in user granted the project, whatever their role (their own email reports, the
+ *   project's alert rules);
  * - `user`: any signed-in user;
  * - `public`: anyone (signing in, opening a share link), rate-limited where a secret is guessed.
  */
