@@ -353,13 +353,16 @@ describe('a dead_letters rule', () => {
 });
 
 describe('a traffic rule', () => {
-  it('fires once on a spike of the last complete hour against the week before, and resolves', async () => {
+  it('fires once on a spike, and on a drop, of the last complete hour against the week before, and resolves', async () => {
     const store = freshStore();
     const hook = await webhook();
     const hour = Date.parse('2026-11-20T13:00:00Z');
     await visit('spike', hour - 7 * DAY + 5 * MINUTE, 20); // the same hour a week before: 20
     await visit('spike', hour + 5 * MINUTE, 30);
     await visit('spike', hour + 40 * MINUTE, 20); // the hour: 50, 150% up
+    // A drop: 40 then 10 pageviews, 75% down.
+    await visit('drop', hour - 7 * DAY + 5 * MINUTE, 40);
+    await visit('drop', hour + 5 * MINUTE, 10);
     // A small project: 1 then 3 pageviews (200% up) is under its baseline of 10, and pages nobody.
     await visit('small', hour - 7 * DAY + 5 * MINUTE, 1);
     await visit('small', hour + 5 * MINUTE, 3);
@@ -384,26 +387,41 @@ describe('a traffic rule', () => {
       min_baseline: 10,
       webhook_url: hook.url,
     });
+    const fell = await addRule(store, 'drop', {
+      kind: 'traffic',
+      direction: 'drop',
+      threshold: 50,
+      min_baseline: 10,
+      webhook_url: hook.url,
+    });
     const evaluator = evaluatorOn(store);
-    expect(await evaluator.tick(hour + HOUR + 5 * MINUTE)).toMatchObject({ evaluated: 3, delivered: 1 });
-    expect(await evaluator.tick(hour + HOUR + 30 * MINUTE)).toMatchObject({ evaluated: 3, delivered: 0 });
+    expect(await evaluator.tick(hour + HOUR + 5 * MINUTE)).toMatchObject({ evaluated: 4, delivered: 2 });
+    expect(await evaluator.tick(hour + HOUR + 30 * MINUTE)).toMatchObject({ evaluated: 4, delivered: 0 });
     const alerts = new AlertStore(store);
     expect(await alerts.state('spike', spike.id)).toMatchObject({
       status: 'firing',
       reason: '50 pageviews in the hour from 2026-11-20T13:00 UTC, 150% up on 20 the same hour a week before',
     });
     expect(await alerts.state('spike', drop.id)).toMatchObject({ status: 'ok' });
+    expect(await alerts.state('drop', fell.id)).toMatchObject({
+      status: 'firing',
+      reason:
+        '10 pageviews in the hour from 2026-11-20T13:00 UTC, 75% down on 40 the same hour a week before',
+    });
     expect(await alerts.state('small', small.id)).toMatchObject({
       status: 'ok',
       reason: 'the same hour a week before had 1 pageviews, fewer than 10 to compare with',
     });
     // The next hour: nothing then nor a week before, so no comparison, and the spike is over.
-    expect(await evaluator.tick(hour + 2 * HOUR + 5 * MINUTE)).toMatchObject({ delivered: 1 });
+    expect(await evaluator.tick(hour + 2 * HOUR + 5 * MINUTE)).toMatchObject({ delivered: 2 });
     expect(await evaluator.tick(hour + 2 * HOUR + 6 * MINUTE)).toMatchObject({ delivered: 0 });
     expect(
       hook.bodies.map((b) => (b as { tally: { event: string; rule: { id: string } } }).tally),
     ).toMatchObject([
+      // Projects are evaluated in order of their names: drop, small, spike.
+      { event: 'firing', rule: { id: fell.id } },
       { event: 'firing', rule: { id: spike.id } },
+      { event: 'resolved', rule: { id: fell.id } },
       { event: 'resolved', rule: { id: spike.id } },
     ]);
   });
