@@ -184,6 +184,10 @@ describe('alert rules', () => {
     });
     const listed = await app.inject({ method: 'GET', url: P, headers: as('viewer') });
     expect(listed.statusCode).toBe(200);
+    // A viewer sees where the webhook goes, not the URL (a credential); an admin sees it whole.
+    expect(listed.json().rules[0].webhook_url).toBe('https://hooks.example/…');
+    const asAdmin = await app.inject({ method: 'GET', url: P, headers: as('admin') });
+    expect(asAdmin.json().rules[0].webhook_url).toBe('https://hooks.example/t');
     expect(
       listed.json().rules.map((r: { id: string; state: { status: string } }) => [r.id, r.state.status]),
     ).toEqual([

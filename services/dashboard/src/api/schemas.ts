@@ -1448,7 +1448,9 @@ export const AlertRule = Type.Object(
     min_baseline: Type.Optional(Type.Integer()),
     currency: Type.Optional(nullable(Type.String())),
     emails: Type.Array(Type.String()),
-    webhook_url: nullable(Type.String()),
+    webhook_url: nullable(
+      Type.String({ description: 'Its origin only (`https://hooks.example/…`) for a viewer.' }),
+    ),
     created_by: Type.String(),
     created_at: Type.String(),
     state: AlertState,

@@ -1,8 +1,8 @@
 // GET/POST …/alerts, PATCH/DELETE …/alerts/{alert}: a project's alert rules (docs/alerts.md), read by any
 // member, changed by its owners and admins (access `editor`). A rule is checked as a whole (alerts/rules.ts)
 // against the project's members, and listed with what the evaluator last found for it (its state), firing
-// rules first.
-import type { AlertRule, AlertState } from '@tally/state-store';
+// rules first; a viewer sees a webhook's origin only.
+import { type AlertRule, type AlertState, mayManage } from '@tally/state-store';
 import type { FastifyInstance } from 'fastify';
 import { describeRule } from '../alerts/conditions.ts';
 import { checkAlertRule } from '../alerts/rules.ts';
@@ -20,8 +20,10 @@ const PENDING = {
   last_delivery_error: null,
 } as const;
 
-const shown = (rule: AlertRule, state: AlertState | null) => ({
+const shown = (rule: AlertRule, state: AlertState | null, redact = false) => ({
   ...rule,
+  // A webhook URL is a credential (a Slack one posts to the channel): only who may change the rule sees it.
+  webhook_url: rule.webhook_url && redact ? `${new URL(rule.webhook_url).origin}/…` : rule.webhook_url,
   description: describeRule(rule),
   state: state ?? PENDING,
 });
@@ -31,9 +33,11 @@ export function alertRoutes(app: FastifyInstance, deps: DashboardDeps): void {
 
   route(app, deps, 'listAlerts', async (request) => {
     const project = request.params.project;
+    const caller = request.caller;
+    const redact = !(caller.kind === 'user' && mayManage(caller.user, project));
     const rules = await Promise.all(
       (await deps.alerts.rules(project)).map(async (rule) =>
-        shown(rule, await deps.alerts.state(project, rule.id)),
+        shown(rule, await deps.alerts.state(project, rule.id), redact),
       ),
     );
     // Firing first (longest first), then the rest in the order they were made.
