@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import { type Mailer, openMailer } from '@tally/mail';
 import {
+  AlertStore,
   INVITATION_TTL_MS,
   Invitations,
   LmdbStateStore,
@@ -66,6 +67,7 @@ async function start(withSmtp: boolean): Promise<Running> {
     warehouse,
     users,
     invitations: new Invitations(store, users, () => now),
+    alerts: new AlertStore(store),
     mailer,
     listeningUrl: () => url,
     sessions,

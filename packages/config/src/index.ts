@@ -380,6 +380,18 @@ export const ConfigSchema = Type.Object({
         "The sender of Tally's mail (`Tally <tally@example.com>`); needed when `SMTP_HOST` is set.",
     }),
   ),
+  ALERTS_INTERVAL_MS: Type.Integer({
+    default: 60_000,
+    minimum: 1_000,
+    description:
+      "How often the dashboard evaluates the projects' alert rules and retries the deliveries that failed (docs/alerts.md).",
+  }),
+  ALERTS_WEBHOOK_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    description:
+      "How long an alert's webhook POST may take before it counts as failed (and is retried at the next evaluation).",
+  }),
   TALLY_READY_FILE: Type.Optional(
     Type.String({
       description:

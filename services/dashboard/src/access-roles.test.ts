@@ -94,6 +94,10 @@ const EXPECTED: Record<OperationId, Row> = {
   revenueBreakdown: REVENUE,
   revenueSearch: REVENUE,
   projectHealth: OPERATE,
+  listAlerts: MEMBER,
+  createAlert: MANAGE,
+  updateAlert: MANAGE,
+  deleteAlert: MANAGE,
 };
 
 const user = (roles: User['roles'], projects = Object.keys(roles ?? {})): Caller => ({

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
+  AlertStore,
   Invitations,
   LmdbStateStore,
   ProjectStore,
@@ -60,6 +61,7 @@ beforeAll(async () => {
     sessions: new Sessions(store),
     shares,
     projects,
+    alerts: new AlertStore(store),
     reportSubscriptions: new ReportSubscriptions(store),
     readKeys,
     tokens,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
+  AlertStore,
   hashSecret,
   Invitations,
   LmdbStateStore,
@@ -74,6 +75,7 @@ beforeAll(async () => {
     sessions,
     shares,
     projects: new ProjectStore(store),
+    alerts: new AlertStore(store),
     reportSubscriptions: new ReportSubscriptions(store),
     readKeys,
     tokens,

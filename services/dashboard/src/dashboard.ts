@@ -16,6 +16,7 @@ import { BODY_LIMIT_BYTES } from './api/operations.ts';
 import { COMPONENTS } from './api/schemas.ts';
 import type { DashboardDeps } from './deps.ts';
 import { dashboardError, toDashboardError } from './errors.ts';
+import { alertRoutes } from './routes/alert-routes.ts';
 import { healthRoutes } from './routes/health-routes.ts';
 import { invitationRoutes } from './routes/invitation-routes.ts';
 import { memberRoutes } from './routes/member-routes.ts';
@@ -101,6 +102,7 @@ export async function buildDashboard(
   revenueRoutes(app, deps);
   revenueDailyRoutes(app, deps);
   healthRoutes(app, deps);
+  alertRoutes(app, deps);
   await webRoutes(app, deps);
   return app;
 }

@@ -2,6 +2,7 @@
 import type { TallyConfig } from '@tally/config';
 import type { Mailer } from '@tally/mail';
 import type {
+  AlertStore,
   Invitations,
   ProjectStore,
   RefusalCounts,
@@ -82,6 +83,8 @@ export interface DashboardDeps {
    * DASHBOARD_PUBLIC_URL is not set. Never the Host of a request, which a caller chooses.
    */
   listeningUrl?: () => string | undefined;
+  /** The projects' alert rules, their state and incidents (docs/alerts.md). */
+  alerts: AlertStore;
   /** The members' choices of scheduled email reports. */
   reportSubscriptions: ReportSubscriptions;
   /** Read keys (read_…) only. */

@@ -10,6 +10,7 @@ import { BreakdownError, FilterSyntaxError, TrafficRangeError } from '@tally/rep
 import { type ErrorTable, ServiceError, serviceErrors } from '@tally/service';
 import { UserError } from '@tally/state-store';
 import { WarehouseError } from '@tally/warehouse';
+import { AlertRuleError } from './alerts/rules.ts';
 
 /** Every answer of the dashboard to an error, by kind: status and body (schemas/openapi-dashboard.yaml). */
 export const DASHBOARD_ERRORS = {
@@ -117,7 +118,8 @@ export function toDashboardError(error: unknown): DashboardError {
   ) {
     return dashboardError('bad_request', error.message);
   }
-  if (error instanceof UserError) return dashboardError('bad_request', error.message);
+  if (error instanceof UserError || error instanceof AlertRuleError)
+    return dashboardError('bad_request', error.message);
   if (error instanceof WarehouseError && error.retryable) return dashboardError('unavailable');
   const mapped = fastifyError((error ?? {}) as Parameters<typeof fastifyError>[0]);
   return mapped ?? dashboardError('internal');

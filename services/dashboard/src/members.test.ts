@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
+  AlertStore,
   Invitations,
   LmdbStateStore,
   ProjectStore,
@@ -60,6 +61,7 @@ beforeAll(async () => {
     attemptLimit: { max: 5, timeWindow: 60_000 },
     signInFailures: new SignInFailures(store),
     webRoot: join(dir, 'no-web'),
+    alerts: new AlertStore(store),
     reportSubscriptions: new ReportSubscriptions(store),
   });
   await app.ready();

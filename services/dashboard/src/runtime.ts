@@ -11,6 +11,7 @@ import { openMailer } from '@tally/mail';
 import { startOrUnwind } from '@tally/service';
 import { publishAddress, unpublishAddress } from '@tally/state-files';
 import {
+  AlertStore,
   Invitations,
   openStateStore,
   ProjectStore,
@@ -26,6 +27,7 @@ import { migrate, type Warehouse } from '@tally/warehouse';
 import { reachWarehouse } from '@tally/warehouse-http';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
+import { startAlertEvaluator } from './alerts/evaluator.ts';
 import { buildDashboard } from './dashboard.ts';
 import type { ConsumerStates, HealthLog } from './deps.ts';
 import { ownHealthLog } from './health-log.ts';
@@ -99,6 +101,7 @@ export async function startDashboard(
           sessions: new Sessions(store),
           shares: new ShareLinks(store),
           projects: new ProjectStore(store),
+          alerts: new AlertStore(store),
           reportSubscriptions: new ReportSubscriptions(store),
           readKeys,
           tokens: tokenStore,
@@ -132,6 +135,28 @@ export async function startDashboard(
         }),
         (scheduler) => scheduler.stop(),
       );
+    // Alert rules, evaluated every ALERTS_INTERVAL_MS whether or not mail is configured: a rule's webhook
+    // needs no SMTP server, and an email owed without one stays owed, its state saying why
+    // (docs/alerts.md).
+    resources.add(
+      startAlertEvaluator(
+        {
+          warehouse,
+          log,
+          users: new Users(store),
+          alerts: new AlertStore(store),
+          sendEmail: async (email) => {
+            const result = await mailer.send(email);
+            if (!result.sent) throw new Error('no SMTP server is configured (SMTP_HOST)');
+          },
+          webhookTimeoutMs: config.ALERTS_WEBHOOK_TIMEOUT_MS,
+          dashboardUrl: config.DASHBOARD_PUBLIC_URL ?? linkUrl(url),
+          logger,
+        },
+        config.ALERTS_INTERVAL_MS,
+      ),
+      (evaluator) => evaluator.stop(),
+    );
     return {
       app,
       url: url.replace('0.0.0.0', '127.0.0.1'),

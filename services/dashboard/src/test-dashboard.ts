@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@tally/config';
 import {
+  AlertStore,
   Invitations,
   LmdbStateStore,
   ProjectStore,
@@ -60,6 +61,7 @@ export async function startTestDashboard(
     sessions: new Sessions(store),
     shares,
     projects: new ProjectStore(store),
+    alerts: new AlertStore(store),
     reportSubscriptions: new ReportSubscriptions(store),
     readKeys,
     tokens,

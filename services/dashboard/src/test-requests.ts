@@ -39,6 +39,8 @@ export function requestFor(op: (typeof OPERATIONS)[number], project: string) {
     createSegment: { name: 'Mobile', filters: 'device==Mobile' },
     setMemberRole: { role: 'viewer' },
     createInvitation: { email: 'invitee@example.com', role: 'viewer' },
+    createAlert: { kind: 'dead_letters', threshold: 5, webhook_url: 'https://hooks.example/t' },
+    updateAlert: { threshold: 6 },
   };
   return {
     method: op.method,

@@ -184,6 +184,8 @@ export function dashboardOpenApiDocument(): Record<string, unknown> {
       'Sign-in',
       'Share links',
       'Revenue',
+      'Health',
+      'Alerts',
     ].map((name) => ({
       name,
     })),

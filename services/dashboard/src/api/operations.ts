@@ -10,9 +10,10 @@ import * as S from './schemas.ts';
  * - `reader`: a read key of the project, a signed-in user granted the project, or a share link of it;
  * - `revenue`: as reader, but a share link only when its creator included revenue;
  * - `editor`: a signed-in owner or admin of the project, never a viewer (settings, goals, funnels,
- *   annotations, segments, share links, tokens; docs/design/roles.md);
+ *   annotations, segments, share links, tokens, alert rules; docs/design/roles.md);
  * - `operator`: a read key of the project or a signed-in user granted it, never a share link (health);
- * - `member`: a signed-in user granted the project, whatever their role (their own email reports);
+ * - `member`: a signed-in user granted the project, whatever their role (their own email reports, the
+ *   project's alert rules);
  * - `user`: any signed-in user;
  * - `public`: anyone (signing in, opening a share link), rate-limited where a secret is guessed.
  */
@@ -37,7 +38,8 @@ export interface Operation {
     | 'Sign-in'
     | 'Share links'
     | 'Revenue'
-    | 'Health';
+    | 'Health'
+    | 'Alerts';
   params?: TSchema;
   querystring?: TSchema;
   body?: TSchema;
@@ -744,6 +746,53 @@ const TABLE = [
     params: S.ProjectParams,
     querystring: S.HealthQuery,
     responses: { 200: S.Health },
+  },
+  // Alerts (docs/alerts.md)
+  {
+    operationId: 'listAlerts',
+    method: 'GET',
+    url: `${P}/alerts`,
+    tag: 'Alerts',
+    summary:
+      "The project's alert rules with their state: ok, firing since when, or why it cannot be evaluated",
+    access: 'member',
+    params: S.ProjectParams,
+    responses: { 200: S.AlertRules },
+  },
+  {
+    operationId: 'createAlert',
+    method: 'POST',
+    url: `${P}/alerts`,
+    tag: 'Alerts',
+    summary: 'Add an alert rule',
+    description:
+      'Refused (400, saying why) for an unknown kind, a threshold out of its range, a webhook URL that is not ' +
+      'http(s), an email that is not a member of the project, or a rule that tells nobody.',
+    access: 'editor',
+    params: S.ProjectParams,
+    body: S.AlertRuleInput,
+    responses: { 201: S.AlertRule, 400: S.Message },
+  },
+  {
+    operationId: 'updateAlert',
+    method: 'PATCH',
+    url: `${P}/alerts/:alert`,
+    tag: 'Alerts',
+    summary: 'Change an alert rule (the fields given, checked as a whole)',
+    access: 'editor',
+    params: S.AlertIdParams,
+    body: S.AlertRulePatch,
+    responses: { 200: S.AlertRule, 400: S.Message, 404: S.Message },
+  },
+  {
+    operationId: 'deleteAlert',
+    method: 'DELETE',
+    url: `${P}/alerts/:alert`,
+    tag: 'Alerts',
+    summary: 'Delete an alert rule (its open incident is dropped: no resolved message is sent)',
+    access: 'editor',
+    params: S.AlertIdParams,
+    responses: { 204: null, 404: S.Message },
   },
 ] as const satisfies readonly Operation[];
 

@@ -1455,6 +1455,107 @@ export const RevenueSearch = Type.Object(
   { $id: 'RevenueSearch' },
 );
 
+// ---- Alerts (docs/alerts.md) -------------------------------------------------------------------------
+
+const ALERT_FIELDS = {
+  kind: Type.String({
+    description:
+      '`stalled` (a record type has not landed for `threshold` minutes), `dead_letters` (more than ' +
+      '`threshold` dead letters in the last hour), `traffic` (pageviews of the last complete UTC hour ' +
+      '`threshold` percent up or down on the same hour a week before), `mrr_churn` (MRR churned, churn + ' +
+      'contraction, over `threshold` in the UTC day).',
+  }),
+  threshold: Type.Number({
+    description:
+      'stalled: minutes (1 to 10080); dead_letters: a count (0 to 1000000); traffic: percent (1 to 10000, a drop at most 100); mrr_churn: an amount (at most 6 decimal places).',
+  }),
+  record_type: Type.Optional(
+    Type.String({ description: 'stalled: pageview, event, identify or revenue.', maxLength: 32 }),
+  ),
+  direction: Type.Optional(Type.String({ description: 'traffic: `spike` or `drop`.', maxLength: 16 })),
+  min_baseline: Type.Optional(
+    Type.Integer({
+      description:
+        'traffic: the fewest pageviews the hour a week before must have to be compared with (default 20).',
+    }),
+  ),
+  currency: Type.Optional(
+    nullable(
+      Type.String({
+        maxLength: 3,
+        description: 'mrr_churn: the currency watched (ISO 4217); null or absent: each currency.',
+      }),
+    ),
+  ),
+  emails: Type.Optional(
+    Type.Array(Type.String({ maxLength: 320 }), {
+      maxItems: 20,
+      description: 'Members of the project told by email.',
+    }),
+  ),
+  webhook_url: Type.Optional(
+    nullable(
+      Type.String({
+        maxLength: 2048,
+        description: 'An http(s) URL POSTed the JSON body of docs/alerts.md; null: none.',
+      }),
+    ),
+  ),
+};
+export const AlertRuleInput = Type.Object(ALERT_FIELDS, { additionalProperties: false });
+export const AlertRulePatch = Type.Object(
+  {
+    ...ALERT_FIELDS,
+    kind: Type.Optional(ALERT_FIELDS.kind),
+    threshold: Type.Optional(ALERT_FIELDS.threshold),
+  },
+  { additionalProperties: false },
+);
+export const AlertState = Type.Object({
+  status: Type.Union(
+    [Type.Literal('ok'), Type.Literal('firing'), Type.Literal('cannot_evaluate'), Type.Literal('pending')],
+    {
+      description:
+        '`pending`: not evaluated yet; `cannot_evaluate`: `reason` says why (it never fires then).',
+    },
+  ),
+  since: nullable(Type.String({ description: 'Firing: when its incident started.' })),
+  reason: nullable(Type.String()),
+  evaluated_at: nullable(Type.String()),
+  pending_deliveries: Type.Integer({
+    description: 'Messages not delivered yet, tried again at each evaluation.',
+  }),
+  last_delivery_error: nullable(Type.String()),
+});
+export const AlertRule = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String(),
+    description: Type.String({ description: 'The rule in words.' }),
+    threshold: Type.Number(),
+    record_type: Type.Optional(Type.String()),
+    direction: Type.Optional(Type.String()),
+    min_baseline: Type.Optional(Type.Integer()),
+    currency: Type.Optional(nullable(Type.String())),
+    emails: Type.Array(Type.String()),
+    webhook_url: nullable(
+      Type.String({ description: 'Its origin only (`https://hooks.example/…`) for a viewer.' }),
+    ),
+    created_by: Type.String(),
+    created_at: Type.String(),
+    state: AlertState,
+  },
+  { $id: 'AlertRule' },
+);
+export const AlertRules = Type.Object(
+  { rules: Type.Array(Type.Ref(AlertRule), { description: 'Firing first, then oldest first.' }) },
+  { $id: 'AlertRules' },
+);
+export const AlertIdParams = Type.Object({
+  ...ProjectParams.properties,
+  alert: Type.String({ maxLength: 64 }),
+});
+
 /** Every schema with an $id: the OpenAPI document's components. */
 export const COMPONENTS: TSchema[] = [
   Message,
@@ -1511,6 +1612,8 @@ export const COMPONENTS: TSchema[] = [
   Health,
   RevenueBreakdown,
   RevenueSearch,
+  AlertRule,
+  AlertRules,
 ];
 
 /** A member's scheduled email reports of a project (docs/design/scheduled-reports.md). */

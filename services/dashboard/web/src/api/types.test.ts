@@ -48,5 +48,8 @@ describe("the web app's API types", () => {
     expectTypeOf<W.RevenueBreakdown>().toEqualTypeOf<Of<typeof S.RevenueBreakdown>>();
     expectTypeOf<W.RevenueSearch>().toEqualTypeOf<Of<typeof S.RevenueSearch>>();
     expectTypeOf<W.ExchangeRates>().toEqualTypeOf<Of<typeof S.ExchangeRates>>();
+    expectTypeOf<W.AlertRule>().toEqualTypeOf<Of<typeof S.AlertRule>>();
+    expectTypeOf<W.AlertRules>().toEqualTypeOf<Of<typeof S.AlertRules>>();
+    expectTypeOf<W.Members>().toEqualTypeOf<Of<typeof S.Members>>();
   });
 });

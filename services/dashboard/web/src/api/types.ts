@@ -623,3 +623,34 @@ export interface ReportSubscription {
   weekly: boolean;
   monthly: boolean;
 }
+
+/** What the evaluator last found for an alert rule (docs/alerts.md). */
+export interface AlertState {
+  status: 'ok' | 'firing' | 'cannot_evaluate' | 'pending';
+  since: string | null;
+  reason: string | null;
+  evaluated_at: string | null;
+  pending_deliveries: number;
+  last_delivery_error: string | null;
+}
+export interface AlertRule {
+  id: string;
+  kind: string;
+  description: string;
+  threshold: number;
+  record_type?: string;
+  direction?: string;
+  min_baseline?: number;
+  currency?: string | null;
+  emails: string[];
+  webhook_url: string | null;
+  created_by: string;
+  created_at: string;
+  state: AlertState;
+}
+export interface AlertRules {
+  rules: AlertRule[];
+}
+export interface Members {
+  members: { email: string; role: 'owner' | 'admin' | 'viewer'; has_password: boolean }[];
+}

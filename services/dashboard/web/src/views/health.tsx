@@ -7,12 +7,14 @@
 // project lands behind it. Then records the warehouse lost (parts the engine detached as damaged) and what
 // to do about them. On Kafka, a consumer group whose oldest record not landed nears its topic's retention
 // (Kafka deletes it then, landed or not), and the topics' settings that differ from the configuration.
-// Refreshed every 30 seconds.
+// The Alerts card (ui/alerts-card.tsx) lists the project's alert rules, firing ones first, for its
+// signed-in members. Refreshed every 30 seconds.
 import { useLocation } from 'preact-iso';
 import type { Health } from '../api/types.ts';
 import { useQuery } from '../api/use-query.ts';
 import { formatCount, formatDuration } from '../format.ts';
 import { useSignInOn } from '../pages/session.ts';
+import { AlertsCard } from '../ui/alerts-card.tsx';
 import { ErrorMessage, Loading } from '../ui/messages.tsx';
 import { useInterval } from '../ui/use-interval.ts';
 import { formatTime } from './revenue-state.ts';
@@ -180,6 +182,9 @@ export function HealthView({ api, project }: ViewProps) {
         <p class="notice ok" id="health-ok">
           No record type has stalled (threshold: {minutes(h.stall_minutes)} without records).
         </p>
+      )}
+      {api.kind === 'session' && (
+        <AlertsCard api={api} project={project.id} canEdit={project.access.can_edit} />
       )}
       <section class="card" aria-labelledby="landing-title">
         <h2 id="landing-title">
