@@ -7,6 +7,14 @@ import type { CircuitChange } from './kafka/circuit-breaker.ts';
 import { type Compatibility, openKafkaLog } from './kafka/index.ts';
 import type { RecordLog } from './record-log.ts';
 
+/**
+ * How much an append-only embedded writer appends between two reopens of its environment: each reopen
+ * (a close and an open, a few milliseconds, appends waiting meanwhile) releases the file pages the kernel
+ * kept mapped around its commits, so that they stay below about this much (BENCHMARKS.md, "Where the
+ * gateway's memory goes").
+ */
+export const RELEASE_PAGES_EVERY_BYTES = 64 * 1024 * 1024;
+
 export async function openRecordLog(
   config: TallyConfig,
   options: {
@@ -15,6 +23,12 @@ export async function openRecordLog(
     writer?: boolean;
     /** The caller only reads (a dashboard's health view): the embedded log runs no retention passes. */
     reader?: boolean;
+    /**
+     * The caller only appends (the gateway on its own: no consumer or dead-letter reader in its process):
+     * the embedded log's writer reopens its environment every RELEASE_PAGES_EVERY_BYTES appended, so that
+     * the log's pages do not stay resident as it grows.
+     */
+    appendOnly?: boolean;
     /**
      * Kafka: compare the existing topics' settings with the configuration as the log opens, each difference
      * told to onWarning (default true; false where another part of the process does it already).
@@ -47,6 +61,7 @@ export async function openRecordLog(
   return openEmbeddedLog({
     path: embeddedLogDir(config.dataDir),
     ...(!options.reader && { retentionMs: config.LOG_RETENTION_HOURS * 3_600_000 }),
+    ...(options.appendOnly && { releasePagesEveryBytes: RELEASE_PAGES_EVERY_BYTES }),
     ...(options.onWarning && { onWarning: options.onWarning }),
     ...(options.writer && { writer: true }),
   });

@@ -52,6 +52,8 @@ export async function startGatewayLoops(
           await openRecordLog(config, {
             onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message),
             writer: true,
+            // Only the loops' appends use it here (no consumer runs in a gateway of its own).
+            appendOnly: true,
           }),
           (log) => log.close(), // releases the embedded log's writer lock, once the threads have drained
         );

@@ -126,6 +126,8 @@ export async function startGateway(
           onWarning: (message: string, error: unknown) =>
             error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
           writer: true,
+          // A gateway of its own only appends (npm start hands over its log, read by its consumers).
+          appendOnly: true,
           checkSettings: options.checkLogSettings ?? true,
           // One line when Kafka becomes unreachable (appends refused at once), one when it is back.
           onCircuitChange: ({ state, message }) =>

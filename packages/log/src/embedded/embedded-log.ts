@@ -60,6 +60,14 @@ export interface EmbeddedLogOptions {
   replayIntervalMs?: number;
   /** Called when a retention pass fails (the next pass tries again). */
   onWarning?: (message: string, error: unknown) => void;
+  /**
+   * For a process whose log only appends (the gateway on its own: no consumers, no dead-letter reads in
+   * it): after this many bytes appended, the writer closes and reopens its LMDB environment, between two
+   * commits, appends arriving meanwhile waiting for it. Unmapping the file releases the pages the kernel
+   * mapped around each commit (fault-around), which otherwise stay resident (`RssFile`) as the log grows
+   * (docs/design/record-log.md, "Resident file pages"). Undefined: never.
+   */
+  releasePagesEveryBytes?: number;
 }
 
 /** A consumer group's committed position in one topic, and how far behind the topic's end it is. */
@@ -105,6 +113,8 @@ export interface EmbeddedRecordLog extends RecordLog {
    * rewound and the offset each now starts at (above 0 when retention deleted the records before it).
    */
   rewindGroup(group: string): Promise<Array<{ topic: RecordType; from: number }>>;
+  /** How many times this writer closed and reopened its environment (releasePagesEveryBytes). */
+  environmentReopens(): number;
 }
 
 /** What to do about a damaged records.mdb (DamagedStateFileError's advice). */
@@ -148,13 +158,26 @@ export function openEmbeddedLog(options: EmbeddedLogOptions): EmbeddedRecordLog 
 }
 
 class EmbeddedLog implements EmbeddedRecordLog {
-  readonly #root: RootDatabase;
+  #root!: RootDatabase;
   /** Values are the records' stored bytes (record-encoding.ts: framed, with a checksum). */
   readonly #topics = new Map<RecordType, Database<Uint8Array, number>>();
-  readonly #positions: Database<number, string>;
-  readonly #deadLetters: Database<DeadLetter, string>;
+  #positions!: Database<number, string>;
+  #deadLetters!: Database<DeadLetter, string>;
   /** Replays asked of the writer: dead-letter id → when asked. */
-  readonly #replayRequests: Database<number, string>;
+  #replayRequests!: Database<number, string>;
+  readonly #file: string;
+  /** Bytes appended since the environment was (re)opened, and after how many it is reopened. */
+  #appendedBytes = 0;
+  readonly #releasePagesEveryBytes: number | undefined;
+  /** Set while the environment is closed and reopened: appends wait for it, timers skip their turn. */
+  #reopening: Promise<void> | null = null;
+  /** Appends queued and not yet settled; a reopen waits until there are none. */
+  #inFlight = 0;
+  #settled: (() => void) | null = null;
+  #reopens = 0;
+  /** Appends that arrived during a reopen, in their order, and how many released ones have not resumed yet. */
+  #waiting: Array<() => void> = [];
+  #releasing = 0;
   readonly deadLetters: DeadLetterStore;
   /** Next offset to assign per topic; set when this log becomes the writer (one per directory). */
   readonly #nextOffset = new Map<RecordType, number>();
@@ -180,17 +203,12 @@ class EmbeddedLog implements EmbeddedRecordLog {
     this.#path = options.path;
     this.#pollIntervalMs = options.pollIntervalMs ?? 50;
     const file = join(options.path, 'records.mdb');
+    this.#file = file;
     // A truncated file would be mapped and crash the process with SIGBUS at the first read past its end.
     checkLmdbFile(file, DAMAGED_LOG);
-    this.#root = open({ path: file, maxDbs: 16, compression: false });
+    this.#openEnvironment();
     makePrivateFiles(file, `${file}-lock`);
-    for (const topic of ALL_TOPICS) {
-      const db = this.#root.openDB<Uint8Array, number>({ name: `topic:${topic}`, encoding: 'binary' });
-      this.#topics.set(topic, db);
-    }
-    this.#positions = this.#root.openDB<number, string>({ name: 'consumer-positions' });
-    this.#deadLetters = this.#root.openDB<DeadLetter, string>({ name: 'dead-letters' });
-    this.#replayRequests = this.#root.openDB<number, string>({ name: 'replay-requests' });
+    this.#releasePagesEveryBytes = options.releasePagesEveryBytes;
     this.deadLetters = new EmbeddedDeadLetters(this);
     this.#appended.setMaxListeners(0);
     this.#onWarning = options.onWarning ?? (() => {});
@@ -205,6 +223,70 @@ class EmbeddedLog implements EmbeddedRecordLog {
     }
   }
 
+  /** Opens the LMDB environment and its databases (at construction, and again after a reopen). */
+  #openEnvironment(): void {
+    this.#root = open({ path: this.#file, maxDbs: 16, compression: false });
+    for (const topic of ALL_TOPICS) {
+      const db = this.#root.openDB<Uint8Array, number>({ name: `topic:${topic}`, encoding: 'binary' });
+      this.#topics.set(topic, db);
+    }
+    this.#positions = this.#root.openDB<number, string>({ name: 'consumer-positions' });
+    this.#deadLetters = this.#root.openDB<DeadLetter, string>({ name: 'dead-letters' });
+    this.#replayRequests = this.#root.openDB<number, string>({ name: 'replay-requests' });
+  }
+
+  /**
+   * Closes and reopens the environment once every append queued before has settled (releasePagesEveryBytes).
+   * Offsets continue from #nextOffset: nothing else appends (the writer lock), so nothing changed meanwhile.
+   */
+  async #reopen(): Promise<void> {
+    await this.#pruning?.catch(() => {});
+    if (this.#inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        this.#settled = resolve;
+      });
+    }
+    try {
+      await this.#root.close();
+      this.#openEnvironment();
+      this.#reopens += 1;
+    } catch (error) {
+      this.#lastError = error;
+      this.#onWarning('record log: reopening the environment failed', error);
+      throw error;
+    }
+  }
+
+  environmentReopens(): number {
+    return this.#reopens;
+  }
+
+  /** A place in the queue of appends: resolved once the reopen is over and those queued before went on. */
+  #waitTurn(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#waiting.push(resolve);
+    });
+  }
+
+  /** A queued append has assigned its offsets: once all released ones have, the next queued ones go on. */
+  #turnTaken(): void {
+    this.#releasing -= 1;
+    if (this.#releasing === 0 && !this.#reopening && this.#waiting.length > 0) this.#releaseWaiting();
+  }
+
+  /** Lets the queued appends go on, in their order (their continuations run one after the other). */
+  #releaseWaiting(): void {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    this.#releasing = waiting.length;
+    for (const resolve of waiting) resolve();
+  }
+
+  /** Waits while the environment is being reopened. */
+  async #open(): Promise<void> {
+    while (this.#reopening) await this.#reopening.catch(() => {});
+  }
+
   append(records: readonly IngestRecord[]): Promise<void> {
     return this.#write(records, (record) => [topicOf(record), encodeRecord(record)]);
   }
@@ -217,14 +299,27 @@ class EmbeddedLog implements EmbeddedRecordLog {
     if (this.#closed) throw new LogUnavailableError('record log is closed');
     // Out of space: refused at once rather than one failed commit (and lmdb-js's line on stderr) per turn.
     if (this.#outOfSpace && this.#isLowOnSpace()) throw new LogUnavailableError(NO_SPACE);
-    if (!this.#releaseWriterLock) this.#becomeWriter();
-    // Offsets are assigned and writes queued in the same synchronous block, so they commit in offset order.
-    const writes = items.map((item) => {
-      const [topic, value] = entry(item);
-      const offset = this.#nextOffset.get(topic) ?? 0;
-      this.#nextOffset.set(topic, offset + 1);
-      return this.#topic(topic).put(offset, value);
-    });
+    // Appends that arrive during a reopen (or while those before them still wait) queue, and resume in the
+    // order they came, each assigning its offsets in one synchronous block: offsets keep the appends' order.
+    const queued = this.#reopening !== null || this.#releasing > 0 || this.#waiting.length > 0;
+    if (queued) await this.#waitTurn();
+    let bytes = 0;
+    let writes: Promise<boolean>[];
+    try {
+      if (this.#closed) throw new LogUnavailableError('record log is closed');
+      if (!this.#releaseWriterLock) this.#becomeWriter();
+      // Offsets are assigned and writes queued in the same synchronous block, so they commit in offset order.
+      writes = items.map((item) => {
+        const [topic, value] = entry(item);
+        const offset = this.#nextOffset.get(topic) ?? 0;
+        this.#nextOffset.set(topic, offset + 1);
+        bytes += value.byteLength;
+        return this.#topic(topic).put(offset, value);
+      });
+    } finally {
+      if (queued) this.#turnTaken();
+    }
+    this.#inFlight += 1;
     try {
       await Promise.all(writes);
       await this.#root.flushed;
@@ -232,8 +327,22 @@ class EmbeddedLog implements EmbeddedRecordLog {
       this.#outOfSpace = false;
     } catch (error) {
       throw await this.#failed(error, 'record log append failed');
+    } finally {
+      this.#inFlight -= 1;
+      if (this.#inFlight === 0) this.#settled?.();
     }
     this.#appended.emit('append');
+    this.#appendedBytes += bytes;
+    const every = this.#releasePagesEveryBytes;
+    if (every !== undefined && this.#appendedBytes >= every && !this.#reopening && !this.#closed) {
+      this.#appendedBytes = 0;
+      this.#reopening = this.#reopen().finally(() => {
+        this.#reopening = null;
+        this.#settled = null;
+        this.#releaseWaiting();
+      });
+      this.#reopening.catch(() => {}); // reported by #reopen; the appends that wait for it find out
+    }
   }
 
   /** Notes a failed write (for lack of space?) and answers the error to throw: a LogUnavailableError. */
@@ -290,6 +399,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
   // --- used by EmbeddedDeadLetters ---
 
   async putDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
+    await this.#open();
     if (this.#closed) throw new LogUnavailableError('record log is closed');
     try {
       await Promise.all(letters.map((letter) => this.#deadLetters.put(letter.id, letter)));
@@ -310,6 +420,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
   }
 
   async removeDeadLetters(ids: readonly string[]): Promise<number> {
+    await this.#open();
     this.#root.resetReadTxn();
     const present = ids.filter((id) => this.#deadLetters.doesExist(id));
     await Promise.all(
@@ -320,6 +431,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
   }
 
   async requestReplays(ids: readonly string[]): Promise<void> {
+    await this.#open();
     const now = Date.now();
     await Promise.all(ids.map((id) => this.#replayRequests.put(id, now)));
     await this.#root.flushed;
@@ -327,7 +439,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
 
   /** The writer's part: appends the records of requested replays and removes their letters. */
   async replayRequested(): Promise<number> {
-    if (this.#closed || !this.#releaseWriterLock) return 0;
+    if (this.#closed || !this.#releaseWriterLock || this.#reopening) return 0;
     this.#root.resetReadTxn();
     const ids = [...this.#replayRequests.getKeys()];
     if (ids.length === 0) return 0;
@@ -355,6 +467,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
     this.#closed = true;
     clearInterval(this.#pruneTimer);
     clearInterval(this.#replayTimer);
+    await this.#reopening?.catch(() => {});
     await this.#pruning?.catch(() => {});
     this.#appended.emit('append');
     await this.#root.close();
@@ -406,7 +519,8 @@ class EmbeddedLog implements EmbeddedRecordLog {
   }
 
   prune(now = Date.now()): Promise<number> {
-    if (this.#retentionMs === undefined || this.#closed) return Promise.resolve(0);
+    // While the environment is reopened the pass waits for the next turn.
+    if (this.#retentionMs === undefined || this.#closed || this.#reopening) return Promise.resolve(0);
     // One pass at a time; a call during a pass gets that pass's result.
     this.#pruning ??= this.#prune(now - this.#retentionMs).finally(() => {
       this.#pruning = null;
