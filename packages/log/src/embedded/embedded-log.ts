@@ -282,9 +282,19 @@ class EmbeddedLog implements EmbeddedRecordLog {
     for (const resolve of waiting) resolve();
   }
 
-  /** Waits while the environment is being reopened. */
-  async #open(): Promise<void> {
+  /**
+   * Runs writes other than appends once no reopen is under way, counted with the appends in flight so that
+   * a reopen starting meanwhile waits for them (the count is taken in the same turn as the check).
+   */
+  async #tracked<T>(work: () => Promise<T>): Promise<T> {
     while (this.#reopening) await this.#reopening.catch(() => {});
+    this.#inFlight += 1;
+    try {
+      return await work();
+    } finally {
+      this.#inFlight -= 1;
+      if (this.#inFlight === 0) this.#settled?.();
+    }
   }
 
   append(records: readonly IngestRecord[]): Promise<void> {
@@ -399,11 +409,12 @@ class EmbeddedLog implements EmbeddedRecordLog {
   // --- used by EmbeddedDeadLetters ---
 
   async putDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
-    await this.#open();
     if (this.#closed) throw new LogUnavailableError('record log is closed');
     try {
-      await Promise.all(letters.map((letter) => this.#deadLetters.put(letter.id, letter)));
-      await this.#root.flushed;
+      await this.#tracked(async () => {
+        await Promise.all(letters.map((letter) => this.#deadLetters.put(letter.id, letter)));
+        await this.#root.flushed;
+      });
     } catch (error) {
       throw await this.#failed(error, 'dead letters could not be stored');
     }
@@ -420,21 +431,23 @@ class EmbeddedLog implements EmbeddedRecordLog {
   }
 
   async removeDeadLetters(ids: readonly string[]): Promise<number> {
-    await this.#open();
-    this.#root.resetReadTxn();
-    const present = ids.filter((id) => this.#deadLetters.doesExist(id));
-    await Promise.all(
-      present.flatMap((id) => [this.#deadLetters.remove(id), this.#replayRequests.remove(id)]),
-    );
-    await this.#root.flushed;
-    return present.length;
+    return this.#tracked(async () => {
+      this.#root.resetReadTxn();
+      const present = ids.filter((id) => this.#deadLetters.doesExist(id));
+      await Promise.all(
+        present.flatMap((id) => [this.#deadLetters.remove(id), this.#replayRequests.remove(id)]),
+      );
+      await this.#root.flushed;
+      return present.length;
+    });
   }
 
   async requestReplays(ids: readonly string[]): Promise<void> {
-    await this.#open();
     const now = Date.now();
-    await Promise.all(ids.map((id) => this.#replayRequests.put(id, now)));
-    await this.#root.flushed;
+    await this.#tracked(async () => {
+      await Promise.all(ids.map((id) => this.#replayRequests.put(id, now)));
+      await this.#root.flushed;
+    });
   }
 
   /** The writer's part: appends the records of requested replays and removes their letters. */
