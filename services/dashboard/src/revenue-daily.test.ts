@@ -5,6 +5,7 @@
 // they include revenue; CSV answers.
 import { formatMicros, toMicros } from '@tally/contract';
 import { loadExchangeRates, parseExchangeRatesCsv } from '@tally/reports/revenue';
+import { ProjectStore } from '@tally/state-store';
 import type { Warehouse } from '@tally/warehouse';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -137,12 +138,34 @@ describe('GET …/revenue/mrr/daily', () => {
     expect((await app.inject({ url: `${P}/${url}` })).statusCode).toBe(401);
   });
 
-  it('answers CSV', async () => {
+  it('answers CSV, with the notes of each day and month (UTC) in an annotation column', async () => {
+    const projects = new ProjectStore(dashboard.store);
+    await projects.addAnnotation('daily', {
+      date: '2026-01-02',
+      text: 'pricing page live',
+      created_by: 'cli',
+    });
+    // 23:30 in New York on 2 January is 3 January in UTC, where revenue days are counted.
+    await projects.addAnnotation('daily', {
+      date: '2026-01-02T23:30:00-05:00',
+      text: 'launch',
+      created_by: 'cli',
+    });
+    await projects.addAnnotation('daily', { date: '2026-02-14', text: 'price change', created_by: 'cli' });
     const res = await get('revenue/mrr/daily?from=2026-01-01&to=2026-01-03&currency=USD&format=csv');
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
-    expect(res.body.split('\r\n').slice(0, 2)).toEqual([
-      'date,currency,mrr,arr,paying_customers,new,expansion,reactivation,contraction,churn,net_new,cash_revenue',
-      '2026-01-01,USD,0,0,0,0,0,0,0,0,0,0',
+    expect(res.body.split('\r\n').slice(0, 4)).toEqual([
+      'date,currency,mrr,arr,paying_customers,new,expansion,reactivation,contraction,churn,net_new,cash_revenue,annotation',
+      '2026-01-01,USD,0,0,0,0,0,0,0,0,0,0,',
+      '2026-01-02,USD,0,0,0,0,0,0,0,0,0,0,pricing page live',
+      '2026-01-03,USD,49.99,599.88,1,49.99,0,0,0,0,49.99,49.99,launch',
+    ]);
+    const monthly = await get('revenue/mrr?from=2026-01&to=2026-02&currency=USD&format=csv');
+    const lines = monthly.body.split('\r\n');
+    expect(lines[0]?.split(',').at(-1)).toBe('annotation');
+    expect(lines.slice(1, 3).map((l) => l.split(',').at(-1))).toEqual([
+      'pricing page live; launch',
+      'price change',
     ]);
   });
 });
@@ -206,7 +229,8 @@ describe('convert_to', () => {
       'converted_to,customers_start,customers_end,churned_customers,gross_revenue_churn_rate',
     );
     expect(csv.body.split('\r\n')[1]).toBe(
-      '2026-01,EUR,0,68.39685,0,0,0,0,68.39685,68.39685,68.39685,EUR,0,2,0,,,,34.198425,,GBP 2026-01 1.17; USD 2026-01 0.9,',
+      // Its last cell: the month's notes (added by the CSV test above).
+      '2026-01,EUR,0,68.39685,0,0,0,0,68.39685,68.39685,68.39685,EUR,0,2,0,,,,34.198425,,GBP 2026-01 1.17; USD 2026-01 0.9,,pricing page live; launch',
     );
   });
 });

@@ -8,6 +8,7 @@
 // query value and answers JSON or CSV. The daily MRR report, the exchange rates and the CSV of a converted
 // report are in revenue-daily-routes.ts.
 
+import { addDays, addMonths } from '@tally/reports/calendar';
 import {
   revenueAttributionReport,
   revenueBreakdownReport,
@@ -21,9 +22,10 @@ import {
 } from '@tally/reports/queries';
 import { parseRevenueFilters, searchRevenue } from '@tally/reports/revenue';
 import type { FastifyInstance } from 'fastify';
+import { wantsCsv } from '../csv.ts';
 import type { DashboardDeps } from '../deps.ts';
 import { NotFoundError } from '../errors.ts';
-import { type MrrRow, mrrCsvRow } from './revenue-daily-routes.ts';
+import { type MrrRow, mrrCsvNotes, mrrCsvRow } from './revenue-daily-routes.ts';
 import { route } from './route.ts';
 import { answer } from './traffic-routes.ts';
 
@@ -39,7 +41,18 @@ export function revenueRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       convert_to: q.convert_to,
     });
     const rows: readonly MrrRow[] = body;
-    return answer(reply, request.headers.accept, q.format, body, () => rows.map(mrrCsvRow), 'mrr');
+    const csv = wantsCsv(q.format, request.headers.accept);
+    const months = rows.map((r) => ('month' in r ? `${r.month}-01` : ''));
+    const lastDay = addDays(`${addMonths(q.to, 1)}-01`, -1);
+    const notes = await mrrCsvNotes(deps, request.params.project, months, lastDay, csv);
+    return answer(
+      reply,
+      request.headers.accept,
+      q.format,
+      body,
+      () => rows.map((r) => mrrCsvRow(r, notes)),
+      'mrr',
+    );
   });
 
   route(app, deps, 'revenueCohorts', async (request) => {
