@@ -115,7 +115,13 @@ async function main() {
     const result = {
       bench: 'gateway-memory',
       machine: machineInfo(),
-      settings: { ...options, node: process.version },
+      settings: {
+        ...options,
+        node: process.version,
+        // The gateway's own settings that weigh on its memory, as its environment gives them.
+        GEO_DATABASE: process.env.GEO_DATABASE ?? 'city (default)',
+        GATEWAY_WORKERS: process.env.GATEWAY_WORKERS ?? '0 (default: one per core)',
+      },
       residentAtStartMiB: atStart,
       runs,
       highWaterRssMiB: highWaterMiB(pid),
