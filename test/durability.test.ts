@@ -1,5 +1,7 @@
 // A record answered 202 survives `kill -9` of the gateway: load the gateway with records whose ids the
-// client chose, SIGKILL it mid-load, reopen the log, and find every acknowledged id there.
+// client chose, SIGKILL it mid-load, reopen the log, and find every acknowledged id there. The gateway
+// reopens its log's environment every 16 KiB appended (LOG_REOPEN_BYTES; 64 MiB by default), so the kill
+// comes among reopens, some appends waiting for one.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { openEmbeddedLog } from '@tally/log';
@@ -11,7 +13,11 @@ import { startGatewayProcess, tempDataDir } from './support/processes.ts';
 it('keeps every record acknowledged with 202 when the gateway is killed with SIGKILL mid-load', async () => {
   const dataDir = tempDataDir();
   const { token } = await new FileTokenStore(dataDir).create('durability', 'secret');
-  const gateway = await startGatewayProcess({ TALLY_DATA_DIR: dataDir, RATE_LIMIT_PER_HOUR: '1000000' });
+  const gateway = await startGatewayProcess({
+    TALLY_DATA_DIR: dataDir,
+    RATE_LIMIT_PER_HOUR: '1000000',
+    LOG_REOPEN_BYTES: String(16 * 1024),
+  });
 
   const acknowledged = new Set<string>();
   let sent = 0;

@@ -200,6 +200,12 @@ export const ConfigSchema = Type.Object({
     description:
       "How long the record log keeps a record, so that the warehouse can be rebuilt from it. Embedded log: a record is deleted once it is this old *and* every consumer group reading its type has committed past it (a type no group has read yet keeps everything; the log's file does not shrink, its space is reused). Kafka: `retention.ms` of the topics Tally creates, whether consumers have read the records or not: the health view warns when a group's oldest record not landed is older than 80% of its topic's `retention.ms`.",
   }),
+  LOG_REOPEN_BYTES: Type.Integer({
+    default: 64 * 1024 * 1024,
+    minimum: 0,
+    description:
+      'Embedded log, gateway on its own: after this many bytes appended, the log\'s writer closes and reopens its LMDB environment (appends wait a few milliseconds), releasing the file pages the kernel keeps mapped around each commit, which otherwise stay resident in the gateway (`RssFile`) as the log grows. `0`: never. `npm start` never does (its consumers read the same environment). See docs/design/record-log.md, "Resident file pages".',
+  }),
   KAFKA_BROKERS: Type.Optional(
     Type.String({
       description:

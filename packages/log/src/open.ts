@@ -7,14 +7,6 @@ import type { CircuitChange } from './kafka/circuit-breaker.ts';
 import { type Compatibility, openKafkaLog } from './kafka/index.ts';
 import type { RecordLog } from './record-log.ts';
 
-/**
- * How much an append-only embedded writer appends between two reopens of its environment: each reopen
- * (a close and an open, a few milliseconds, appends waiting meanwhile) releases the file pages the kernel
- * kept mapped around its commits, so that they stay below about this much (BENCHMARKS.md, "Where the
- * gateway's memory goes").
- */
-export const RELEASE_PAGES_EVERY_BYTES = 64 * 1024 * 1024;
-
 export async function openRecordLog(
   config: TallyConfig,
   options: {
@@ -25,8 +17,8 @@ export async function openRecordLog(
     reader?: boolean;
     /**
      * The caller only appends (the gateway on its own: no consumer or dead-letter reader in its process):
-     * the embedded log's writer reopens its environment every RELEASE_PAGES_EVERY_BYTES appended, so that
-     * the log's pages do not stay resident as it grows.
+     * the embedded log's writer reopens its environment every LOG_REOPEN_BYTES appended, so that the log's
+     * pages do not stay resident as it grows.
      */
     appendOnly?: boolean;
     /**
@@ -61,7 +53,8 @@ export async function openRecordLog(
   return openEmbeddedLog({
     path: embeddedLogDir(config.dataDir),
     ...(!options.reader && { retentionMs: config.LOG_RETENTION_HOURS * 3_600_000 }),
-    ...(options.appendOnly && { releasePagesEveryBytes: RELEASE_PAGES_EVERY_BYTES }),
+    ...(options.appendOnly &&
+      config.LOG_REOPEN_BYTES > 0 && { releasePagesEveryBytes: config.LOG_REOPEN_BYTES }),
     ...(options.onWarning && { onWarning: options.onWarning }),
     ...(options.writer && { writer: true }),
   });

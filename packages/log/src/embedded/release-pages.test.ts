@@ -5,9 +5,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '@tally/config';
 import type { IngestRecord } from '@tally/contract';
 import { afterEach, expect, it } from 'vitest';
 import { decodedOnly, testRecord } from '../conformance.ts';
+import { openRecordLog } from '../open.ts';
 import { type EmbeddedRecordLog, openEmbeddedLog } from './embedded-log.ts';
 
 const dirs: string[] = [];
@@ -92,4 +94,26 @@ it('keeps dead letters, replays and retention working across reopens', async () 
   const { ids } = await readAll(path);
   expect(ids).toHaveLength(41);
   expect(ids.at(-1)).toBe(letter.id);
+});
+
+it('is what openRecordLog gives an append-only writer (LOG_REOPEN_BYTES), and no other', async () => {
+  const dataDir = tempDir();
+  const config = loadConfig({ TALLY_DATA_DIR: dataDir, LOG_REOPEN_BYTES: '4096' });
+  const appendOnly = (await openRecordLog(config, { writer: true, appendOnly: true })) as EmbeddedRecordLog;
+  for (let i = 0; i < 10; i += 1) await appendOnly.append([testRecord('pageview'), testRecord('pageview')]);
+  expect(appendOnly.environmentReopens()).toBeGreaterThan(0);
+  await appendOnly.close();
+  // npm start's log (its consumers read it) never reopens; nor does one with LOG_REOPEN_BYTES=0.
+  for (const [settings, options] of [
+    [{ LOG_REOPEN_BYTES: '4096' }, { writer: true }],
+    [{ LOG_REOPEN_BYTES: '0' }, { writer: true, appendOnly: true }],
+  ] as const) {
+    const log = (await openRecordLog(
+      loadConfig({ TALLY_DATA_DIR: dataDir, ...settings }),
+      options,
+    )) as EmbeddedRecordLog;
+    for (let i = 0; i < 10; i += 1) await log.append([testRecord('pageview'), testRecord('pageview')]);
+    expect(log.environmentReopens()).toBe(0);
+    await log.close();
+  }
 });
