@@ -1,0 +1,330 @@
+// Peer benchmark (`npm run bench:peer`): Tally's gateway alone (embedded defaults, its default loops)
+// against another ingestion gateway on the same machine, in alternated runs (Tally, peer, Tally, peer, …) so
+// that both meet the same machine state, under the same load generator, connections and duration. Per run:
+// 2xx requests per second, latency percentiles, the server's CPU (and its database's: Postgres processes,
+// when the peer keeps its queue there) per accepted request, and its peak RSS. Prints one JSON object.
+//
+// The peer it was written for is RudderStack's gateway (rudder-server, Go), which acknowledges an event
+// after a synchronous Postgres commit. Nothing of it is built or downloaded here: give the binary and a
+// Postgres it may use (BENCHMARKS.md, "Against a Go peer: bench:peer", says how to obtain both):
+//
+//   npm run bench:peer -- --rudder-bin /path/to/rudder-server \
+//     --postgres-url postgres://rudder:password@127.0.0.1:5432/jobsdb [--rounds 3] [--duration 15]
+//     [--connections 256] [--generator wrk|autocannon]
+//
+// `--peer tally` runs a second Tally gateway as the peer instead: a check of the harness itself, whose two
+// sides should measure alike (no binary needed).
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { type Child, Monitor, onInterrupt, round1, sleep, startChild, stopAll } from './lib/children.ts';
+import { type LoadResult, startLoad } from './lib/load.ts';
+import { loadSnapshot, machineInfo } from './lib/machine.ts';
+import { parseArgs, spread } from './lib/report.ts';
+import { createTokens, removeDir, startGatewayServer, tempDir } from './lib/stack.ts';
+import { buildTemplates, type RequestTemplate } from './lib/workload.ts';
+
+const options = parseArgs(
+  {
+    peer: 'rudder',
+    rudderBin: '',
+    postgresUrl: '',
+    rounds: 3,
+    duration: 15,
+    warmup: 2,
+    connections: 256,
+    generator: 'autocannon',
+    clientIps: 1000,
+  },
+  process.argv.slice(2),
+);
+const log = (message: string) => process.stderr.write(`[bench:peer] ${message}\n`);
+
+/** A free TCP port on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The pids of the machine's Postgres processes (the peer's database), from /proc. */
+function postgresPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'postgres') pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Waits until `url` answers 2xx, or fails after `timeoutMs`. */
+async function waitForOk(url: string, child: Child, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (child.process.exitCode !== null)
+      throw new Error(`the peer exited (${child.process.exitCode}):\n${child.output()}`);
+    if (Date.now() > deadline) throw new Error(`the peer did not answer ${url} in time:\n${child.output()}`);
+    await sleep(250);
+  }
+}
+
+/**
+ * Track calls for RudderStack's HTTP API (`POST /v1/track`, Basic auth with the source's write key), sized
+ * like Tally's custom events (a name, a few properties, page and user-agent context); `messageId` made
+ * unique per request by the generator.
+ */
+function rudderTemplates(writeKey: string, count = 200): RequestTemplate[] {
+  const authorization = `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`;
+  return Array.from({ length: count }, (_, i) => {
+    const body = JSON.stringify({
+      type: 'track',
+      event: ['signup_clicked', 'plan_selected', 'video_played', 'docs_search'][i % 4],
+      messageId: '@@id@@',
+      anonymousId: `anon-${i % 97}`,
+      properties: { plan: 'pro', position: 'hero', variant: i % 2 ? 'a' : 'b' },
+      context: {
+        page: {
+          path: '/pricing',
+          url: 'https://shop.example.com/pricing',
+          referrer: 'https://www.google.com/',
+        },
+        userAgent:
+          'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
+        locale: 'en-US',
+      },
+      timestamp: new Date().toISOString(),
+    });
+    return {
+      kind: 'event',
+      headers: {
+        'content-type': 'application/json',
+        authorization,
+        'x-forwarded-for': `10.${(i >> 8) & 255}.${i & 255}.1`,
+      },
+      parts: body.split(/(@@id@@)/),
+    };
+  });
+}
+
+interface Side {
+  name: string;
+  url: string;
+  path: string;
+  templates: RequestTemplate[];
+  pid: number;
+  /** Whether the side's database (Postgres) works for it: its CPU is counted with the side's. */
+  postgres: boolean;
+}
+
+/** RudderStack's gateway alone (APP_TYPE=GATEWAY) on a workspace configuration read from a file. */
+async function startRudder(dir: string): Promise<Side> {
+  if (!options.rudderBin) {
+    throw new Error(
+      'no RudderStack gateway given: --rudder-bin /path/to/rudder-server (BENCHMARKS.md, "Against a Go peer: ' +
+        'bench:peer", says how to obtain it), or --peer tally to check the harness',
+    );
+  }
+  if (!options.postgresUrl)
+    throw new Error('--postgres-url postgres://user:password@host:port/database is needed');
+  const db = new URL(options.postgresUrl);
+  const writeKey = `bench${randomUUID().replaceAll('-', '')}`;
+  const workspace = join(dir, 'workspaceConfig.json');
+  writeFileSync(
+    workspace,
+    JSON.stringify({
+      sources: [
+        {
+          id: 'bench-source',
+          name: 'bench',
+          writeKey,
+          enabled: true,
+          config: {},
+          workspaceId: 'bench-workspace',
+          sourceDefinition: { id: 'bench-http', name: 'HTTP', category: null },
+          destinations: [],
+        },
+      ],
+    }),
+  );
+  const port = await freePort();
+  const child = startChild('rudder-server', options.rudderBin, [], {
+    env: {
+      ...process.env,
+      APP_TYPE: 'GATEWAY',
+      JOBS_DB_HOST: db.hostname,
+      JOBS_DB_PORT: db.port || '5432',
+      JOBS_DB_USER: decodeURIComponent(db.username),
+      JOBS_DB_PASSWORD: decodeURIComponent(db.password),
+      JOBS_DB_DB_NAME: db.pathname.replace(/^\//, ''),
+      JOBS_DB_SSL_MODE: 'disable',
+      RSERVER_BACKEND_CONFIG_CONFIG_FROM_FILE: 'true',
+      RSERVER_BACKEND_CONFIG_CONFIG_JSONPATH: workspace,
+      RSERVER_GATEWAY_WEB_PORT: String(port),
+      RSERVER_ENABLE_STATS: 'false',
+      WORKSPACE_TOKEN: 'bench',
+      LOG_LEVEL: 'WARN',
+      INSTANCE_ID: 'bench',
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForOk(`${url}/health`, child, 120_000);
+  return {
+    name: 'rudderstack',
+    url,
+    path: '/v1/track',
+    templates: rudderTemplates(writeKey),
+    pid: child.pid,
+    postgres: true,
+  };
+}
+
+async function startTally(name: string): Promise<Side> {
+  const dataDir = tempDir(`peer-${name}`);
+  onInterrupt(async () => removeDir(dataDir));
+  const tokens = await createTokens(8, { dataDir });
+  const gateway = await startGatewayServer({ TALLY_DATA_DIR: dataDir });
+  return {
+    name,
+    url: gateway.url,
+    path: '/api/ingest',
+    templates: buildTemplates({ tokens, clientIps: options.clientIps }),
+    pid: gateway.child.pid,
+    postgres: false,
+  };
+}
+
+interface Run {
+  round: number;
+  side: string;
+  acceptedRps: number;
+  statuses: Record<string, number>;
+  latencyMs: LoadResult['latencyMs'];
+  serverCpuPercent: number | null;
+  databaseCpuPercent: number | null;
+  /** Server (and database) CPU time per 2xx answer, µs. */
+  cpuPerRequestUs: number | null;
+  peakRssMiB: number | null;
+  otherCpuPercent: number;
+}
+
+async function measure(side: Side, round: number, monitor: Monitor): Promise<Run> {
+  const database = side.postgres ? postgresPids() : [];
+  for (const pid of database) monitor.watch(`postgres ${pid}`, pid);
+  const load = startLoad({
+    mode: 'max',
+    generator: options.generator === 'wrk' ? 'wrk' : 'autocannon',
+    url: side.url,
+    path: side.path,
+    connections: options.connections,
+    warmupS: options.warmup,
+    durationS: options.duration,
+    templates: side.templates,
+  });
+  monitor.watch('load generator', load.child.pid);
+  const result = await load.result;
+  const usage = monitor.window(result.startedAt, result.endedAt);
+  monitor.unwatch('load generator');
+  for (const pid of database) monitor.unwatch(`postgres ${pid}`);
+  const own = usage.processes[side.name];
+  const databaseCpu = database.length
+    ? database.reduce((sum, pid) => sum + (usage.processes[`postgres ${pid}`]?.cpuPercent ?? 0), 0)
+    : null;
+  const cpu = (own?.cpuPercent ?? 0) + (databaseCpu ?? 0);
+  const run: Run = {
+    round,
+    side: side.name,
+    acceptedRps: result.acceptedRps,
+    statuses: result.statuses,
+    latencyMs: result.latencyMs,
+    serverCpuPercent: own?.cpuPercent ?? null,
+    databaseCpuPercent: databaseCpu,
+    cpuPerRequestUs: result.acceptedRps > 0 ? round1((cpu / 100 / result.acceptedRps) * 1e6) : null,
+    peakRssMiB: own?.peakRssMiB ?? null,
+    otherCpuPercent: usage.otherCpuPercent,
+  };
+  log(
+    `round ${round} ${side.name}: ${run.acceptedRps} req/s, p99 ${run.latencyMs.p99} ms, ` +
+      `${run.cpuPerRequestUs} µs CPU per request, peak RSS ${run.peakRssMiB} MiB`,
+  );
+  return run;
+}
+
+async function main(): Promise<void> {
+  const dir = tempDir('peer');
+  onInterrupt(async () => removeDir(dir));
+  const monitor = new Monitor(100);
+  const before = loadSnapshot();
+  const tally = await startTally('tally');
+  const peer = options.peer === 'tally' ? await startTally('tally-as-peer') : await startRudder(dir);
+  monitor.watch(tally.name, tally.pid);
+  monitor.watch(peer.name, peer.pid);
+  log(`tally ${tally.url} (pid ${tally.pid}), ${peer.name} ${peer.url} (pid ${peer.pid})`);
+  const runs: Run[] = [];
+  try {
+    for (let round = 1; round <= options.rounds; round++) {
+      runs.push(await measure(tally, round, monitor));
+      runs.push(await measure(peer, round, monitor));
+    }
+  } finally {
+    monitor.stop();
+    await stopAll();
+    removeDir(dir);
+  }
+  const of = (name: string) => runs.filter((r) => r.side === name);
+  const summary = (name: string) => {
+    const own = of(name);
+    return {
+      acceptedRps: spread(own.map((r) => r.acceptedRps)),
+      p99Ms: spread(own.map((r) => r.latencyMs.p99)),
+      cpuPerRequestUs: spread(own.map((r) => r.cpuPerRequestUs ?? 0)),
+      peakRssMiB: Math.max(...own.map((r) => r.peakRssMiB ?? 0)),
+    };
+  };
+  const tallySummary = summary(tally.name);
+  const peerSummary = summary(peer.name);
+  const ratio =
+    peerSummary.acceptedRps.median > 0
+      ? tallySummary.acceptedRps.median / peerSummary.acceptedRps.median
+      : null;
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        bench: 'peer',
+        machine: machineInfo(),
+        settings: { ...options, node: process.version },
+        machineLoadBefore: before,
+        runs,
+        summary: { [tally.name]: tallySummary, [peer.name]: peerSummary },
+        acceptedRpsRatio: ratio === null ? null : Math.round(ratio * 100) / 100,
+        target: {
+          what: 'Tally ≥ 1.5 × the peer’s 2xx req/s (issue 27)',
+          met: ratio !== null && ratio >= 1.5,
+        },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+}
+
+main().catch(async (error: unknown) => {
+  log(error instanceof Error ? error.message : String(error));
+  await stopAll();
+  process.exit(1);
+});
