@@ -675,8 +675,18 @@ describe('the revenue views in Chromium', () => {
       );
       expect(statuses).toEqual(statuses.map(() => 202));
     }
-    await page.goto(view('revenue', `${RANGE}&currency=JPY`));
-    await expect.poll(() => text(page, '#revenue-cash'), POLL).toContain('205');
+    // The records land while the page is opened: the view reads its figures once per load, so it is
+    // opened again until the cash card counts all 205 (a first load may come while some are landing).
+    await expect
+      .poll(
+        async () => {
+          await page.goto(view('revenue', `${RANGE}&currency=JPY`));
+          await page.locator('#revenue-cash').waitFor(POLL);
+          return text(page, '#revenue-cash');
+        },
+        { timeout: 60_000, interval: 500 },
+      )
+      .toContain('205');
     await page.locator('#revenue-cash').click();
     const dialog = page.getByRole('dialog');
     await expect
