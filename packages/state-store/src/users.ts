@@ -55,6 +55,15 @@ export function roleOf(user: Pick<User, 'projects' | 'roles'>, project: string):
   if (!user.projects.includes(project)) return null;
   return user.roles?.[project] ?? 'owner';
 }
+/** The user's role in each project they belong to, written out (a stored user may lack some); `*` left out. */
+export function rolesOf(user: Pick<User, 'projects' | 'roles'>): Record<string, Role> {
+  const roles: Record<string, Role> = {};
+  for (const p of user.projects) {
+    const role = roleOf(user, p);
+    if (p !== ALL_PROJECTS && role) roles[p] = role;
+  }
+  return roles;
+}
 export const SIGN_IN_LINK_TTL_MS = 7 * 24 * 3_600_000;
 export const SESSION_TTL_MS = 30 * 24 * 3_600_000;
 export const MIN_PASSWORD_LENGTH = 10;
@@ -109,7 +118,7 @@ export class Users {
     return users
       .map(({ password_hash, sign_in_link: _link, session_stamp: _stamp, ...rest }) => ({
         ...rest,
-        roles: this.#rolesOf(rest),
+        roles: rolesOf(rest),
         has_password: password_hash !== null,
       }))
       .sort((a, b) => a.email.localeCompare(b.email));
@@ -151,7 +160,7 @@ export class Users {
     const user = await this.#required(email);
     if (!isRole(role)) throw new UserError(`a role is one of ${ROLES.join(', ')}`);
     for (const p of projects) if (p !== ALL_PROJECTS) assertProjectId(p);
-    const roles = this.#rolesOf(user);
+    const roles = rolesOf(user);
     for (const p of projects) if (p !== ALL_PROJECTS && !user.projects.includes(p)) roles[p] = role;
     user.projects = [...new Set([...user.projects, ...projects])];
     user.roles = roles;
@@ -181,7 +190,7 @@ export class Users {
     if (user.projects.includes(ALL_PROJECTS))
       throw new UserError(`${user.email} is owner of every project (--all-projects); that role stays`);
     if (current === 'owner' && role !== 'owner') await this.#assertAnotherOwner(user.email, project);
-    user.roles = { ...this.#rolesOf(user), [project]: role };
+    user.roles = { ...rolesOf(user), [project]: role };
     await this.#store.put(USERS, user.email, user);
     return user;
   }
@@ -191,7 +200,7 @@ export class Users {
     const user = await this.get(email);
     if (!user || !user.projects.includes(project)) return false;
     if (roleOf(user, project) === 'owner') await this.#assertAnotherOwner(user.email, project);
-    const roles = this.#rolesOf(user);
+    const roles = rolesOf(user);
     delete roles[project];
     user.projects = user.projects.filter((p) => p !== project);
     user.roles = roles;
@@ -203,16 +212,6 @@ export class Users {
     const owners = (await this.members(project)).filter((m) => m.role === 'owner' && m.email !== email);
     if (owners.length === 0)
       throw new UserError(`${email} is the last owner of ${project}: make another member owner first`);
-  }
-
-  /** The user's roles written out for every project they belong to (a stored user may lack some). */
-  #rolesOf(user: Pick<User, 'projects' | 'roles'>): Record<string, Role> {
-    const roles: Record<string, Role> = {};
-    for (const p of user.projects) {
-      const role = roleOf(user, p);
-      if (p !== ALL_PROJECTS && role) roles[p] = role;
-    }
-    return roles;
   }
 
   async remove(email: string): Promise<boolean> {

@@ -2,6 +2,7 @@
 // the rule, "firing" or "resolved", why, since when, and a link to the project's Health view. The
 // webhook's body is Slack-compatible (`text`) with Tally's own fields under `tally`; the email has a
 // plain-text part and an HTML part (every value escaped).
+import { escapeHtml } from '@tally/mail';
 import type { AlertIncident, AlertMessageKind, AlertRule } from '@tally/state-store';
 import { describeRule } from './conditions.ts';
 
@@ -26,7 +27,6 @@ export interface AlertEmail {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function healthUrl(dashboardUrl: string, project: string): string {
   return `${dashboardUrl.replace(/\/$/, '')}/projects/${encodeURIComponent(project)}/health`;

@@ -6,10 +6,8 @@
 // "Forgot password" mails a sign-in link when SMTP is configured, answering alike for any email.
 import { passwordLinkMessage } from '@tally/mail';
 import {
-  ALL_PROJECTS,
   normaliseEmail,
-  type Role,
-  roleOf,
+  rolesOf,
   SESSION_TTL_MS,
   type Sessions,
   type User,
@@ -23,12 +21,7 @@ import { route } from './route.ts';
 
 /** What the web app knows of a signed-in user: email, projects and the role in each. */
 export function sessionInfo(user: User) {
-  const roles: Record<string, Role> = {};
-  for (const project of user.projects) {
-    const role = roleOf(user, project);
-    if (project !== ALL_PROJECTS && role) roles[project] = role;
-  }
-  return { user: { email: user.email }, projects: user.projects, roles };
+  return { user: { email: user.email }, projects: user.projects, roles: rolesOf(user) };
 }
 
 export async function signedIn(reply: FastifyReply, request: FastifyRequest, sessions: Sessions, user: User) {
