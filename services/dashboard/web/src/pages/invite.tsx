@@ -8,9 +8,9 @@ import { useLocation } from 'preact-iso';
 import { ApiError, createApi } from '../api/client.ts';
 import type { InvitationView, SessionInfo } from '../api/types.ts';
 import { CenteredCard, Loading } from '../ui/messages.tsx';
+import { MIN_PASSWORD, NewPasswordFields } from '../ui/new-password-fields.tsx';
 
 const api = createApi();
-const MIN_PASSWORD = 10;
 
 const article = (role: string) => (role === 'admin' ? 'an' : 'a');
 
@@ -98,33 +98,7 @@ export function InvitePage() {
             <input name="password" type="password" autocomplete="current-password" required autofocus />
           </label>
         ) : (
-          <>
-            <label>
-              Choose a password
-              <input
-                name="password"
-                type="password"
-                autocomplete="new-password"
-                minLength={MIN_PASSWORD}
-                required
-                autofocus
-                aria-describedby="password-rule"
-              />
-            </label>
-            <p id="password-rule" class="hint">
-              At least {MIN_PASSWORD} characters.
-            </p>
-            <label>
-              Repeat it
-              <input
-                name="confirm"
-                type="password"
-                autocomplete="new-password"
-                minLength={MIN_PASSWORD}
-                required
-              />
-            </label>
-          </>
+          <NewPasswordFields label="Choose a password" />
         )}
         {error && (
           <p class="form-error" role="alert">

@@ -7,9 +7,9 @@ import { useLocation } from 'preact-iso';
 import { ApiError, createApi } from '../api/client.ts';
 import type { SessionInfo } from '../api/types.ts';
 import { CenteredCard } from '../ui/messages.tsx';
+import { MIN_PASSWORD, NewPasswordFields } from '../ui/new-password-fields.tsx';
 
 const api = createApi();
-const MIN_PASSWORD = 10;
 
 function readToken(): string | null {
   const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
@@ -69,31 +69,7 @@ export function SetPasswordPage() {
   return (
     <CenteredCard title="Set your password">
       <form class="stack" onSubmit={submit}>
-        <label>
-          New password
-          <input
-            name="password"
-            type="password"
-            autocomplete="new-password"
-            minLength={MIN_PASSWORD}
-            required
-            autofocus
-            aria-describedby="password-rule"
-          />
-        </label>
-        <p id="password-rule" class="hint">
-          At least {MIN_PASSWORD} characters.
-        </p>
-        <label>
-          Repeat it
-          <input
-            name="confirm"
-            type="password"
-            autocomplete="new-password"
-            minLength={MIN_PASSWORD}
-            required
-          />
-        </label>
+        <NewPasswordFields label="New password" />
         {error && (
           <p class="form-error" role="alert">
             {error}
