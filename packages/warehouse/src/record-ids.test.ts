@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openChdbWarehouse } from './chdb/chdb-warehouse.ts';
 import { MIGRATIONS_DIR, migrate } from './migrations.ts';
-import { RECORD_IDS_KEPT_DAYS, storedRecordIds } from './record-ids.ts';
+import { RECORD_IDS_KEPT_DAYS, recordKey, storedArrivals, storedRecordIds } from './record-ids.ts';
 import type { Warehouse } from './warehouse.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tally-record-ids-'));
@@ -39,4 +39,30 @@ it('drops an id landed longer ago than the window at a merge, and keeps one with
   );
   await warehouse.command('OPTIMIZE TABLE record_ids FINAL');
   expect([...(await storedRecordIds(warehouse, 'p', [old, recent]))]).toEqual([recent]);
+});
+
+it('looks the ids of every project up together, each under its own project only', async () => {
+  const id = (n: number) => `00000000-0000-4000-8000-1000000000${String(n).padStart(2, '0')}`;
+  const at = (n: number) => Date.UTC(2026, 0, 1) + n;
+  // id 1 stored by project a, id 2 by b, id 3 by both (a client reusing an id across projects).
+  await warehouse.insert('record_ids', [
+    { project_id: 'a', id: id(1), type: 'pageview', received_at: at(1) },
+    { project_id: 'b', id: id(2), type: 'event', received_at: at(2) },
+    { project_id: 'a', id: id(3), type: 'pageview', received_at: at(3) },
+    { project_id: 'b', id: id(3), type: 'revenue', received_at: at(4) },
+  ]);
+  const arrivals = await storedArrivals(warehouse, [
+    { project: 'a', id: id(1) },
+    { project: 'a', id: id(2) }, // stored, but by b
+    { project: 'b', id: id(1) }, // stored, but by a
+    { project: 'b', id: id(2) },
+    { project: 'b', id: id(3) },
+    { project: 'c', id: id(3) },
+    { project: 'a', id: id(4) }, // stored by nobody
+  ]);
+  expect(Object.fromEntries(arrivals)).toEqual({
+    [recordKey('a', id(1))]: at(1),
+    [recordKey('b', id(2))]: at(2),
+    [recordKey('b', id(3))]: at(4),
+  });
 });
