@@ -170,6 +170,12 @@ export const ConfigSchema = Type.Object({
     description:
       'Requests one gateway event loop keeps waiting for the record log to make their record durable; while that many wait, a new request gets 503 and `Retry-After` at once. Below `GATEWAY_MAX_IN_FLIGHT` it sheds load earlier when the log is slow (appends share one commit, so many waiting is not by itself a long wait).',
   }),
+  GATEWAY_MAX_CONSUMER_LAG: Type.Integer({
+    default: 100_000,
+    minimum: 0,
+    description:
+      'Where the consumers run in the gateway\'s process (`npm start`): records a consumer group may have waiting before the gateway answers every ingestion request 503 with `Retry-After: 5` (`tally_gateway_shed_total{reason="consumer_lag"}`), until the lag is back under 90% of it. Bounds how late an acknowledged record lands when the process accepts faster than it lands; 0 turns it off. A gateway on its own does not read the consumers\' lag.',
+  }),
   GATEWAY_MAX_CONNECTIONS_PER_IP: Type.Integer({
     default: 128,
     minimum: 1,

@@ -4,6 +4,7 @@ export * from './batch-loop.ts';
 export * from './consumer-process.ts';
 export * from './failures.ts';
 export * from './first-copies.ts';
+export * from './lag-gate.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
 export * from './progress.ts';

@@ -13,9 +13,9 @@
 // connection of its own (chDB admits several connections in the process that holds the directory).
 import { startAnalyticsConsumer } from '@tally/analytics-consumer';
 import type { TallyConfig } from '@tally/config';
-import { ConsumerMetrics, ConsumerProgress, type RunningBatchLoop } from '@tally/consumer';
+import { ConsumerMetrics, ConsumerProgress, LagGate, type RunningBatchLoop } from '@tally/consumer';
 import { startDashboard } from '@tally/dashboard';
-import { type GatewayWorkers, holdsLogWriter, startGatewayLoops } from '@tally/gateway';
+import { type GatewayWorkers, holdsLogWriter, landingBehindFlag, startGatewayLoops } from '@tally/gateway';
 import { openRecordLog } from '@tally/log';
 import { startRevenueConsumer } from '@tally/revenue-consumer';
 import { allHealthy, buildAdmin, mergedMetrics, startOrUnwind, watchLogSettings } from '@tally/service';
@@ -23,6 +23,7 @@ import {
   embeddedWarehouseDir,
   migrate,
   openWarehouse,
+  type Warehouse,
   type WarehouseDamage,
   warehouseDamage,
   withRetry,
@@ -63,6 +64,15 @@ export async function startTally(
   return startOrUnwind(async (resources) => {
     // The warehouse first: if another process holds the chDB directory, fail before taking any port.
     const warehouse = resources.add(
+      withRetry(await openWarehouse(config), {
+        onRetry: (error, attempt) =>
+          logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
+      }),
+      (opened) => opened.close(),
+    );
+    // The revenue consumer's own connection: chDB runs one statement at a time per connection, so with one
+    // for both consumers each waited for the other's statements; with two they run side by side.
+    const revenueWarehouse = resources.add(
       withRetry(await openWarehouse(config), {
         onRetry: (error, attempt) =>
           logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
@@ -143,6 +153,21 @@ export async function startTally(
       (server) => server.close(),
     );
     resources.add(consumerProgress, (progress) => progress.stop());
+    // Ingestion held back while a consumer group is more than GATEWAY_MAX_CONSUMER_LAG records behind
+    // (lag-gate.ts in @tally/consumer): what is acknowledged then lands within that bound.
+    const landingBehind = landingBehindFlag();
+    const lagGate =
+      config.GATEWAY_MAX_CONSUMER_LAG > 0
+        ? resources.add(
+            new LagGate({
+              progress: consumerProgress,
+              maxLag: config.GATEWAY_MAX_CONSUMER_LAG,
+              flag: landingBehind,
+              logger: logger.child({ component: 'consumers' }),
+            }),
+            (gate) => gate.stop(),
+          )
+        : null;
     // The consumers start last, once everything else runs, and stop once the gateway has drained.
     const consumers: RunningBatchLoop[] = [];
     resources.defer(() => Promise.all(consumers.map((consumer) => consumer.stop())));
@@ -152,6 +177,7 @@ export async function startTally(
         log: consumersLog,
         // The consumers' log compared the Kafka topics' settings already: the gateway threads need not.
         checkLogSettings: false,
+        landingBehind,
       }),
       (loops) => loops.close(),
     );
@@ -175,7 +201,7 @@ export async function startTally(
     );
 
     const batch = { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS };
-    const consumer = (name: string) => ({
+    const consumer = (name: string, warehouse: Warehouse) => ({
       log: consumersLog,
       warehouse,
       batch,
@@ -183,10 +209,11 @@ export async function startTally(
       metrics,
       progress: consumerProgress,
     });
-    const analytics = startAnalyticsConsumer(consumer('analytics'));
-    const revenue = startRevenueConsumer(consumer('revenue'));
+    const analytics = startAnalyticsConsumer(consumer('analytics', warehouse));
+    const revenue = startRevenueConsumer(consumer('revenue', revenueWarehouse));
     consumers.push(analytics, revenue);
     consumerProgress.start();
+    lagGate?.start();
     const failed = Promise.race([analytics.done, revenue.done, threads.failed]).then(
       () => new Promise<never>(() => {}),
     );

@@ -11,6 +11,11 @@
 // that a request met by a full loop is answered at once, before Fastify sees it and before its body is
 // read; and when its body has been read (admit), which is where it takes its slot. Two plain integers, no
 // timer; the pending count wraps the record log's append.
+// Where the consumers run in the same process (npm start), a third bound: while a consumer group is more
+// than GATEWAY_MAX_CONSUMER_LAG records behind (LagGate in @tally/consumer, read here through a flag the
+// threads share), every request is answered 503 with a longer Retry-After, before its body is read. What
+// is acknowledged then lands within that bound, and the CPU a refused request would have cost goes to the
+// consumers instead of to a backlog that only grows.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RecordLog } from '@tally/log';
 import { errorResponse, type IngestError, ingestError } from './errors.ts';
@@ -21,16 +26,33 @@ export interface AdmissionLimits {
   maxInFlight: number;
   /** Requests waiting for the record log (GATEWAY_MAX_PENDING_APPENDS). */
   maxPendingAppends: number;
+  /**
+   * Set while the process's consumers are too far behind (a flag shared by the gateway's threads: element
+   * 0 is non-zero while behind; landingBehindFlag).
+   */
+  landingBehind?: Int32Array | undefined;
 }
+
+/** A flag the gateway's threads share, set while the consumers of the process are too far behind. */
+export function landingBehindFlag(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+}
+
+type ShedReason = 'in_flight' | 'pending_appends' | 'consumer_lag';
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** The answer to a shed request, built once: it never varies. */
-const SHED = (() => {
-  const { statusCode, headers, body } = errorResponse(ingestError('overloaded'));
+/** The answers to a shed request, built once: they never vary. */
+const shedAnswer = (error: IngestError) => {
+  const { statusCode, headers, body } = errorResponse(error);
   const bytes = Buffer.from(body);
   return { statusCode, headers: { ...headers, 'content-length': String(bytes.length) }, body: bytes };
-})();
+};
+const SHED = shedAnswer(ingestError('overloaded'));
+const SHED_BEHIND = shedAnswer(ingestError('landing_behind'));
+
+const errorOf = (reason: ShedReason) =>
+  ingestError(reason === 'consumer_lag' ? 'landing_behind' : 'overloaded');
 
 export class Admission {
   readonly #limits: AdmissionLimits;
@@ -54,9 +76,11 @@ export class Admission {
   }
 
   /** Which bound is reached, if any. */
-  #fullReason(): 'in_flight' | 'pending_appends' | null {
+  #fullReason(): ShedReason | null {
     if (this.#inFlight >= this.#limits.maxInFlight) return 'in_flight';
     if (this.#pendingAppends >= this.#limits.maxPendingAppends) return 'pending_appends';
+    const behind = this.#limits.landingBehind;
+    if (behind && Atomics.load(behind, 0) !== 0) return 'consumer_lag';
     return null;
   }
 
@@ -70,7 +94,8 @@ export class Admission {
       if (reason !== null) {
         this.#metrics?.shed.inc({ reason });
         // Node reads and discards the unread body, so the connection stays usable for the client's retry.
-        res.writeHead(SHED.statusCode, SHED.headers).end(SHED.body);
+        const answer = reason === 'consumer_lag' ? SHED_BEHIND : SHED;
+        res.writeHead(answer.statusCode, answer.headers).end(answer.body);
         return;
       }
       handle(req, res);
@@ -85,7 +110,7 @@ export class Admission {
     const reason = this.#fullReason();
     if (reason !== null) {
       this.#metrics?.shed.inc({ reason });
-      return ingestError('overloaded');
+      return errorOf(reason);
     }
     this.#inFlight++;
     this.#admitted++;

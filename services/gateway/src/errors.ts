@@ -74,6 +74,11 @@ export const INGEST_ERRORS = {
    */
   overloaded: { ...SERVICE_UNAVAILABLE, retryAfterSeconds: OVERLOADED_RETRY_AFTER_S },
   /**
+   * 503 at once, before the request is read: the consumers of this process (npm start) are more than
+   * GATEWAY_MAX_CONSUMER_LAG records behind (admission.ts). Catching up takes seconds, not moments.
+   */
+  landing_behind: { ...SERVICE_UNAVAILABLE, retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S },
+  /**
    * 503 to a request through a trusted proxy whose client already has GATEWAY_MAX_CONNECTIONS_PER_IP
    * requests in progress (connection-caps.ts). The connection is closed after it: the body is not read.
    */

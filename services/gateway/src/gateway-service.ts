@@ -22,6 +22,11 @@ export interface GatewayLoopsOptions {
   log?: RecordLog;
   /** Whether the first thread compares the Kafka topics' settings (false where the process's own log does). */
   checkLogSettings?: boolean;
+  /**
+   * Set while the consumers of the process are too far behind (npm start: landingBehindFlag, set by
+   * LagGate); the loops then answer 503 at once (admission.ts).
+   */
+  landingBehind?: Int32Array;
 }
 
 /**
@@ -64,6 +69,7 @@ export async function startGatewayLoops(
         count: loops,
         ...(appendLog && { appendLog }),
         checkLogSettings: options.checkLogSettings ?? true,
+        landingBehind: options.landingBehind,
       }),
       (running) => running.close(), // drained: every append in flight has been answered by the log
     );

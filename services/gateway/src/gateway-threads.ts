@@ -117,11 +117,12 @@ export interface GatewayThreadOptions {
  * gets its limit, not one per event loop), the connections per client IP (so that a client gets its
  * GATEWAY_MAX_CONNECTIONS_PER_IP for the process) and the IP database (one copy, not one each).
  */
-export function sharedByThreads(config: TallyConfig): GatewayShared {
+export function sharedByThreads(config: TallyConfig, landingBehind: Int32Array | null = null): GatewayShared {
   return {
     rateLimits: config.backends.state.kind === 'redis' ? null : createSharedRateLimitTable(RATE_LIMIT_KEYS),
     ipConnections: createIpConnectionTable(),
     geoDatabase: loadGeoDatabase(config.GEO_DATABASE),
+    landingBehind,
   };
 }
 
@@ -302,11 +303,13 @@ export async function startGatewayWorkers(
     appendLog?: RecordLog;
     /** Whether the first thread compares the Kafka topics' settings (false where the caller's own log does). */
     checkLogSettings?: boolean;
+    /** Set while the consumers of the process are too far behind (landingBehindFlag; npm start). */
+    landingBehind?: Int32Array | undefined;
   },
 ): Promise<GatewayWorkers> {
   const { count } = options;
   const reusePort = count > 1;
-  const shared = sharedByThreads(config);
+  const shared = sharedByThreads(config, options.landingBehind ?? null);
   return startOrUnwind(async (resources) => {
     const threads: GatewayThread[] = [];
     // Closed together: each drains its own connections.

@@ -77,6 +77,11 @@ export interface GatewayDeps {
   worker?: string;
   /** Counts refused requests per project for the dashboard's health view (refusals.ts). */
   refusals?: RefusalCounter;
+  /**
+   * Set while the consumers of this process are more than GATEWAY_MAX_CONSUMER_LAG records behind
+   * (npm start; admission.ts): every request is then answered 503 with Retry-After.
+   */
+  landingBehind?: Int32Array;
 }
 
 declare module 'fastify' {
@@ -97,7 +102,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     deps.origins ??
     ('anyProjectAllows' in deps.tokens ? (deps.tokens as unknown as OriginPolicy) : undefined);
   const admission = new Admission(
-    { maxInFlight: config.GATEWAY_MAX_IN_FLIGHT, maxPendingAppends: config.GATEWAY_MAX_PENDING_APPENDS },
+    {
+      maxInFlight: config.GATEWAY_MAX_IN_FLIGHT,
+      maxPendingAppends: config.GATEWAY_MAX_PENDING_APPENDS,
+      landingBehind: deps.landingBehind,
+    },
     deps.metrics,
     deps.worker,
   );

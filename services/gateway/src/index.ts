@@ -1,4 +1,5 @@
 // @tally/gateway: the ingest gateway as a library (buildGateway, startGateway) for main.ts and tests.
+export { landingBehindFlag } from './admission.ts';
 export * from './errors.ts';
 export * from './gateway.ts';
 export * from './gateway-service.ts';

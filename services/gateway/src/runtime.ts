@@ -63,6 +63,8 @@ export interface GatewayShared {
   ipConnections: IpConnectionTable;
   /** The IP database's bytes (loadGeoDatabase). */
   geoDatabase: SharedGeoDatabase;
+  /** Set while the consumers of the process are too far behind (npm start: landingBehindFlag), else null. */
+  landingBehind: Int32Array | null;
 }
 
 // Never log a token, a raw IP or a payload body.
@@ -161,6 +163,7 @@ export async function startGateway(
         ...(options.shared?.rateLimits && { rateLimits: options.shared.rateLimits }),
         ...(options.shared && { ipConnections: options.shared.ipConnections }),
         ...(options.shared && { countries: openCountryLookup(options.shared.geoDatabase) }),
+        ...(options.shared?.landingBehind && { landingBehind: options.shared.landingBehind }),
       }),
       (server) => server.close(),
     );
