@@ -3,7 +3,9 @@
 // endpoint that process publishes (as `tally sql` does). For each backend (embedded defaults: LMDB log; and
 // kafka: Kafka log + Redis, chDB warehouse), with the configuration's defaults (CONSUMER_BATCH_SIZE 1000,
 // CONSUMER_BATCH_WAIT_MS 1000):
-//   1. throughput: the realistic mix at full speed for `--duration` s (autocannon, separate process), while
+//   1. throughput: the realistic mix at full speed for `--duration` s (separate process: by default
+//      `--load clients`, 256 clients that wait Retry-After on a 503 and send the same record again, as the
+//      SDKs do, bench/lib/retrying-clients.ts; `--load max`, autocannon, which sends again at once), while
 //      the rows in events, identities and revenue are counted every second, beside the gateway's 202s (its
 //      metrics), whose difference is the consumers' lag; then until every accepted record has landed.
 //      `--duration 300` is issue 27's five sustained minutes (the peak RSS is over the whole run). Sustained end-to-end rate = rows landed / (last row landed − first request).
@@ -14,7 +16,10 @@
 //
 //   node --conditions=@tally/source --import tsx bench/e2e.ts [--backends embedded,kafka] [--duration 20] [--connections 256]
 //     [--freshness-duration 15] [--freshness-load 50] [--marker-rate 20] [--poll-ms 100]
-//     [--drain-timeout 120] [--cpu-prof <dir>]
+//     [--drain-timeout 120] [--cpu-prof <dir>] [--load clients|max] [--client-ips 1000] [--requests-per-ip 0]
+//   --requests-per-ip N: each client IP sends N requests, then the next one (visitors that come and go);
+//   0 keeps each request template's IP, so the same few thousand visitors send for the whole run and
+//   their visits grow with it.
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { openClickHouseWarehouse, type Warehouse } from '@tally/warehouse';
@@ -47,6 +52,8 @@ const options = parseArgs(
     pollMs: 100,
     drainTimeout: 120,
     clientIps: 1000,
+    requestsPerIp: 0,
+    load: 'clients',
     projects: 8,
     cpuProf: '',
   },
@@ -133,13 +140,14 @@ async function throughputPhase(
     }
   })();
   const load = startLoad({
-    mode: 'max',
+    mode: options.load === 'max' ? 'max' : 'clients',
     url: server.url,
     path: '/api/ingest',
     connections: options.connections,
     warmupS: 0,
     durationS: options.duration,
     templates,
+    requestsPerIp: Number(options.requestsPerIp),
   });
   monitor.watch('load generator', load.child.pid);
   let result: Awaited<typeof load.result>;

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { percentiles, runFixedRate } from './fixed-rate.ts';
 import type { LoadJob, LoadResult } from './load.ts';
+import { runRetryingClients } from './retrying-clients.ts';
 import { type RequestTemplate, renderBody } from './workload.ts';
 import { runWrk } from './wrk.ts';
 
@@ -18,16 +19,23 @@ async function main(): Promise<void> {
   const job = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as LoadJob;
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
+  const perIp = job.requestsPerIp ?? 0;
   const next = () => {
     const template = job.templates[seq % job.templates.length] as RequestTemplate;
-    return { headers: template.headers, body: renderBody(template, prefix, seq++) };
+    const headers =
+      perIp > 0 && template.headers['x-forwarded-for'] !== undefined
+        ? { ...template.headers, 'x-forwarded-for': benchmarkIp(Math.floor(seq / perIp)) }
+        : template.headers;
+    return { headers, body: renderBody(template, prefix, seq++) };
   };
   const result =
     job.mode === 'fixed'
       ? await runFixed(job, next)
-      : job.generator === 'wrk'
-        ? await runWrk(job, prefix)
-        : await runMax(job, next);
+      : job.mode === 'clients'
+        ? await runClients(job, next)
+        : job.generator === 'wrk'
+          ? await runWrk(job, prefix)
+          : await runMax(job, next);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -132,6 +140,46 @@ async function runFixed(
     acceptedLatencyMs: percentiles(Float64Array.from(acceptedMs)),
     startedAt,
     endedAt,
+  };
+}
+
+/** The n-th address of 198.18.0.0/15 (RFC 2544's range for benchmarks), cycling. */
+function benchmarkIp(n: number): string {
+  const i = n % 131_072;
+  return `198.${18 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+}
+
+async function runClients(
+  job: LoadJob,
+  next: () => { headers: Record<string, string>; body: string },
+): Promise<LoadResult> {
+  const target = new URL(job.url);
+  const r = await runRetryingClients({
+    host: target.hostname,
+    port: Number(target.port),
+    path: job.path,
+    connections: job.connections,
+    durationS: job.durationS,
+    next,
+  });
+  const completed = Object.values(r.statuses).reduce((a, b) => a + b, 0);
+  const { p95: _p95, ...acknowledgedAfter } = r.acknowledgedAfterMs;
+  return {
+    mode: 'clients',
+    connections: job.connections,
+    durationS: r.durationS,
+    targetRate: null,
+    completed,
+    statuses: r.statuses,
+    errors: r.errors,
+    timeouts: 0,
+    rps: Math.round(completed / r.durationS),
+    acceptedRps: Math.round(r.accepted / r.durationS),
+    latencyMs: acknowledgedAfter,
+    retried: r.retried,
+    acknowledgedAfterMs: acknowledgedAfter,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt,
   };
 }
 

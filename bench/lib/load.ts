@@ -7,7 +7,12 @@ import { type Child, startNode } from './children.ts';
 import type { RequestTemplate } from './workload.ts';
 
 export interface LoadJob {
-  mode: 'max' | 'fixed';
+  /**
+   * max: closed loop at full speed (autocannon or wrk); fixed: open loop at `rate`; clients: closed loop of
+   * clients that wait Retry-After on a 503 or 429 and send the same request again, as the SDKs do
+   * (bench/lib/retrying-clients.ts).
+   */
+  mode: 'max' | 'fixed' | 'clients';
   /**
    * Mode max's generator: autocannon (Node.js, the default) or wrk (C, bench/lib/wrk.ts).
    * Mode fixed always uses bench/lib/fixed-rate.ts.
@@ -23,6 +28,12 @@ export interface LoadJob {
   /** Requests per second, for mode fixed. */
   rate?: number;
   templates: RequestTemplate[];
+  /**
+   * Requests sent from one client IP before the next (X-Forwarded-For from 198.18.0.0/15, the range kept
+   * for benchmarks): visitors that come and go, as on a site. 0 (default): each template keeps its IP, so
+   * the same few thousand visitors send for the whole run.
+   */
+  requestsPerIp?: number;
 }
 
 export interface Latencies {
@@ -35,7 +46,7 @@ export interface Latencies {
 }
 
 export interface LoadResult {
-  mode: 'max' | 'fixed';
+  mode: 'max' | 'fixed' | 'clients';
   connections: number;
   durationS: number;
   targetRate: number | null;
@@ -56,6 +67,10 @@ export interface LoadResult {
   serviceTimeMs?: Latencies;
   /** Mode fixed: latency (from when each was due) of the 2xx answers alone. */
   acceptedLatencyMs?: Latencies;
+  /** Mode clients: refusals (503, 429) answered by waiting Retry-After and sending the request again. */
+  retried?: number;
+  /** Mode clients: from a request's first send to its acknowledgement, retries included. */
+  acknowledgedAfterMs?: Latencies;
   /** First and last millisecond (Unix epoch) of the measured period. */
   startedAt: number;
   endedAt: number;
