@@ -16,7 +16,7 @@ import { decodedOnly } from '@tally/log/conformance';
 import { aPolledMessage, aRecord } from '@tally/log/testing';
 import { engineError, WarehouseError, WarehouseUnavailableError } from '@tally/warehouse';
 import { afterEach, expect, it, vi } from 'vitest';
-import { consumeInBatches, type Lander, type Prepared } from './batch-loop.ts';
+import { batchDeadline, consumeInBatches, type Lander, type Prepared } from './batch-loop.ts';
 import { RecordError } from './failures.ts';
 import { ConsumerMetrics } from './metrics.ts';
 
@@ -349,4 +349,33 @@ it('retries a commit the log refuses for now (a full disk), then commits; anothe
   const broken: LogConsumer = { ...consumer, commit: () => Promise.reject(new Error('not retryable')) };
   const ended = consumeInBatches({ ...options, consumer: broken, deadLetters: log.deadLetters, lander });
   await expect(ended.done).rejects.toThrow('not retryable');
+});
+
+it('counts a batch’s wait from when its first record arrived, not from when it was polled', async () => {
+  const log = tempLog();
+  // Records that arrived a minute ago (they waited behind a slow batch): their wait is used up.
+  const minuteAgo = Date.now() - 60_000;
+  await log.append(
+    Array.from({ length: 3 }, () => aRecord('pageview', { project_id: 'landing', received_at: minuteAgo })),
+  );
+  const lander = recordingLander();
+  const loop = consumeInBatches({
+    ...options,
+    maxWaitMs: 60_000,
+    consumer: log.consumer({ group: 'g' }),
+    deadLetters: log.deadLetters,
+    lander,
+  });
+  // Landed at once, not a minute after the poll.
+  await vi.waitFor(() => expect(lander.landed).toEqual([expect.any(Array)]), { timeout: 10_000 });
+  expect(lander.landed[0]).toHaveLength(3);
+  await loop.stop();
+});
+
+it('sets a batch’s deadline from its first record’s arrival, within maxWaitMs from now', () => {
+  const now = 1_000_000;
+  const arrived = (at: number) => aPolledMessage(aRecord('pageview', { received_at: at }));
+  expect(batchDeadline(arrived(now - 300), 1000, now)).toBe(now + 700);
+  expect(batchDeadline(arrived(now - 5000), 1000, now)).toBe(now); // waited longer than maxWaitMs already
+  expect(batchDeadline(arrived(now + 5000), 1000, now)).toBe(now + 1000); // a clock ahead of this one
 });

@@ -1,5 +1,5 @@
 // consumeInBatches: the loop every consumer runs. It reads the record log through the RecordLog interface
-// only (embedded or Kafka), gathers a batch bounded by size and by time (from the batch's first record),
+// only (embedded or Kafka), gathers a batch bounded by size and by time (from when its first record arrived),
 // has each record prepared (checked and turned into a row) and the batch landed, and commits the batch's
 // offsets only once every record of it is either landed or set aside in the dead-letter store: delivery is
 // at least once, and the landers are idempotent, so a batch landed twice is stored once.
@@ -91,6 +91,19 @@ export interface RunningBatchLoop {
 /** Raised inside the loop when stop() interrupts a retry: the batch stays uncommitted. */
 class Stopped extends Error {}
 
+/**
+ * When a batch whose first message is `first` must be landed: maxWaitMs after that record arrived at the
+ * gateway, not after it was polled. A record that waited while the previous batch landed has used that
+ * time already: counted from the poll, every batch behind a slow one waited maxWaitMs more, which under
+ * load made a record's wait a landing plus a full maxWaitMs. Never later than maxWaitMs from now (a clock
+ * ahead of this one), and a message that is not a record counts from now.
+ */
+export function batchDeadline(first: PolledMessage, maxWaitMs: number, now = Date.now()): number {
+  const arrived = first.record?.received_at;
+  if (typeof arrived !== 'number') return now + maxWaitMs;
+  return Math.min(now + maxWaitMs, Math.max(now, arrived + maxWaitMs));
+}
+
 export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBatchLoop {
   const { consumer, lander, group, logger, metrics, progress } = options;
   let stopping = false;
@@ -102,14 +115,15 @@ export function consumeInBatches<Row>(options: BatchLoopOptions<Row>): RunningBa
     const batch: PolledMessage[] = [];
     let deadline = Number.POSITIVE_INFINITY;
     while (!stopping && batch.length < options.maxRecords) {
-      const waitMs = batch.length === 0 ? idleWaitMs : deadline - Date.now();
-      if (batch.length > 0 && waitMs <= 0) break;
+      // Past the deadline, what is there already still joins the batch (a poll that does not wait), so
+      // that a backlog is landed in full batches.
+      const waitMs = batch.length === 0 ? idleWaitMs : Math.max(0, deadline - Date.now());
       const messages = await consumer.poll({ max: options.maxRecords - batch.length, waitMs });
       if (messages.length === 0) {
         if (batch.length > 0) break;
         continue;
       }
-      if (batch.length === 0) deadline = Date.now() + options.maxWaitMs;
+      if (batch.length === 0) deadline = batchDeadline(messages[0] as PolledMessage, options.maxWaitMs);
       batch.push(...messages);
     }
     return batch;
