@@ -109,3 +109,27 @@ it('keeps the first copy of a record id, whatever its transaction, however late 
   await landRevenue([a, sameIdOtherTransaction]);
   expect(await revenueCount('ids2')).toBe(1);
 });
+
+it('lands a transaction once per project, the projects of a batch looked up together', async () => {
+  // Transaction ids are the client's: two projects may use the same one, and each has its own.
+  const [template] = messages('t-a');
+  if (!template) throw new Error('no message');
+  const payment = (project: string, offset: number, amount: number) =>
+    aPolledMessage(
+      anIngestRecord('revenue', {
+        project_id: project,
+        data: { ...template.record.data, transaction_id: 'shared_tx', amount },
+      }),
+      { offset },
+    );
+  await landRevenue([payment('t-a', 0, 100)]);
+  // A later copy of a's transaction (another record id) changes nothing; b's lands.
+  await landRevenue([payment('t-a', 1, 555), payment('t-b', 2, 200)]);
+  const rows = await warehouse.query<{ project_id: string; amount: number }>(
+    "SELECT project_id, amount FROM revenue FINAL WHERE project_id IN ('t-a', 't-b') ORDER BY project_id",
+  );
+  expect(rows).toEqual([
+    { project_id: 't-a', amount: 100 },
+    { project_id: 't-b', amount: 200 },
+  ]);
+});

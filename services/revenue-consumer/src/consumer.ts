@@ -28,20 +28,40 @@ export type RevenueConsumerOptions = ConsumerOptions;
 /** Transaction ids looked up per query at most; their size bounds the list first (parameter-lists.ts). */
 const TRANSACTIONS_PER_QUERY = 10_000;
 
-/** Transaction ids of `project` among `ids` that the warehouse already holds. */
+/** The key of a project's transaction in the set below. */
+const transactionKey = (project: string, transaction: string) => `${project}\n${transaction}`;
+
+/**
+ * The transactions among `wanted` (transaction ids by project) that the warehouse already holds, by
+ * transactionKey: every project's looked up together (one statement per list, not one per project; a
+ * connection to chDB runs one at a time), a row of another project than the one asking left out.
+ */
 async function storedTransactions(
   warehouse: Warehouse,
-  project: string,
-  ids: string[],
+  wanted: ReadonlyMap<string, Iterable<string>>,
 ): Promise<Set<string>> {
+  const asked = new Set<string>();
+  const projectsOf = new Map<string, Set<string>>();
+  for (const [project, transactions] of wanted) {
+    for (const transaction of transactions) {
+      asked.add(transactionKey(project, transaction));
+      const projects = projectsOf.get(transaction);
+      if (projects) projects.add(project);
+      else projectsOf.set(transaction, new Set([project]));
+    }
+  }
   const stored = new Set<string>();
-  for (const list of parameterLists(ids, TRANSACTIONS_PER_QUERY)) {
-    const rows = await warehouse.query<{ transaction_id: string }>(
-      `SELECT DISTINCT transaction_id FROM revenue
-       WHERE project_id = {project:String} AND transaction_id IN {ids:Array(String)}`,
-      { project, ids: list },
+  for (const list of parameterLists([...projectsOf.keys()], TRANSACTIONS_PER_QUERY)) {
+    const projects = [...new Set(list.flatMap((t) => [...(projectsOf.get(t) ?? [])]))];
+    const rows = await warehouse.query<{ project_id: string; transaction_id: string }>(
+      `SELECT DISTINCT project_id, transaction_id FROM revenue
+       WHERE project_id IN {projects:Array(String)} AND transaction_id IN {ids:Array(String)}`,
+      { projects, ids: list },
     );
-    for (const row of rows) stored.add(row.transaction_id);
+    for (const row of rows) {
+      const key = transactionKey(row.project_id, row.transaction_id);
+      if (asked.has(key)) stored.add(key);
+    }
   }
   return stored;
 }
@@ -65,10 +85,15 @@ export function revenueLander(warehouse: Warehouse): Lander<RevenueRow> {
         byProject.set(row.project_id, transactions);
         if (!transactions.has(row.transaction_id)) transactions.set(row.transaction_id, row);
       }
+      const stored = await storedTransactions(
+        warehouse,
+        new Map([...byProject].map(([project, transactions]) => [project, transactions.keys()])),
+      );
       const rows: RevenueRow[] = [];
       for (const [project, transactions] of byProject) {
-        const stored = await storedTransactions(warehouse, project, [...transactions.keys()]);
-        for (const [transaction, row] of transactions) if (!stored.has(transaction)) rows.push(row);
+        for (const [transaction, row] of transactions) {
+          if (!stored.has(transactionKey(project, transaction))) rows.push(row);
+        }
       }
       await warehouse.insert('revenue', rows);
       await warehouse.insert(
