@@ -89,6 +89,8 @@ async function openPublishedWarehouse(dataDir: string): Promise<Warehouse> {
 }
 
 interface ThroughputResult {
+  /** When the load started (Unix-epoch ms). */
+  startedAt: number;
   durationS: number;
   /** Requests answered 202 per second at the gateway while the load ran. */
   ingestRps: number;
@@ -189,6 +191,7 @@ async function throughputPhase(
   const [tEnd, nEnd] = at(loadS);
   const cpu = monitor.window(result.startedAt, result.endedAt);
   const phase: ThroughputResult = {
+    startedAt: result.startedAt,
     durationS: result.durationS,
     ingestRps: result.acceptedRps,
     accepted,
@@ -357,6 +360,8 @@ interface BackendResult {
   /** p95 of the freshness under load, in ms. */
   freshnessP95Ms: number;
   peakRss: { rssMiB: number; anonMiB: number; fileMiB: number };
+  /** [s since the load started, RSS, anonymous, file-backed] in MiB, the highest of every 10 s. */
+  rssCurve: Array<[number, number, number, number]>;
   targets: Record<string, TargetCheck | NotMeasured>;
   machineLoad: { before: LoadSnapshot; after: LoadSnapshot };
 }
@@ -424,6 +429,8 @@ async function runBackend(backend: string, services: Services | null): Promise<B
     ];
     const underLoad = freshness[1] as FreshnessResult;
     const peakRss = monitor.peakRss('tally');
+    // From the start of the load to the end of the run, the highest sample of every 10 s.
+    const rssCurve = monitor.rssCurve('tally', throughput.startedAt);
     return {
       backend,
       settings: {
@@ -437,6 +444,7 @@ async function runBackend(backend: string, services: Services | null): Promise<B
       freshness,
       freshnessP95Ms: underLoad.freshnessMs.p95,
       peakRss,
+      rssCurve,
       targets: {
         eventsPerSecond: atLeast(
           TARGETS.eventsPerSecond,

@@ -292,6 +292,30 @@ export class Monitor {
     };
   }
 
+  /**
+   * The RSS of a process over time: per `stepMs` from `from` (Unix-epoch ms), the highest sample's
+   * seconds since `from`, RSS, anonymous and file-backed parts, in MiB; so that a run shows whether memory
+   * levels off or keeps growing.
+   */
+  rssCurve(name: string, from: number, stepMs = 10_000): Array<[number, number, number, number]> {
+    const steps = new Map<number, Memory>();
+    for (const s of this.#samples) {
+      const m = s.rss.get(name);
+      if (!m || s.t < from) continue;
+      const step = Math.floor((s.t - from) / stepMs);
+      const peak = steps.get(step);
+      if (!peak || m.rss > peak.rss) steps.set(step, m);
+    }
+    return [...steps]
+      .sort(([a], [b]) => a - b)
+      .map(([step, m]) => [
+        ((step + 1) * stepMs) / 1000,
+        round1(m.rss / 1024),
+        round1(m.anon / 1024),
+        round1(m.file / 1024),
+      ]);
+  }
+
   stop(): void {
     clearInterval(this.#timer);
   }
