@@ -1,7 +1,7 @@
 // End-to-end benchmark (`npm run bench:e2e`): records from HTTP to rows in ClickHouse, through `npm start`'s
 // all-in-one process (gateway, record log, both consumers, embedded chDB), read back through the warehouse
 // endpoint that process publishes (as `tally sql` does). For each backend (embedded defaults: LMDB log; and
-// kafka: Kafka log + Redis, chDB warehouse), with the configuration's defaults (CONSUMER_BATCH_SIZE 1000,
+// kafka: Kafka log + Redis, chDB warehouse), with the configuration's defaults (CONSUMER_BATCH_SIZE 20000,
 // CONSUMER_BATCH_WAIT_MS 1000):
 //   1. throughput: the realistic mix at full speed for `--duration` s (separate process: by default
 //      `--load clients`, 256 clients that wait Retry-After on a 503 and send the same record again, as the
@@ -17,7 +17,8 @@
 //   node --conditions=@tally/source --import tsx bench/e2e.ts [--backends embedded,kafka] [--duration 20] [--connections 256]
 //     [--freshness-duration 15] [--freshness-load 50] [--marker-rate 20] [--poll-ms 100]
 //     [--drain-timeout 120] [--cpu-prof <dir>] [--load clients|max] [--client-ips 1000] [--requests-per-ip 0]
-//   --requests-per-ip N: each client IP sends N requests, then the next one (visitors that come and go);
+//   --requests-per-ip N: each client IP sends N requests, then leaves for a new one, --client-ips of them
+//   sending at a time (visitors that come and go);
 //   0 keeps each request template's IP, so the same few thousand visitors send for the whole run and
 //   their visits grow with it.
 import { randomBytes } from 'node:crypto';
@@ -150,6 +151,7 @@ async function throughputPhase(
     durationS: options.duration,
     templates,
     requestsPerIp: Number(options.requestsPerIp),
+    activeIps: Number(options.clientIps),
   });
   monitor.watch('load generator', load.child.pid);
   let result: Awaited<typeof load.result>;
@@ -437,7 +439,7 @@ async function runBackend(backend: string, services: Services | null): Promise<B
         recordLog: backend === 'kafka' ? `Kafka ${services?.kafkaBrokers}` : 'embedded LMDB',
         rateLimitAndTokens: backend === 'kafka' ? 'Redis' : 'in memory / data directory',
         warehouse: 'chDB (embedded), read through the published HTTP endpoint',
-        CONSUMER_BATCH_SIZE: '1000 (default)',
+        CONSUMER_BATCH_SIZE: process.env.CONSUMER_BATCH_SIZE ?? '20000 (default)',
         CONSUMER_BATCH_WAIT_MS: '1000 (default)',
       },
       throughput,

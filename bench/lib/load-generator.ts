@@ -20,11 +20,12 @@ async function main(): Promise<void> {
   const prefix = randomBytes(4).toString('hex');
   let seq = 0;
   const perIp = job.requestsPerIp ?? 0;
+  const active = job.activeIps ?? 1000;
   const next = () => {
     const template = job.templates[seq % job.templates.length] as RequestTemplate;
     const headers =
       perIp > 0 && template.headers['x-forwarded-for'] !== undefined
-        ? { ...template.headers, 'x-forwarded-for': benchmarkIp(Math.floor(seq / perIp)) }
+        ? { ...template.headers, 'x-forwarded-for': benchmarkIp(clientOf(seq, perIp, active)) }
         : template.headers;
     return { headers, body: renderBody(template, prefix, seq++) };
   };
@@ -141,6 +142,14 @@ async function runFixed(
     startedAt,
     endedAt,
   };
+}
+
+/**
+ * Which client sends the `seq`-th request: `active` clients in turn, each sending `perIp` requests over
+ * its window of active × perIp requests, then replaced by `active` new ones.
+ */
+function clientOf(seq: number, perIp: number, active: number): number {
+  return Math.floor(seq / (active * perIp)) * active + (seq % active);
 }
 
 /** The n-th address of 198.18.0.0/15 (RFC 2544's range for benchmarks), cycling. */

@@ -29,11 +29,15 @@ export interface LoadJob {
   rate?: number;
   templates: RequestTemplate[];
   /**
-   * Requests sent from one client IP before the next (X-Forwarded-For from 198.18.0.0/15, the range kept
-   * for benchmarks): visitors that come and go, as on a site. 0 (default): each template keeps its IP, so
-   * the same few thousand visitors send for the whole run.
+   * Requests each client IP sends before it leaves for good (X-Forwarded-For from 198.18.0.0/15, the
+   * range kept for benchmarks): visitors that come and go, as on a site. `activeIps` IPs send at a time,
+   * in turn (so that the requests in flight at once come from as many IPs, as on a site), and are then
+   * replaced by as many new ones. 0 (default): each template keeps its IP, so the same few thousand
+   * visitors send for the whole run.
    */
   requestsPerIp?: number;
+  /** With requestsPerIp: how many IPs send at a time (default 1000). */
+  activeIps?: number;
 }
 
 export interface Latencies {
