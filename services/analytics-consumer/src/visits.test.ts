@@ -338,7 +338,7 @@ describe('copies of stored records', () => {
 });
 
 describe('redelivery and order (property)', () => {
-  type Spec = { visitor: number; minute: number; type: 'pageview' | 'event'; path: number };
+  type Spec = { site: number; visitor: number; minute: number; type: 'pageview' | 'event'; path: number };
   const base = Date.parse('2026-05-04T00:00:00Z');
 
   // A lander per batch reads every visitor's stored visits; one lander for all keeps them in memory between
@@ -354,6 +354,8 @@ describe('redelivery and order (property)', () => {
         fc.asyncProperty(
           fc.array(
             fc.record({
+              // Two projects, their visitors of the same ids: a batch's projects are read together.
+              site: fc.integer({ min: 0, max: 1 }),
               visitor: fc.integer({ min: 0, max: 2 }),
               minute: fc.integer({ min: 0, max: 4 * 60 }),
               type: fc.constantFrom('pageview' as const, 'event' as const),
@@ -366,8 +368,9 @@ describe('redelivery and order (property)', () => {
           async (specs: Spec[], order: number[], batches: number) => {
             run++;
             const project = `prop${shared ? 's' : ''}${run}`;
+            const sites = [`${project}a`, `${project}b`];
             const records = specs.map((s) =>
-              message(project, s.type, base + s.minute * 60_000, {
+              message(sites[s.site] as string, s.type, base + s.minute * 60_000, {
                 visitor_fingerprint: `v${s.visitor}`,
                 path: `/p${s.path}`,
                 url: `https://shop.example/p${s.path}`,
@@ -390,22 +393,27 @@ describe('redelivery and order (property)', () => {
               );
             }
 
-            // The reference: every record landed once, in order, in one batch, under another project.
-            const reference = `${project}ref`;
-            await land(records.map((m) => aPolledMessage({ ...m.record, project_id: reference }, m)));
+            // The reference: each project's records landed once, in order, in one batch, under another project.
             const visits = async (p: string) =>
               warehouse.query(
                 `SELECT visitor_id, start, end, pageviews, events, is_bounce, entry_path, exit_path, pageview_paths, event_names
                FROM visits FINAL WHERE project_id = {p:String} ORDER BY visitor_id, start`,
                 { p },
               );
-            const landed = await visits(project);
-            expect(landed.length).toBeGreaterThan(0);
-            expect(landed).toEqual(await visits(reference));
             const range = { from: '2026-05-04', to: '2026-05-05' };
-            expect(await trafficFigures(warehouse, query(project, range))).toEqual(
-              await trafficFigures(warehouse, query(reference, range)),
-            );
+            let landedVisits = 0;
+            for (const site of sites) {
+              const reference = `${site}ref`;
+              const own = records.filter((m) => m.record.project_id === site);
+              await land(own.map((m) => aPolledMessage({ ...m.record, project_id: reference }, m)));
+              const landed = await visits(site);
+              landedVisits += landed.length;
+              expect(landed).toEqual(await visits(reference));
+              expect(await trafficFigures(warehouse, query(site, range))).toEqual(
+                await trafficFigures(warehouse, query(reference, range)),
+              );
+            }
+            expect(landedVisits).toBeGreaterThan(0);
           },
         ),
         { numRuns: 20 },

@@ -304,50 +304,61 @@ interface VisitorRefresh {
 }
 
 /**
- * Reads the stored visits of `visitors` (those the cache does not know): per project, in look-ups side by
- * side, every visit of theirs ending after the look-up's earliest reach, which may start up to the
- * project's longest visit before it (the start bounds are the table's key: the read is of those days).
- * Resolves to the longest visit each of their projects recorded.
+ * Reads the stored visits of `visitors` (those the cache does not know): in look-ups side by side, each
+ * of up to VISITORS_PER_QUERY visitors of any projects (one statement for a batch's projects, not one per
+ * project: a connection to chDB runs one at a time), every visit of theirs ending after the look-up's
+ * earliest reach, which may start up to its project's longest visit before it (the start bounds are the
+ * table's key: the read is of those days). A visit of another project than the one a visitor was asked
+ * for is left out. Resolves to the longest visit each of their projects recorded.
  */
 async function readStored(warehouse: Warehouse, visitors: VisitorRefresh[]): Promise<Map<string, number>> {
   const longest = await longestVisits(warehouse, [...new Set(visitors.map((v) => v.project))]);
-  const byProject = new Map<string, VisitorRefresh[]>();
+  const byKey = new Map(visitors.map((v) => [v.key, v]));
+  // Cut by the visitor ids' size; a visitor id asked for in several projects is one value of the list.
+  const ids = [...new Set(visitors.map((v) => v.visitor))];
+  const projectsOf = new Map<string, VisitorRefresh[]>();
   for (const v of visitors) {
-    const list = byProject.get(v.project);
+    const list = projectsOf.get(v.visitor);
     if (list) list.push(v);
-    else byProject.set(v.project, [v]);
+    else projectsOf.set(v.visitor, [v]);
   }
-  const lookups = [...byProject].flatMap(([project, list]) => {
-    const byVisitor = new Map(list.map((v) => [v.visitor, v]));
-    return parameterLists([...byVisitor.keys()], VISITORS_PER_QUERY).map((names) => ({
-      project,
-      chunk: names.map((name) => byVisitor.get(name) as VisitorRefresh),
-    }));
-  });
-  await concurrently(lookups, LOOKUPS_AT_ONCE, async ({ project, chunk }) => {
+  const lookups = parameterLists(ids, VISITORS_PER_QUERY).map((names) =>
+    names.flatMap((name) => projectsOf.get(name) ?? []),
+  );
+  await concurrently(lookups, LOOKUPS_AT_ONCE, async (chunk) => {
+    // Every visit of theirs ending after `lowest` starts after `earliest`: none is longer than the
+    // longest its project recorded, nor so than the longest of the chunk's projects.
     const lowest = Math.min(...chunk.map((v) => v.lowest));
-    const longestMs = longest.get(project) ?? 0;
-    const found = await warehouse.query<StoredVisit>(
-      `SELECT ${STORED_VISIT_COLUMNS} FROM (
+    const earliest = lowest - Math.max(...chunk.map((v) => longest.get(v.project) ?? 0));
+    const found = await warehouse.query<StoredVisit & { project_id: string }>(
+      `SELECT project_id, ${STORED_VISIT_COLUMNS} FROM (
          SELECT * FROM visits FINAL
-         WHERE project_id = {project:String} AND visitor_id IN {visitors:Array(String)}
+         WHERE project_id IN {projects:Array(String)} AND visitor_id IN {visitors:Array(String)}
            AND start >= fromUnixTimestamp64Milli({earliest:Int64}, 'UTC')
            AND end > fromUnixTimestamp64Milli({lowest:Int64}, 'UTC'))
        ORDER BY start`,
-      { project, visitors: chunk.map((v) => v.visitor), lowest, earliest: lowest - longestMs },
+      {
+        projects: [...new Set(chunk.map((v) => v.project))],
+        visitors: [...new Set(chunk.map((v) => v.visitor))],
+        lowest,
+        earliest,
+      },
     );
-    const byVisitor = groupByVisitor(found);
     for (const v of chunk) {
-      v.stored = (byVisitor.get(v.visitor) ?? []).map(
-        ({ start_ms, end_ms, pageview_ms, event_ms, ...rest }) => ({
-          ...rest,
-          start: start_ms,
-          end: end_ms,
-          pageview_times: pageview_ms,
-          event_times: event_ms,
-        }),
-      );
+      v.stored = [];
       v.from = lowest;
+    }
+    for (const { project_id, start_ms, end_ms, pageview_ms, event_ms, ...rest } of found) {
+      // Asked for in this chunk, or not at all: a list holds every project's entries of its visitors.
+      const v = byKey.get(visitorKey(project_id, rest.visitor_id));
+      if (!v) continue;
+      v.stored?.push({
+        ...rest,
+        start: start_ms,
+        end: end_ms,
+        pageview_times: pageview_ms,
+        event_times: event_ms,
+      });
     }
   });
   return longest;
