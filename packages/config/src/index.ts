@@ -302,13 +302,13 @@ export const ConfigSchema = Type.Object({
     default: 20_000,
     minimum: 1,
     description:
-      'Most records a consumer inserts into the warehouse at once. A batch is landed in a few statements whatever its size, so larger batches land a backlog faster (npm start landed 3,415 records/s with 1,000, 8,026 with 10,000, 8,808 with 20,000: BENCHMARKS.md); below it, a batch closes at `CONSUMER_BATCH_WAIT_MS`.',
+      'Most records a consumer inserts into the warehouse at once. A batch is landed in a few statements whatever its size, so larger batches land a backlog faster (BENCHMARKS.md, "npm start sustained"); a batch that does not fill closes at `CONSUMER_BATCH_WAIT_MS`.',
   }),
   CONSUMER_BATCH_WAIT_MS: Type.Integer({
-    default: 1000,
+    default: 500,
     minimum: 1,
     description:
-      'Longest a record waits in a consumer batch before the batch is inserted (a full batch is inserted at once).',
+      'Longest a record waits, from its arrival at the gateway, before its consumer batch is inserted (a full batch is inserted at once, and a consumer that falls behind lands what waits in batches up to `CONSUMER_BATCH_SIZE`). Most of how long a record takes to show at low traffic.',
   }),
   CONSUMER_STALL_MS: Type.Integer({
     default: 120_000,
