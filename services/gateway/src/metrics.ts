@@ -20,7 +20,7 @@ export class GatewayMetrics {
   });
   readonly shed = new Counter({
     name: 'tally_gateway_shed_total',
-    help: 'Requests answered 503 by admission control, by the limit they met (in_flight, pending_appends; per_ip: a client behind a trusted proxy with GATEWAY_MAX_CONNECTIONS_PER_IP requests in progress).',
+    help: 'Requests answered 503 by admission control, by the limit they met (in_flight, pending_appends; per_ip: a client behind a trusted proxy with GATEWAY_MAX_CONNECTIONS_PER_IP requests in progress; consumer_lag: under npm start, a consumer group GATEWAY_MAX_CONSUMER_LAG records behind).',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
