@@ -2,9 +2,11 @@
 // in worker threads of its own (GATEWAY_WORKERS event loops sharing the port; one thread is the embedded
 // log's writer itself, several append through MessagePorts to the main thread's log, the one writer, whose
 // group commit takes all their records; on Kafka each has its producer), both consumers in the main thread
-// reading the same log through the RecordLog interface (never on the ingestion threads), the warehouse (chDB in TALLY_DATA_DIR/warehouse,
-// or a ClickHouse server when CLICKHOUSE_URL is set), and the admin server, whose metrics are the
-// consumers' and the gateway thread's together.
+// reading the same log through the RecordLog interface (never on the ingestion threads), each with a
+// connection of its own to the warehouse (chDB in TALLY_DATA_DIR/warehouse, or a ClickHouse server when
+// CLICKHOUSE_URL is set), and the admin server, whose metrics are the consumers' and the gateway thread's
+// together. While a consumer group is GATEWAY_MAX_CONSUMER_LAG records behind, the gateway's threads
+// answer 503 (LagGate, @tally/consumer): the process accepts no faster, for long, than it lands.
 // chDB lets one process open its data directory, so this process also serves ClickHouse's HTTP interface
 // over it (on WAREHOUSE_HTTP_HOST, loopback by default) for a writer and a read-only analyst user, and
 // publishes where and with which credentials (TALLY_DATA_DIR/warehouse-http.json): that is how
