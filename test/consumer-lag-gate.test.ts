@@ -32,6 +32,13 @@ async function shed(adminUrl: string, reason: string): Promise<number> {
   return total;
 }
 
+/** The analytics group's lag, from the process's /metrics. */
+async function lag(adminUrl: string): Promise<number | null> {
+  const text = await (await fetch(`${adminUrl}/metrics`)).text();
+  const match = /^tally_consumer_lag_records\{group="analytics"\} (\S+)$/m.exec(text);
+  return match ? Number(match[1]) : null;
+}
+
 it('answers 503 with Retry-After while a consumer group is GATEWAY_MAX_CONSUMER_LAG behind, and everything acknowledged lands once', async () => {
   const dataDir = tempDataDir();
   const front = await startWarehouseFront(inject('clickhouseUrl'));
@@ -78,6 +85,9 @@ it('answers 503 with Retry-After while a consumer group is GATEWAY_MAX_CONSUMER_
     }
   }
   expect(await shed(tally.adminUrl, 'consumer_lag')).toBe(0);
+  // Every batch committed, not only its rows visible (its ids and visits are written after them): the lag
+  // counts from here.
+  await eventually(30_000, 'no lag', async () => (await lag(tally.adminUrl)) === 0);
 
   // The warehouse refuses the consumers' inserts: the records wait, and past the bound the gateway refuses.
   front.refuse = (url) => /^\s*INSERT/i.test(url.searchParams.get('query') ?? '');
