@@ -84,14 +84,11 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
 
   function onData(conn: Connection, data: Buffer): void {
     conn.buffer = conn.buffer.length ? Buffer.concat([conn.buffer, data]) : data;
-    const headerEnd = conn.buffer.indexOf('\r\n\r\n');
-    if (headerEnd < 0) return;
-    const head = conn.buffer.subarray(0, headerEnd).toString('latin1');
-    const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-    if (conn.buffer.length < headerEnd + 4 + length) return;
-    const body = conn.buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString('utf8');
-    conn.buffer = conn.buffer.subarray(headerEnd + 4 + length);
-    const status = head.slice(9, 12);
+    const response = takeResponse(conn.buffer);
+    if (!response) return;
+    const { head, status } = response;
+    const body = response.body.toString('utf8');
+    conn.buffer = response.rest;
     const done = now();
     statuses[status] = (statuses[status] ?? 0) + 1;
     if (completed < expected) {
@@ -188,6 +185,26 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
     achievedRate: Math.round(completed / options.durationS),
     latencyMs: percentiles(latencies.subarray(0, n)),
     serviceTimeMs: percentiles(serviceTimes.subarray(0, n)),
+  };
+}
+
+/**
+ * The first whole response in `buffer` (framed by its Content-Length): its head, status code, body and
+ * the bytes after it; null while it has not all arrived.
+ */
+export function takeResponse(
+  buffer: Buffer,
+): { head: string; status: string; body: Buffer; rest: Buffer } | null {
+  const headerEnd = buffer.indexOf('\r\n\r\n');
+  if (headerEnd < 0) return null;
+  const head = buffer.subarray(0, headerEnd).toString('latin1');
+  const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+  if (buffer.length < headerEnd + 4 + length) return null;
+  return {
+    head,
+    status: head.slice(9, 12),
+    body: buffer.subarray(headerEnd + 4, headerEnd + 4 + length),
+    rest: buffer.subarray(headerEnd + 4 + length),
   };
 }
 

@@ -6,7 +6,7 @@
 // spin on refusals as fast as they are answered, which no client does; this generator measures what such
 // a server acknowledges, and how long a record waits for it, under clients that retry.
 import { connect, type Socket } from 'node:net';
-import { type Percentiles, percentiles } from './fixed-rate.ts';
+import { type Percentiles, percentiles, takeResponse } from './fixed-rate.ts';
 
 export interface RetryingClientsOptions {
   host: string;
@@ -93,13 +93,10 @@ export async function runRetryingClients(options: RetryingClientsOptions): Promi
 
   function onData(client: Client, data: Buffer): void {
     client.buffer = client.buffer.length ? Buffer.concat([client.buffer, data]) : data;
-    const headerEnd = client.buffer.indexOf('\r\n\r\n');
-    if (headerEnd < 0) return;
-    const head = client.buffer.subarray(0, headerEnd).toString('latin1');
-    const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-    if (client.buffer.length < headerEnd + 4 + length) return;
-    client.buffer = client.buffer.subarray(headerEnd + 4 + length);
-    const status = head.slice(9, 12);
+    const response = takeResponse(client.buffer);
+    if (!response) return;
+    const { head, status } = response;
+    client.buffer = response.rest;
     statuses[status] = (statuses[status] ?? 0) + 1;
     if (/\r\nconnection:\s*close/i.test(head)) {
       client.socket?.destroy();

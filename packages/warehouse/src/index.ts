@@ -50,7 +50,12 @@ export {
   openWarehouse,
   type WarehouseConfig,
 } from './open.ts';
-export { PARAMETER_BYTES, parameterLists } from './parameter-lists.ts';
+export {
+  type CrossProjectLookup,
+  crossProjectLookups,
+  PARAMETER_BYTES,
+  parameterLists,
+} from './parameter-lists.ts';
 export {
   RECORD_ID_COLUMNS,
   RECORD_IDS_KEPT_DAYS,

@@ -35,3 +35,38 @@ export function parameterLists<T extends string>(
   if (list.length > 0) lists.push(list);
   return lists;
 }
+
+/** One look-up of crossProjectLookups: its values, the projects that asked for them, and the items. */
+export interface CrossProjectLookup<T> {
+  /** Distinct values, one list as parameterLists cuts them. */
+  values: string[];
+  /** The projects of those items (`project_id IN {projects} AND … IN {values}`). */
+  projects: string[];
+  /** Every item whose value is in `values`, whatever its project. */
+  items: T[];
+}
+
+/**
+ * Items of any projects (a batch's record ids, transaction ids, visitors) as look-ups of one statement
+ * each, every project together: a statement per project cost more than the reads themselves where a
+ * connection runs one statement at a time (chDB). A value asked for in several projects is one value of
+ * its list. The statement reads `project_id IN … AND value IN …`, a cross product: a row of a project that
+ * did not ask for its value is the caller's to leave out (by the item it matches, or none).
+ */
+export function crossProjectLookups<T extends { project: string }>(
+  items: readonly T[],
+  valueOfItem: (item: T) => string,
+  maxItems: number,
+): CrossProjectLookup<T>[] {
+  const byValue = new Map<string, T[]>();
+  for (const item of items) {
+    const value = valueOfItem(item);
+    const same = byValue.get(value);
+    if (same) same.push(item);
+    else byValue.set(value, [item]);
+  }
+  return parameterLists([...byValue.keys()], maxItems).map((values) => {
+    const listed = values.flatMap((value) => byValue.get(value) ?? []);
+    return { values, projects: [...new Set(listed.map((item) => item.project))], items: listed };
+  });
+}

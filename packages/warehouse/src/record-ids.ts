@@ -5,7 +5,7 @@
 // less long (LOG_RETENTION_HOURS, Kafka's retention), and clients retry for minutes, not weeks.
 import type { RowOf } from './columns.ts';
 import { concurrently } from './concurrently.ts';
-import { parameterLists } from './parameter-lists.ts';
+import { crossProjectLookups } from './parameter-lists.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /**
@@ -40,33 +40,22 @@ export const recordKey = (project: string, id: string) => `${project}\n${id}`;
  * When the stored copy of each record arrived (ms), for the records (project and id, any number of
  * projects) stored already, by recordKey: a copy that arrived at the same time is the stored record
  * itself, delivered again (the consumer's crash between two writes). The ids of every project are looked
- * up together, a few lists side by side: a statement per project (a batch spans them all) cost more than
- * the reads themselves on an embedded warehouse, where statements run one at a time. A row of another
- * project than the one an id was asked for (a client reusing an id across projects) is left out.
+ * up together (crossProjectLookups), a few lists side by side; a row of another project than the one an
+ * id was asked for (a client reusing an id across projects) is left out.
  */
 export async function storedArrivals(
   warehouse: Warehouse,
   records: readonly { project: string; id: string }[],
 ): Promise<Map<string, number>> {
-  const asked = new Set<string>();
-  const projectsOf = new Map<string, Set<string>>();
-  for (const { project, id } of records) {
-    asked.add(recordKey(project, id));
-    const projects = projectsOf.get(id);
-    if (projects) projects.add(project);
-    else projectsOf.set(id, new Set([project]));
-  }
-  const lookups = parameterLists([...projectsOf.keys()], IDS_PER_QUERY).map((ids) => ({
-    ids,
-    projects: [...new Set(ids.flatMap((id) => [...(projectsOf.get(id) ?? [])]))],
-  }));
+  const asked = new Set(records.map(({ project, id }) => recordKey(project, id)));
   const arrivals = new Map<string, number>();
-  await concurrently(lookups, LOOKUPS_AT_ONCE, async ({ ids, projects }) => {
+  const lookups = crossProjectLookups(records, (record) => record.id, IDS_PER_QUERY);
+  await concurrently(lookups, LOOKUPS_AT_ONCE, async ({ values, projects }) => {
     const rows = await warehouse.query<{ project: string; id: string; received: number }>(
       `SELECT project_id AS project, toString(id) AS id, toUnixTimestamp64Milli(min(received_at)) AS received
        FROM record_ids WHERE project_id IN {projects:Array(String)} AND id IN {ids:Array(String)}
        GROUP BY project_id, id`,
-      { projects, ids },
+      { projects, ids: values },
     );
     for (const row of rows) {
       const key = recordKey(row.project, row.id);

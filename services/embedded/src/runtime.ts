@@ -64,23 +64,20 @@ export async function startTally(
   // (no new records; in-flight appends finish), the consumers (the batches in hand land and commit), their
   // progress, the admin server, the log, the HTTP interface and its published endpoint, the warehouse.
   return startOrUnwind(async (resources) => {
+    // A consumer's connection to the warehouse, its operations retried.
+    const consumerWarehouse = async () =>
+      resources.add(
+        withRetry(await openWarehouse(config), {
+          onRetry: (error, attempt) =>
+            logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
+        }),
+        (opened) => opened.close(),
+      );
     // The warehouse first: if another process holds the chDB directory, fail before taking any port.
-    const warehouse = resources.add(
-      withRetry(await openWarehouse(config), {
-        onRetry: (error, attempt) =>
-          logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
-      }),
-      (opened) => opened.close(),
-    );
+    const warehouse = await consumerWarehouse();
     // The revenue consumer's own connection: chDB runs one statement at a time per connection, so with one
     // for both consumers each waited for the other's statements; with two they run side by side.
-    const revenueWarehouse = resources.add(
-      withRetry(await openWarehouse(config), {
-        onRetry: (error, attempt) =>
-          logger.warn({ err: error, attempt }, 'warehouse operation failed; retrying'),
-      }),
-      (opened) => opened.close(),
-    );
+    const revenueWarehouse = await consumerWarehouse();
     // ClickHouse's HTTP interface over the embedded warehouse (served below, with chDB), and the file that
     // publishes it: registered here so that they go after the log closes, just before the warehouse.
     let http: ClickHouseHttpInterface | null = null;
@@ -157,19 +154,19 @@ export async function startTally(
     resources.add(consumerProgress, (progress) => progress.stop());
     // Ingestion held back while a consumer group is more than GATEWAY_MAX_CONSUMER_LAG records behind
     // (lag-gate.ts in @tally/consumer): what is acknowledged then lands within that bound.
-    const landingBehind = landingBehindFlag();
-    const lagGate =
-      config.GATEWAY_MAX_CONSUMER_LAG > 0
-        ? resources.add(
-            new LagGate({
-              progress: consumerProgress,
-              maxLag: config.GATEWAY_MAX_CONSUMER_LAG,
-              flag: landingBehind,
-              logger: logger.child({ component: 'consumers' }),
-            }),
-            (gate) => gate.stop(),
-          )
-        : null;
+    // Off (0): no flag, and the gateway checks none.
+    const landingBehind = config.GATEWAY_MAX_CONSUMER_LAG > 0 ? landingBehindFlag() : undefined;
+    const lagGate = landingBehind
+      ? resources.add(
+          new LagGate({
+            progress: consumerProgress,
+            maxLag: config.GATEWAY_MAX_CONSUMER_LAG,
+            flag: landingBehind,
+            logger: logger.child({ component: 'consumers' }),
+          }),
+          (gate) => gate.stop(),
+        )
+      : null;
     // The consumers start last, once everything else runs, and stop once the gateway has drained.
     const consumers: RunningBatchLoop[] = [];
     resources.defer(() => Promise.all(consumers.map((consumer) => consumer.stop())));
@@ -179,7 +176,7 @@ export async function startTally(
         log: consumersLog,
         // The consumers' log compared the Kafka topics' settings already: the gateway threads need not.
         checkLogSettings: false,
-        landingBehind,
+        ...(landingBehind && { landingBehind }),
       }),
       (loops) => loops.close(),
     );

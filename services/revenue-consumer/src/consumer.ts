@@ -18,7 +18,7 @@ import {
 } from '@tally/consumer';
 import { validateRecord } from '@tally/contract';
 import { backfillMrrMovements, refreshMrrMovements } from '@tally/reports/tables';
-import { parameterLists, recordIdRow, type Warehouse } from '@tally/warehouse';
+import { crossProjectLookups, recordIdRow, type Warehouse } from '@tally/warehouse';
 import { type RevenueRow, revenueRow } from './rows.ts';
 
 export const REVENUE_GROUP = 'revenue';
@@ -32,31 +32,25 @@ const TRANSACTIONS_PER_QUERY = 10_000;
 const transactionKey = (project: string, transaction: string) => `${project}\n${transaction}`;
 
 /**
- * The transactions among `wanted` (transaction ids by project) that the warehouse already holds, by
- * transactionKey: every project's looked up together (one statement per list, not one per project; a
- * connection to chDB runs one at a time), a row of another project than the one asking left out.
+ * The transactions among `wanted` (each of a project) that the warehouse already holds, by
+ * transactionKey: every project's looked up together (crossProjectLookups), a row of another project than
+ * the one asking left out.
  */
 async function storedTransactions(
   warehouse: Warehouse,
-  wanted: ReadonlyMap<string, Iterable<string>>,
+  wanted: readonly { project: string; transaction: string }[],
 ): Promise<Set<string>> {
-  const asked = new Set<string>();
-  const projectsOf = new Map<string, Set<string>>();
-  for (const [project, transactions] of wanted) {
-    for (const transaction of transactions) {
-      asked.add(transactionKey(project, transaction));
-      const projects = projectsOf.get(transaction);
-      if (projects) projects.add(project);
-      else projectsOf.set(transaction, new Set([project]));
-    }
-  }
+  const asked = new Set(wanted.map(({ project, transaction }) => transactionKey(project, transaction)));
   const stored = new Set<string>();
-  for (const list of parameterLists([...projectsOf.keys()], TRANSACTIONS_PER_QUERY)) {
-    const projects = [...new Set(list.flatMap((t) => [...(projectsOf.get(t) ?? [])]))];
+  for (const { values, projects } of crossProjectLookups(
+    wanted,
+    (w) => w.transaction,
+    TRANSACTIONS_PER_QUERY,
+  )) {
     const rows = await warehouse.query<{ project_id: string; transaction_id: string }>(
       `SELECT DISTINCT project_id, transaction_id FROM revenue
        WHERE project_id IN {projects:Array(String)} AND transaction_id IN {ids:Array(String)}`,
-      { projects, ids: list },
+      { projects, ids: values },
     );
     for (const row of rows) {
       const key = transactionKey(row.project_id, row.transaction_id);
@@ -87,7 +81,9 @@ export function revenueLander(warehouse: Warehouse): Lander<RevenueRow> {
       }
       const stored = await storedTransactions(
         warehouse,
-        new Map([...byProject].map(([project, transactions]) => [project, transactions.keys()])),
+        [...byProject].flatMap(([project, transactions]) =>
+          [...transactions.keys()].map((transaction) => ({ project, transaction })),
+        ),
       );
       const rows: RevenueRow[] = [];
       for (const [project, transactions] of byProject) {

@@ -8,7 +8,7 @@
 // from events: a refresh costs a look-up of the batch's visitors in visits, whatever the traffic of the
 // day. Idempotent: the same records folded again give the same visits (a record id counts once), so a
 // redelivered batch replaces, never adds.
-import { concurrently, parameterLists, type RowOf, type Warehouse } from '@tally/warehouse';
+import { concurrently, crossProjectLookups, type RowOf, type Warehouse } from '@tally/warehouse';
 import {
   compareRecords,
   recordsOfVisit,
@@ -305,8 +305,7 @@ interface VisitorRefresh {
 
 /**
  * Reads the stored visits of `visitors` (those the cache does not know): in look-ups side by side, each
- * of up to VISITORS_PER_QUERY visitors of any projects (one statement for a batch's projects, not one per
- * project: a connection to chDB runs one at a time), every visit of theirs ending after the look-up's
+ * of up to VISITORS_PER_QUERY visitors of any projects (crossProjectLookups), every visit of theirs ending after the look-up's
  * earliest reach, which may start up to its project's longest visit before it (the start bounds are the
  * table's key: the read is of those days). A visit of another project than the one a visitor was asked
  * for is left out. Resolves to the longest visit each of their projects recorded.
@@ -314,18 +313,8 @@ interface VisitorRefresh {
 async function readStored(warehouse: Warehouse, visitors: VisitorRefresh[]): Promise<Map<string, number>> {
   const longest = await longestVisits(warehouse, [...new Set(visitors.map((v) => v.project))]);
   const byKey = new Map(visitors.map((v) => [v.key, v]));
-  // Cut by the visitor ids' size; a visitor id asked for in several projects is one value of the list.
-  const ids = [...new Set(visitors.map((v) => v.visitor))];
-  const projectsOf = new Map<string, VisitorRefresh[]>();
-  for (const v of visitors) {
-    const list = projectsOf.get(v.visitor);
-    if (list) list.push(v);
-    else projectsOf.set(v.visitor, [v]);
-  }
-  const lookups = parameterLists(ids, VISITORS_PER_QUERY).map((names) =>
-    names.flatMap((name) => projectsOf.get(name) ?? []),
-  );
-  await concurrently(lookups, LOOKUPS_AT_ONCE, async (chunk) => {
+  const lookups = crossProjectLookups(visitors, (v) => v.visitor, VISITORS_PER_QUERY);
+  await concurrently(lookups, LOOKUPS_AT_ONCE, async ({ values, projects, items: chunk }) => {
     // Every visit of theirs ending after `lowest` starts after `earliest`: none is longer than the
     // longest its project recorded, nor so than the longest of the chunk's projects.
     const lowest = Math.min(...chunk.map((v) => v.lowest));
@@ -337,12 +326,7 @@ async function readStored(warehouse: Warehouse, visitors: VisitorRefresh[]): Pro
            AND start >= fromUnixTimestamp64Milli({earliest:Int64}, 'UTC')
            AND end > fromUnixTimestamp64Milli({lowest:Int64}, 'UTC'))
        ORDER BY start`,
-      {
-        projects: [...new Set(chunk.map((v) => v.project))],
-        visitors: [...new Set(chunk.map((v) => v.visitor))],
-        lowest,
-        earliest,
-      },
+      { projects, visitors: values, lowest, earliest },
     );
     for (const v of chunk) {
       v.stored = [];
