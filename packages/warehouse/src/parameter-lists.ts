@@ -57,6 +57,7 @@ export function crossProjectLookups<T extends { project: string }>(
   items: readonly T[],
   valueOfItem: (item: T) => string,
   maxItems: number,
+  maxBytes = PARAMETER_BYTES,
 ): CrossProjectLookup<T>[] {
   const byValue = new Map<string, T[]>();
   for (const item of items) {
@@ -65,7 +66,7 @@ export function crossProjectLookups<T extends { project: string }>(
     if (same) same.push(item);
     else byValue.set(value, [item]);
   }
-  return parameterLists([...byValue.keys()], maxItems).map((values) => {
+  return parameterLists([...byValue.keys()], maxItems, maxBytes).map((values) => {
     const listed = values.flatMap((value) => byValue.get(value) ?? []);
     return { values, projects: [...new Set(listed.map((item) => item.project))], items: listed };
   });

@@ -66,3 +66,37 @@ it('looks the ids of every project up together, each under its own project only'
     [recordKey('b', id(3))]: at(4),
   });
 });
+
+it('looks a batch of the default size up in one statement on chDB, and in lists any ClickHouse takes over HTTP', async () => {
+  const ids = Array.from(
+    { length: 20_000 },
+    (_, n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  );
+  await warehouse.insert(
+    'record_ids',
+    ids
+      .filter((_, n) => n % 1000 === 0)
+      .map((id) => ({ project_id: 'big', id, type: 'pageview', received_at: 1 })),
+  );
+  const counting = (listParameterBytes: number | undefined) => {
+    const statements: number[] = [];
+    const counted: Warehouse = {
+      ...warehouse,
+      listParameterBytes,
+      query: (sql, params, options) => {
+        statements.push((params?.ids as string[]).length);
+        return warehouse.query(sql, params, options);
+      },
+    };
+    return { counted, statements };
+  };
+  const records = ids.map((id) => ({ project: 'big', id }));
+  const embedded = counting(warehouse.listParameterBytes);
+  const found = await storedArrivals(embedded.counted, records);
+  expect(embedded.statements).toEqual([20_000]);
+  const http = counting(undefined);
+  expect(await storedArrivals(http.counted, records)).toEqual(found);
+  expect(http.statements.length).toBe(Math.ceil(20_000 / 1680));
+  expect(Math.max(...http.statements)).toBeLessThanOrEqual(1680);
+  expect(found.size).toBe(20);
+});

@@ -9,10 +9,13 @@ import { crossProjectLookups } from './parameter-lists.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /**
- * Ids looked up per query at most; the size of the list's parameter bounds it first (1,680 UUIDs:
- * parameter-lists.ts), so a batch of any size is a few lookups that any ClickHouse accepts.
+ * Ids looked up per query at most: a batch of the default size (CONSUMER_BATCH_SIZE) in one. Over HTTP
+ * the size of the list's parameter bounds it first (1,680 UUIDs: parameter-lists.ts), so a batch of any
+ * size is a few lookups that any ClickHouse accepts; chDB takes the whole list. Each lookup reads every
+ * granule of record_ids that holds one of its ids, and random ids are in nearly all of them: a lookup costs
+ * about a scan of the table, whatever its list's length, so fewer lists is less work.
  */
-const IDS_PER_QUERY = 10_000;
+const IDS_PER_QUERY = 20_000;
 
 /** The ids among `ids` (UUIDs, lower case) that `project` has stored already. */
 export async function storedRecordIds(
@@ -49,16 +52,25 @@ export async function storedArrivals(
 ): Promise<Map<string, number>> {
   const asked = new Set(records.map(({ project, id }) => recordKey(project, id)));
   const arrivals = new Map<string, number>();
-  const lookups = crossProjectLookups(records, (record) => record.id, IDS_PER_QUERY);
+  const lookups = crossProjectLookups(
+    records,
+    (record) => record.id,
+    IDS_PER_QUERY,
+    warehouse.listParameterBytes,
+  );
   await concurrently(lookups, LOOKUPS_AT_ONCE, async ({ values, projects }) => {
-    const rows = await warehouse.query<{ project: string; id: string; received: number }>(
-      `SELECT project_id AS project, toString(id) AS id, toUnixTimestamp64Milli(min(received_at)) AS received
-       FROM record_ids WHERE project_id IN {projects:Array(String)} AND id IN {ids:Array(String)}
+    // The ids as UUIDs, the column's type, and the text under another name than the column's: where the
+    // WHERE clause's `id` was `toString(id)` (the alias), the primary key's index was of no use, and every
+    // row of the table was turned into text (measured: 40 ms for a list of 20,000 against 2.5 million
+    // stored ids, 26 ms this way).
+    const rows = await warehouse.query<{ project: string; record_id: string; received: number }>(
+      `SELECT project_id AS project, toString(id) AS record_id, toUnixTimestamp64Milli(min(received_at)) AS received
+       FROM record_ids WHERE project_id IN {projects:Array(String)} AND id IN {ids:Array(UUID)}
        GROUP BY project_id, id`,
       { projects, ids: values },
     );
     for (const row of rows) {
-      const key = recordKey(row.project, row.id);
+      const key = recordKey(row.project, row.record_id);
       if (asked.has(key)) arrivals.set(key, Number(row.received));
     }
   });

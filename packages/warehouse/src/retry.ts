@@ -32,6 +32,7 @@ export function withRetry(warehouse: Warehouse, options: RetryOptions = {}): War
     kind: warehouse.kind,
     database: warehouse.database,
     cluster: warehouse.cluster,
+    listParameterBytes: warehouse.listParameterBytes,
     query: <T>(sql: string, params?: QueryParams) => retrying(() => warehouse.query<T>(sql, params)),
     queryText: (sql) => retrying(() => warehouse.queryText(sql)),
     command: (sql, params) => retrying(() => warehouse.command(sql, params)),

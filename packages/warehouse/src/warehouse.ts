@@ -24,6 +24,12 @@ export interface Warehouse {
    */
   readonly cluster?: string | undefined;
   /**
+   * Bytes of parameter text one list parameter (`IN {ids:Array(String)}`) may have in one statement: the
+   * lists a consumer looks up are cut to it (parameter-lists.ts). Undefined: PARAMETER_BYTES, what a
+   * ClickHouse server takes over HTTP; chDB binds parameters in this process, with no such limit.
+   */
+  readonly listParameterBytes?: number | undefined;
+  /**
    * Runs one SELECT (without a FORMAT clause) and returns its rows. `onStart` is called when the engine
    * starts on it (chDB runs one statement at a time, so a query may wait behind others first): whatever
    * landed before that moment is in its answer.

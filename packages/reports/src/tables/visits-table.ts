@@ -313,7 +313,12 @@ interface VisitorRefresh {
 async function readStored(warehouse: Warehouse, visitors: VisitorRefresh[]): Promise<Map<string, number>> {
   const longest = await longestVisits(warehouse, [...new Set(visitors.map((v) => v.project))]);
   const byKey = new Map(visitors.map((v) => [v.key, v]));
-  const lookups = crossProjectLookups(visitors, (v) => v.visitor, VISITORS_PER_QUERY);
+  const lookups = crossProjectLookups(
+    visitors,
+    (v) => v.visitor,
+    VISITORS_PER_QUERY,
+    warehouse.listParameterBytes,
+  );
   await concurrently(lookups, LOOKUPS_AT_ONCE, async ({ values, projects, items: chunk }) => {
     // Every visit of theirs ending after `lowest` starts after `earliest`: none is longer than the
     // longest its project recorded, nor so than the longest of the chunk's projects.

@@ -82,9 +82,14 @@ export function toWarehouseError(error: unknown): WarehouseError {
   return engineError(message, code);
 }
 
+/** Bytes of one list parameter at most on chDB: 20,000 UUIDs are 780 KB. */
+export const CHDB_LIST_PARAMETER_BYTES = 4 * 1024 * 1024;
+
 class ChdbWarehouse implements Warehouse {
   readonly kind = 'chdb';
   readonly database: string;
+  /** Parameters are bound in this process (no HTTP request to bound them): a batch's list is one lookup. */
+  readonly listParameterBytes = CHDB_LIST_PARAMETER_BYTES;
   readonly #session: Session;
   /** The tail of the queue of operations on the session (one statement at a time). */
   #tail: Promise<unknown> = Promise.resolve();
