@@ -13,7 +13,7 @@ import { readMrrInputs } from './revenue/history.ts';
 import { mrrMovements } from './revenue/ledger.ts';
 import { monthlyRevenue, mrrReport } from './revenue/monthly.ts';
 import { searchRevenue } from './revenue/search.ts';
-import { backfillMrrMovements, refreshMrrMovements } from './tables/mrr-table.ts';
+import { backfillMrrMovements, refreshCustomersMrr, refreshMrrMovements } from './tables/mrr-table.ts';
 import { MRR_MONTHLY_COLUMNS, mrrMonthlyRows, WORKED_EXAMPLE_MONTHS, workedExample } from './testing.ts';
 import { trafficReport } from './traffic/report.ts';
 
@@ -337,6 +337,82 @@ export function describeReportsConformance(name: string, open: OpenWarehouse): v
       );
       // Fifteen warehouses' worth of queries: seconds on an idle machine, more on a busy one.
     }, 60_000);
+
+    it('recomputes the customers of several projects in one go, each from its own project only', async () => {
+      const w = await fresh();
+      // Two projects with the same customer ids (A to D) and different histories.
+      const example = workedExample('conf-two');
+      const [first, ...rest] = example;
+      if (!first) throw new Error('worked example missing');
+      await w.insert('revenue', [
+        ...example.map((data, i) => revenueRow(data, 'two-x', DAY + i)),
+        ...rest.map((data, i) => revenueRow(data, 'two-y', DAY + i)),
+      ]);
+      await refreshMrrMovements(w, 'two-y', ['B']);
+      const movementsOf = (project: string, customer: string) =>
+        w.query(
+          `SELECT transaction_id, movement, toString(amount) AS amount FROM mrr_movements_current
+           WHERE project_id = {project:String} AND customer_id = {customer:String} ORDER BY timestamp, transaction_id`,
+          { project, customer },
+        );
+      /** What the fold of the project's whole history says of the customer. */
+      const expected = async (project: string, customer: string) =>
+        mrrMovements(await readMrrInputs(w, { project }))
+          .movements.filter((m) => m.customer_id === customer)
+          .map((m) => ({
+            transaction_id: m.transaction_id,
+            movement: m.kind,
+            amount: formatMicros(m.amount),
+          }));
+      const yBefore = await movementsOf('two-y', 'B');
+      expect(yBefore.length).toBeGreaterThan(0);
+
+      // A late record of B in two-y, which two-y's B is not recomputed for: it stays as it was.
+      const late = { ...first, customer_id: 'B', transaction_id: 'conf-two_late' };
+      await w.insert('revenue', [revenueRow(late, 'two-y', DAY + 50)]);
+      const total = await refreshCustomersMrr(w, [
+        { project: 'two-x', customer: 'A' },
+        { project: 'two-x', customer: 'B' },
+        { project: 'two-y', customer: 'A' },
+      ]);
+      for (const [project, customer] of [
+        ['two-x', 'A'],
+        ['two-x', 'B'],
+        ['two-y', 'A'],
+      ] as const) {
+        expect(await movementsOf(project, customer)).toEqual(await expected(project, customer));
+      }
+      // two-x's A has its first subscription, two-y's A does not: each was folded from its own records.
+      expect(await movementsOf('two-x', 'A')).not.toEqual(await movementsOf('two-y', 'A'));
+      expect(await expected('two-y', 'B')).not.toEqual(yBefore);
+      expect(await movementsOf('two-y', 'B')).toEqual(yBefore);
+      expect(await movementsOf('two-x', 'C')).toEqual([]);
+      expect(total).toBe(
+        (await expected('two-x', 'A')).length +
+          (await expected('two-x', 'B')).length +
+          (await expected('two-y', 'A')).length,
+      );
+    });
+
+    it("recomputes a customer from the first copy of each transaction, not a later copy's customer", async () => {
+      const w = await fresh();
+      const [first] = workedExample('conf-copy');
+      if (!first) throw new Error('worked example missing');
+      // The first copy of the transaction names customer A; a later copy (same transaction id) names B.
+      await w.insert('revenue', [
+        revenueRow({ ...first, customer_id: 'A' }, 'copy', DAY),
+        revenueRow({ ...first, customer_id: 'B' }, 'copy', DAY + 1),
+      ]);
+      await refreshCustomersMrr(w, [
+        { project: 'copy', customer: 'A' },
+        { project: 'copy', customer: 'B' },
+      ]);
+      expect(
+        await w.query(
+          "SELECT customer_id, transaction_id FROM mrr_movements_current WHERE project_id = 'copy' ORDER BY customer_id",
+        ),
+      ).toEqual([{ customer_id: 'A', transaction_id: first.transaction_id }]);
+    });
 
     it('removes a movement that a late record makes disappear', async () => {
       const w = await fresh();

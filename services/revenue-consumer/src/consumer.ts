@@ -17,7 +17,7 @@ import {
   type RunningBatchLoop,
 } from '@tally/consumer';
 import { validateRecord } from '@tally/contract';
-import { backfillMrrMovements, refreshMrrMovements } from '@tally/reports/tables';
+import { backfillMrrMovements, refreshCustomersMrr } from '@tally/reports/tables';
 import { crossProjectLookups, recordIdRow, type Warehouse } from '@tally/warehouse';
 import { type RevenueRow, revenueRow } from './rows.ts';
 
@@ -46,6 +46,7 @@ async function storedTransactions(
     wanted,
     (w) => w.transaction,
     TRANSACTIONS_PER_QUERY,
+    warehouse.listParameterBytes,
   )) {
     const rows = await warehouse.query<{ project_id: string; transaction_id: string }>(
       `SELECT DISTINCT project_id, transaction_id FROM revenue
@@ -96,13 +97,13 @@ export function revenueLander(warehouse: Warehouse): Lander<RevenueRow> {
         'record_ids',
         fresh.map((i) => recordIdRow(i.message.record)),
       );
-      const customers = new Map<string, Set<string>>();
+      // The movements of every customer of the batch, all projects together.
+      const customers = new Map<string, { project: string; customer: string }>();
       for (const { row } of items) {
-        const set = customers.get(row.project_id) ?? new Set<string>();
-        customers.set(row.project_id, set);
-        set.add(row.customer_id);
+        const key = `${row.project_id}\u0000${row.customer_id}`;
+        if (!customers.has(key)) customers.set(key, { project: row.project_id, customer: row.customer_id });
       }
-      for (const [project, set] of customers) await refreshMrrMovements(warehouse, project, [...set]);
+      await refreshCustomersMrr(warehouse, [...customers.values()]);
     },
   };
 }

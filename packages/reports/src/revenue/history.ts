@@ -69,15 +69,8 @@ export async function readStoredHistory(
   if (options.buckets !== undefined) params.buckets = options.buckets;
   if (options.only) params.only = [...options.only];
   const bucket = 'cityHash64(transaction_id) % {buckets:UInt32}';
-  // Sorted by the engine (arraySort by timestamp, received_at, transaction_id): the order of groupArray
-  // itself is not defined when the engine reads with several threads.
   const [row] = await warehouse.query<{ records: StoredRevenueTuple[] }>(
-    `SELECT arraySort(r -> (r.12, r.13, r.2), groupArray((
-              id, transaction_id, customer_id, customer_subscription_id, event_type, currency,
-              toString(amount), toString(ifNull(mrr_impact, 0)), isNull(mrr_impact), is_recurring,
-              metadata['interval'], toUnixTimestamp64Milli(timestamp), toUnixTimestamp64Milli(received_at)
-              ${options.buckets !== undefined ? `, ${bucket}` : ''}
-            ))) AS records
+    `SELECT ${historyArray(options.buckets !== undefined ? `, ${bucket}` : '')} AS records
      FROM revenue_records
      WHERE project_id = {project:String}
        ${options.until !== undefined ? "AND timestamp < fromUnixTimestamp64Milli({until:Int64}, 'UTC')" : ''}
@@ -91,23 +84,72 @@ export async function readStoredHistory(
   const buckets = options.buckets !== undefined ? new Array<number>(records.length) : [];
   for (let i = 0; i < records.length; i++) {
     const r = records[i] as StoredRevenueTuple;
-    inputs[i] = {
-      transaction_id: r[1],
-      id: r[0],
-      customer_id: r[2],
-      customer_subscription_id: r[3],
-      event_type: r[4] as MrrInput['event_type'],
-      currency: r[5],
-      amount: toMicros(r[6]),
-      mrr_impact: r[8] === true || r[8] === 1 ? null : toMicros(r[7]),
-      is_recurring: r[9],
-      interval: r[10],
-      timestamp: Number(r[11]),
-      received_at: Number(r[12]),
-    };
+    inputs[i] = mrrInputOf(r);
     if (options.buckets !== undefined) buckets[i] = Number(r[13]);
   }
   return { records: inputs, buckets };
+}
+
+/**
+ * The stored records of some customers of several projects at once, as readMrrInputs reads one project's
+ * (`customers` is every pair asked for): one statement instead of one per project, where a connection runs
+ * one statement at a time (chDB). The statement reads `project_id IN … AND customer_id IN …`, a cross
+ * product; the records of a customer that its project did not ask for are left out. Callers cut the
+ * customers into lists (crossProjectLookups in @tally/warehouse).
+ */
+export async function readMrrInputsOfCustomers(
+  warehouse: Warehouse,
+  customers: readonly { project: string; customer: string }[],
+): Promise<Map<string, MrrInput[]>> {
+  const asked = new Set(customers.map(({ project, customer }) => `${project}\u0000${customer}`));
+  const rows = await warehouse.query<{ project: string; records: StoredRevenueTuple[] }>(
+    `SELECT project_id AS project, ${historyArray('')} AS records
+     FROM revenue_records
+     WHERE project_id IN {projects:Array(String)} AND customer_id IN {customers:Array(String)}
+     GROUP BY project_id`,
+    {
+      projects: [...new Set(customers.map((c) => c.project))],
+      customers: [...new Set(customers.map((c) => c.customer))],
+    },
+  );
+  const byProject = new Map<string, MrrInput[]>();
+  for (const { project, records } of rows) {
+    const inputs: MrrInput[] = [];
+    for (const r of records) if (asked.has(`${project}\u0000${r[2]}`)) inputs.push(mrrInputOf(r));
+    if (inputs.length > 0) byProject.set(project, inputs);
+  }
+  return byProject;
+}
+
+/**
+ * The records of a history read as one array sorted in the order of the fold (by timestamp, received_at,
+ * transaction_id: the order of groupArray itself is not defined when the engine reads with several
+ * threads), each a StoredRevenueTuple; `more` adds columns after the tuple's own.
+ */
+function historyArray(more: string): string {
+  return `arraySort(r -> (r.12, r.13, r.2), groupArray((
+              id, transaction_id, customer_id, customer_subscription_id, event_type, currency,
+              toString(amount), toString(ifNull(mrr_impact, 0)), isNull(mrr_impact), is_recurring,
+              metadata['interval'], toUnixTimestamp64Milli(timestamp), toUnixTimestamp64Milli(received_at)
+              ${more}
+            )))`;
+}
+
+function mrrInputOf(r: StoredRevenueTuple): MrrInput {
+  return {
+    transaction_id: r[1],
+    id: r[0],
+    customer_id: r[2],
+    customer_subscription_id: r[3],
+    event_type: r[4] as MrrInput['event_type'],
+    currency: r[5],
+    amount: toMicros(r[6]),
+    mrr_impact: r[8] === true || r[8] === 1 ? null : toMicros(r[7]),
+    is_recurring: r[9],
+    interval: r[10],
+    timestamp: Number(r[11]),
+    received_at: Number(r[12]),
+  };
 }
 
 /**

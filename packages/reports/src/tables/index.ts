@@ -8,6 +8,7 @@ export {
   backfillMrrMovements,
   MRR_MOVEMENT_COLUMNS,
   type MrrMovementRow,
+  refreshCustomersMrr,
   refreshMrrMovements,
 } from './mrr-table.ts';
 export {
