@@ -82,6 +82,40 @@ export function toWarehouseError(error: unknown): WarehouseError {
   return engineError(message, code);
 }
 
+/**
+ * The rows of one INSERT as chDB reads them fastest: when every row has the same columns (the rows a
+ * consumer makes, each from one function), JSONCompactEachRow with the column list, each row the array of
+ * its values: no column names to write and to match per row. Measured (20,000 rows of events, this
+ * machine): 16 µs of CPU per row from the row objects to the stored part, against 20 with JSONEachRow.
+ * Rows of differing columns (a column left out, to take its default) go as JSONEachRow.
+ */
+export function encodeRows(rows: readonly Row[]): {
+  format: 'JSONEachRow' | 'JSONCompactEachRow';
+  columns?: string[];
+  values: Buffer;
+} {
+  const columns = rows.length > 0 ? Object.keys(rows[0] as Row) : [];
+  const lines = new Array<string>(rows.length);
+  let i = 0;
+  for (; i < rows.length; i++) {
+    const row = rows[i] as Row;
+    const values = new Array<unknown>(columns.length);
+    let same = Object.keys(row).length === columns.length;
+    for (let c = 0; same && c < columns.length; c++) {
+      const value = row[columns[c] as string];
+      if (value === undefined) same = false;
+      values[c] = value;
+    }
+    if (!same) break;
+    lines[i] = JSON.stringify(values);
+  }
+  if (i < rows.length) {
+    for (let j = 0; j < rows.length; j++) lines[j] = JSON.stringify(rows[j]);
+    return { format: 'JSONEachRow', values: Buffer.from(`${lines.join('\n')}\n`) };
+  }
+  return { format: 'JSONCompactEachRow', columns, values: Buffer.from(`${lines.join('\n')}\n`) };
+}
+
 /** Bytes of one list parameter at most on chDB: 20,000 UUIDs are 780 KB. */
 export const CHDB_LIST_PARAMETER_BYTES = 4 * 1024 * 1024;
 
@@ -148,12 +182,11 @@ class ChdbWarehouse implements Warehouse {
   async insert(table: string, rows: readonly Row[]): Promise<void> {
     // A block per statement, at most PARTITIONS_PER_INSERT partitions each (insert-blocks.ts).
     for (const block of insertBlocks(table, rows)) {
-      const payload = Buffer.from(`${block.map((row) => JSON.stringify(row)).join('\n')}\n`);
+      const encoded = encodeRows(block);
       await this.#run(async () => {
         await this.#session.insert({
           table: `${this.database}.${table}`,
-          format: 'JSONEachRow',
-          values: payload,
+          ...encoded,
         });
       });
     }
