@@ -4,12 +4,17 @@
 // tally_gateway_shed_total{reason="consumer_lag"}, until the group has caught up; and every record that
 // was acknowledged lands, once. The consumers fall behind for real: the warehouse (a real ClickHouse
 // engine, CLICKHOUSE_URL when set, else ClickHouse's HTTP interface over chDB) sits behind a front of the
-// test's own that refuses their inserts while told to.
+// test's own that refuses their inserts while told to. Meanwhile the health view says that ingestion is
+// held back, by which group, and until when (its API, and the page in Chromium, with screenshots).
 import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { FileTokenStore } from '@tally/tokens';
 import { openClickHouseWarehouse } from '@tally/warehouse';
 import { afterEach, expect, inject, it } from 'vitest';
-import { eventually, tempDataDir } from './support/processes.ts';
+import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
+import { launchChromium, memberPages } from './support/browser.ts';
+import { eventually, ROOT, tempDataDir } from './support/processes.ts';
 import { send, startTallyProcess } from './support/tally-process.ts';
 import { startWarehouseFront } from './support/warehouse-front.ts';
 
@@ -45,7 +50,9 @@ it('answers 503 with Retry-After while a consumer group is GATEWAY_MAX_CONSUMER_
   cleanups.push(() => front.close());
   const database = `lag_gate_${randomUUID().replace(/-/g, '')}`;
   const project = 'lag-gate';
-  const token = (await new FileTokenStore(dataDir).create(project, 'public')).token;
+  const store = new FileTokenStore(dataDir);
+  const token = (await store.create(project, 'public')).token;
+  const readKey = (await store.create(project, 'read')).token;
   const tally = await startTallyProcess({
     TALLY_DATA_DIR: dataDir,
     CLICKHOUSE_URL: front.url,
@@ -109,9 +116,52 @@ it('answers 503 with Retry-After while a consumer group is GATEWAY_MAX_CONSUMER_
   for (let i = 0; i < 5; i++) expect((await sendOne()).status).toBe(503);
   expect(await shed(tally.adminUrl, 'consumer_lag')).toBeGreaterThanOrEqual(6);
 
+  // The health view says so: its API, and the page, first of all, on a desktop and on a phone.
+  const dashboard = tally.endpoints.dashboardUrl as string;
+  const heldBack = async () => {
+    const res = await fetch(`${dashboard}/api/v1/projects/${project}/health`, {
+      headers: { authorization: `Bearer ${readKey}` },
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as { ingestion_held_back: { lag: number } | null };
+    return body.ingestion_held_back;
+  };
+  const said = await heldBack();
+  expect(said).toMatchObject({ group: 'analytics', max_lag: MAX_LAG, reopens_below: 18 });
+  expect(said?.lag).toBeGreaterThanOrEqual(MAX_LAG);
+  await buildWebIfStale();
+  const browser = await launchChromium();
+  cleanups.push(() => browser.close());
+  const shots = join(ROOT, 'test-output', 'dashboard-web');
+  mkdirSync(shots, { recursive: true });
+  for await (const { page, width, colorScheme } of memberPages(
+    browser,
+    { dashboard, dataDir, project, email: 'held@example.com' },
+    [
+      { width: 1440, colorScheme: 'light' },
+      { width: 390, colorScheme: 'dark' },
+    ],
+  )) {
+    await page.goto(`${dashboard}/projects/${project}/health`);
+    const banner = page.locator('#ingestion-held-back');
+    await banner.waitFor();
+    expect(await banner.innerText()).toMatch(
+      /^Ingestion held back for .+: consumer group analytics has \d+ records waiting \(the bound, GATEWAY_MAX_CONSUMER_LAG, is 20\)\. The gateway answers every request 503 with Retry-After until fewer than 18 wait/,
+    );
+    const overflow = Number(
+      await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+    );
+    expect(overflow, `sideways overflow at ${width} px`).toBeLessThanOrEqual(0);
+    await page.screenshot({
+      path: join(shots, `health-held-back-${width}-${colorScheme}.png`),
+      fullPage: true,
+    });
+  }
+
   // The warehouse takes the inserts again: the consumers catch up and ingestion is accepted again.
   front.refuse = null;
   await eventually(60_000, 'ingestion accepted again', async () => (await sendOne()).status === 202);
+  expect(await heldBack()).toBeNull();
   const count = acknowledged.length;
   await eventually(
     60_000,

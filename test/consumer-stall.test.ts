@@ -13,8 +13,8 @@ import { testRecord } from '@tally/log/conformance';
 import { FileTokenStore } from '@tally/tokens';
 import { afterEach, expect, inject, it } from 'vitest';
 import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
-import { launchChromium } from './support/browser.ts';
-import { eventually, ROOT, spawnTallyService, tally as tallyCli, tempDataDir } from './support/processes.ts';
+import { launchChromium, memberPages } from './support/browser.ts';
+import { eventually, ROOT, spawnTallyService, tempDataDir } from './support/processes.ts';
 import { BROWSER, pipelineEnv, send, startTallyProcess } from './support/tally-process.ts';
 import { EVERYTHING, startWarehouseFront } from './support/warehouse-front.ts';
 
@@ -175,31 +175,14 @@ it('under npm start: /readyz and the health view say which group is stalled and 
   cleanups.push(() => browser.close());
   const shots = join(ROOT, 'test-output', 'dashboard-web');
   mkdirSync(shots, { recursive: true });
-  const printed = await tallyCli(
-    ['users', 'add', 'stall@example.com', '--project', project],
-    pipelineEnv({ TALLY_DATA_DIR: dataDir }),
-  );
-  const signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
-  for (const [width, colorScheme] of [
-    [1440, 'light'],
-    [390, 'dark'],
-  ] as const) {
-    const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme });
-    const page = await context.newPage();
-    if (width === 1440) {
-      await page.goto(`${dashboard}/set-password#token=${signInToken}`);
-      await page.getByLabel('New password').fill('a long enough password');
-      await page.getByLabel('Repeat it').fill('a long enough password');
-      await page.getByRole('button', { name: 'Set password and sign in' }).click();
-    } else {
-      await page.goto(`${dashboard}/login`);
-      await page.getByLabel('Email').fill('stall@example.com');
-      await page.getByLabel('Password').fill('a long enough password');
-      await page.getByRole('button', { name: 'Sign in' }).click();
-    }
-    await page.waitForURL(
-      (url) => !url.pathname.startsWith('/set-password') && !url.pathname.startsWith('/login'),
-    );
+  for await (const { page, width, colorScheme } of memberPages(
+    browser,
+    { dashboard, dataDir, project, email: 'stall@example.com' },
+    [
+      { width: 1440, colorScheme: 'light' },
+      { width: 390, colorScheme: 'dark' },
+    ],
+  )) {
     await page.goto(`${dashboard}/projects/${project}/health`);
     const alert = page.locator('#consumers-alert');
     await alert.waitFor();
@@ -214,7 +197,6 @@ it('under npm start: /readyz and the health view say which group is stalled and 
       path: join(shots, `health-stalled-${width}-${colorScheme}.png`),
       fullPage: true,
     });
-    await context.close();
   }
 
   front.refuse = null;

@@ -7,7 +7,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { ROOT } from './processes.ts';
+import { ROOT, tally as tallyCli } from './processes.ts';
+import { pipelineEnv } from './tally-process.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const run = promisify(execFile);
@@ -99,4 +100,46 @@ export async function startSite(): Promise<Site> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Signs a new member of `project` in to the dashboard of a running Tally (`tally users add` on its data
+ * directory) and yields a signed-in page per viewport, each in a context of its own: the first sets the
+ * password from the printed link, the others sign in with it. Each context is closed after its turn.
+ */
+export async function* memberPages(
+  browser: Browser,
+  tally: { dashboard: string; dataDir: string; project: string; email: string },
+  views: readonly { width: number; colorScheme: 'light' | 'dark' }[],
+): AsyncGenerator<{ page: Page; width: number; colorScheme: 'light' | 'dark' }> {
+  const printed = await tallyCli(
+    ['users', 'add', tally.email, '--project', tally.project],
+    pipelineEnv({ TALLY_DATA_DIR: tally.dataDir }),
+  );
+  const signInToken = /set-password#token=(\S+)/.exec(printed)?.[1];
+  if (!signInToken) throw new Error(`tally users add printed no password link: ${printed}`);
+  const password = 'a long enough password';
+  for (const [i, { width, colorScheme }] of views.entries()) {
+    const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme });
+    try {
+      const page = await context.newPage();
+      if (i === 0) {
+        await page.goto(`${tally.dashboard}/set-password#token=${signInToken}`);
+        await page.getByLabel('New password').fill(password);
+        await page.getByLabel('Repeat it').fill(password);
+        await page.getByRole('button', { name: 'Set password and sign in' }).click();
+      } else {
+        await page.goto(`${tally.dashboard}/login`);
+        await page.getByLabel('Email').fill(tally.email);
+        await page.getByLabel('Password').fill(password);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+      }
+      await page.waitForURL(
+        (url) => !url.pathname.startsWith('/set-password') && !url.pathname.startsWith('/login'),
+      );
+      yield { page, width, colorScheme };
+    } finally {
+      await context.close();
+    }
+  }
 }

@@ -57,3 +57,29 @@ it('opens when stopped, and refuses a bound of 0', async () => {
     RangeError,
   );
 });
+
+it('says why ingestion is held back while it is: since when, by which group, its lag at the last read', async () => {
+  const lags = { analytics: 10, revenue: 0 };
+  const { gate } = gateOver(lags);
+  await gate.check();
+  expect(gate.hold()).toBeNull();
+  const before = Date.now();
+  lags.analytics = 150;
+  await gate.check();
+  const held = gate.hold();
+  expect(held).toMatchObject({ group: 'analytics', lag: 150, max_lag: 100, reopens_below: 90 });
+  expect(held?.since).toBeGreaterThanOrEqual(before);
+  lags.analytics = 120;
+  lags.revenue = 130;
+  await gate.check();
+  expect(gate.hold()).toEqual({ ...held, group: 'revenue', lag: 130 }); // since stays
+  lags.analytics = 0;
+  lags.revenue = 89;
+  await gate.check();
+  expect(gate.hold()).toBeNull();
+  lags.revenue = 100;
+  await gate.check();
+  expect(gate.hold()).not.toBeNull();
+  await gate.stop();
+  expect(gate.hold()).toBeNull();
+});

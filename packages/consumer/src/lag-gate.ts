@@ -25,10 +25,21 @@ export interface LagGateOptions {
   logger?: ConsumerLogger | undefined;
 }
 
+/** Why ingestion is held back: since when, the group furthest behind and its lag at the last read. */
+export interface IngestionHold {
+  since: number;
+  group: string;
+  lag: number;
+  max_lag: number;
+  /** The lag under which ingestion is accepted again (90% of max_lag). */
+  reopens_below: number;
+}
+
 export class LagGate {
   readonly #options: LagGateOptions;
   #timer: NodeJS.Timeout | null = null;
   #checking: Promise<void> | null = null;
+  #hold: IngestionHold | null = null;
 
   constructor(options: LagGateOptions) {
     if (!(options.maxLag > 0)) throw new RangeError('LagGate needs a bound above 0');
@@ -38,6 +49,11 @@ export class LagGate {
   /** Whether ingestion is held back now. */
   get closed(): boolean {
     return Atomics.load(this.#options.flag, 0) !== 0;
+  }
+
+  /** Why ingestion is held back now (the health view says it), or null while it is accepted. */
+  hold(): IngestionHold | null {
+    return this.closed ? this.#hold : null;
   }
 
   /** Reads the lag now and every intervalMs. */
@@ -54,6 +70,7 @@ export class LagGate {
     this.#timer = null;
     await this.#checking;
     Atomics.store(this.#options.flag, 0, 0);
+    this.#hold = null;
   }
 
   /** Reads the groups' lag once and closes or opens the gate (one read at a time). */
@@ -73,7 +90,15 @@ export class LagGate {
     const { maxLag, flag, logger } = this.#options;
     const states = this.#options.progress.states();
     const worst = states.reduce((most, s) => (s.lag > most.lag ? s : most), { group: '', lag: 0 });
+    if (this.closed && this.#hold) this.#hold = { ...this.#hold, group: worst.group, lag: worst.lag };
     if (!this.closed && worst.lag >= maxLag) {
+      this.#hold = {
+        since: Date.now(),
+        group: worst.group,
+        lag: worst.lag,
+        max_lag: maxLag,
+        reopens_below: Math.ceil(maxLag * LAG_GATE_REOPEN),
+      };
       Atomics.store(flag, 0, 1);
       logger?.warn(
         { group: worst.group, lag: worst.lag, max_lag: maxLag },
@@ -81,6 +106,7 @@ export class LagGate {
       );
     } else if (this.closed && worst.lag < maxLag * LAG_GATE_REOPEN) {
       Atomics.store(flag, 0, 0);
+      this.#hold = null;
       logger?.info({ lag: worst.lag, max_lag: maxLag }, 'consumers caught up: ingestion accepted again');
     }
   }

@@ -67,6 +67,15 @@ export interface ConsumerStates {
   }>;
 }
 
+/** Why ingestion is held back (LagGate in @tally/consumer; structural, like ConsumerStates). */
+export interface IngestionHold {
+  since: number;
+  group: string;
+  lag: number;
+  max_lag: number;
+  reopens_below: number;
+}
+
 export interface DashboardDeps {
   config: TallyConfig;
   warehouse: Warehouse;
@@ -101,6 +110,11 @@ export interface DashboardDeps {
   log?: HealthLog;
   /** The consumers of this process (npm start); without them, a stall is told from the log alone. */
   consumers?: ConsumerStates;
+  /**
+   * Why the gateway of this process holds ingestion back now (npm start's LagGate: a consumer group
+   * GATEWAY_MAX_CONSUMER_LAG records behind), or null while it accepts. Absent: no such gate here.
+   */
+  ingestionHold?: () => IngestionHold | null;
   /** The gateway's refusal counts per project (absent: reported unavailable). */
   refusals?: Pick<RefusalCounts, 'read'>;
 }

@@ -1,6 +1,7 @@
 // The health view's consumer groups: a dashboard of its own sees the log only, and shows a group stalled
 // when its oldest record not landed has waited longer than CONSUMER_STALL_MS; beside the consumers (npm
-// start) it shows what they tell of themselves, their reason included. Real embedded log, real chDB.
+// start) it shows what they tell of themselves, their reason included, and when its gateway holds ingestion
+// back for them (LagGate). Real embedded log, real chDB.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +17,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const health = async (dashboard: TestDashboard) => {
+const healthOf = async (dashboard: TestDashboard) => {
   const res = await dashboard.app.inject({
     url: '/api/v1/projects/p/health',
     headers: { authorization: `Bearer ${dashboard.key}` },
   });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json().consumers;
+  return res.json();
 };
+const health = async (dashboard: TestDashboard) => (await healthOf(dashboard)).consumers;
 
 beforeAll(async () => {
   // Group "stuck" committed its first record, then records came 10 minutes ago and wait; group "live"
@@ -109,5 +111,40 @@ it("shows the consumers' own account beside them, with their reason", async () =
     });
   } finally {
     await dashboard.close();
+  }
+});
+
+it("says while npm start's gateway holds ingestion back, and nothing when it does not", async () => {
+  const since = Date.now() - 42_000;
+  let hold: { since: number; group: string; lag: number; max_lag: number; reopens_below: number } | null = {
+    since,
+    group: 'analytics',
+    lag: 120_000,
+    max_lag: 100_000,
+    reopens_below: 90_000,
+  };
+  const dashboard = await startTestDashboard('health-held-back', 'p', { log, ingestionHold: () => hold });
+  try {
+    const held = (await healthOf(dashboard)).ingestion_held_back;
+    expect(held).toEqual({
+      since: new Date(since).toISOString(),
+      held_seconds: expect.any(Number),
+      group: 'analytics',
+      lag: 120_000,
+      max_lag: 100_000,
+      reopens_below: 90_000,
+    });
+    expect(held.held_seconds).toBeGreaterThanOrEqual(42);
+    hold = null;
+    expect((await healthOf(dashboard)).ingestion_held_back).toBeNull();
+  } finally {
+    await dashboard.close();
+  }
+  // A dashboard without such a gate (a gateway on its own never holds ingestion back for consumers).
+  const alone = await startTestDashboard('health-no-gate', 'p', { log });
+  try {
+    expect((await healthOf(alone)).ingestion_held_back).toBeNull();
+  } finally {
+    await alone.close();
   }
 });

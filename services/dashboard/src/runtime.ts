@@ -29,7 +29,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { startAlertEvaluator } from './alerts/evaluator.ts';
 import { buildDashboard } from './dashboard.ts';
-import type { ConsumerStates, HealthLog } from './deps.ts';
+import type { ConsumerStates, HealthLog, IngestionHold } from './deps.ts';
 import { ownHealthLog } from './health-log.ts';
 import { startRevenueWarmer } from './revenue-warmer.ts';
 import { startReportScheduler } from './scheduled-reports/scheduler.ts';
@@ -52,6 +52,8 @@ export interface StartDashboardOptions {
   log?: HealthLog;
   /** The consumers of the process (npm start), whose stalls the health view shows as they tell them. */
   consumers?: ConsumerStates;
+  /** Why the process's gateway holds ingestion back (npm start's LagGate), for the health view. */
+  ingestionHold?: () => IngestionHold | null;
 }
 
 export async function startDashboard(
@@ -109,6 +111,7 @@ export async function startDashboard(
           signInFailures: new SignInFailures(store),
           log,
           ...(options.consumers && { consumers: options.consumers }),
+          ...(options.ingestionHold && { ingestionHold: options.ingestionHold }),
           refusals: new RefusalCounts(store),
         },
         { logger, redis },

@@ -39,8 +39,8 @@ export interface TestDashboard {
 export async function startTestDashboard(
   name: string,
   project: string,
-  /** Parts a test gives the dashboard besides these (the record log, the consumers). */
-  extra: Pick<DashboardDeps, 'log' | 'consumers'> = {},
+  /** Parts a test gives the dashboard besides these (the record log, the consumers, the lag gate's hold). */
+  extra: Pick<DashboardDeps, 'log' | 'consumers' | 'ingestionHold'> = {},
 ): Promise<TestDashboard> {
   const dir = mkdtempSync(join(tmpdir(), `tally-${name}-`));
   const warehouse = await openChdbWarehouse({ dataDir: join(dir, 'warehouse'), database: 'tally' });

@@ -194,6 +194,7 @@ export async function startTally(
           logger: logger.child({ component: 'dashboard' }),
           log: consumersLog,
           consumers: consumerProgress,
+          ...(lagGate && { ingestionHold: () => lagGate.hold() }),
         },
       ),
       (running) => running.close(),

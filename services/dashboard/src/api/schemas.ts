@@ -1297,6 +1297,24 @@ export const Health = Type.Object(
         },
       ),
     ),
+    ingestion_held_back: nullable(
+      Type.Object(
+        {
+          since: Type.String({ description: 'When the gateway started answering 503.' }),
+          held_seconds: Type.Integer(),
+          group: Type.String({ description: 'The consumer group furthest behind, at the last reading.' }),
+          lag: Type.Integer({ description: 'Its records waiting, at the last reading (every project).' }),
+          max_lag: Type.Integer({ description: 'GATEWAY_MAX_CONSUMER_LAG.' }),
+          reopens_below: Type.Integer({
+            description: 'The lag under which ingestion is accepted again (90% of max_lag).',
+          }),
+        },
+        {
+          description:
+            "Under npm start, while a consumer group has GATEWAY_MAX_CONSUMER_LAG records waiting, the gateway answers every ingestion request 503 with Retry-After (clients retry; nothing acknowledged is lost) until the group has caught up. Null while ingestion is accepted, and where the consumers do not run in the gateway's process (a gateway on its own never holds ingestion back for them).",
+        },
+      ),
+    ),
     oldest_not_landed: nullable(
       Type.Object(
         {

@@ -83,6 +83,7 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
     }
 
     const consumers = consumerProgress(deps, groups, now);
+    const hold = deps.ingestionHold?.() ?? null;
 
     let deadLetters = null;
     if (letters) {
@@ -128,6 +129,14 @@ export function healthRoutes(app: FastifyInstance, deps: DashboardDeps): void {
       ...figures,
       consumer_groups: groups,
       consumers,
+      ingestion_held_back: hold && {
+        since: new Date(hold.since).toISOString(),
+        held_seconds: seconds(now - hold.since),
+        group: hold.group,
+        lag: hold.lag,
+        max_lag: hold.max_lag,
+        reopens_below: hold.reopens_below,
+      },
       oldest_not_landed: groups ? oldest : null,
       log_settings: settings
         ? { checked_at: new Date(settings.checked_at).toISOString(), mismatches: settings.mismatches }
@@ -164,13 +173,15 @@ interface GroupProgress {
   source: 'consumers' | 'log';
 }
 
+/** Whole seconds of a duration in ms (never negative). */
+const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000));
+
 /** Each consumer group's progress: the consumers' own account when they run here, else the log's. */
 function consumerProgress(
   deps: DashboardDeps,
   groups: readonly GroupLag[] | null,
   now: number,
 ): GroupProgress[] | null {
-  const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000));
   if (deps.consumers) {
     return deps.consumers.states().map(
       (s): GroupProgress => ({

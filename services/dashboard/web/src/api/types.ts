@@ -542,6 +542,15 @@ export interface Health {
         source: 'consumers' | 'log';
       }[]
     | null;
+  /** Under npm start, while the gateway answers 503 because a consumer group is too far behind. */
+  ingestion_held_back: {
+    since: string;
+    held_seconds: number;
+    group: string;
+    lag: number;
+    max_lag: number;
+    reopens_below: number;
+  } | null;
   oldest_not_landed: { group: string; topic: string; at: string; age_seconds: number } | null;
   log_settings: {
     checked_at: string;

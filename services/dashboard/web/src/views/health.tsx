@@ -4,7 +4,8 @@
 // the oldest record not landed, dead letters, the requests the gateway refused for the project per hour by
 // status, and what this deployment cannot tell. A consumer group that is stalled (records waiting and no
 // batch committed for CONSUMER_STALL_MS) comes first of all, in red, with how long and why: nothing of any
-// project lands behind it. Then records the warehouse lost (parts the engine detached as damaged) and what
+// project lands behind it. Then, under npm start, ingestion held back (the gateway answering 503 while a
+// consumer group is GATEWAY_MAX_CONSUMER_LAG records behind). Then records the warehouse lost (parts the engine detached as damaged) and what
 // to do about them. On Kafka, a consumer group whose oldest record not landed nears its topic's retention
 // (Kafka deletes it then, landed or not), and the topics' settings that differ from the configuration.
 // The Alerts card (ui/alerts-card.tsx) lists the project's alert rules, firing ones first, for its
@@ -130,6 +131,18 @@ export function HealthView({ api, project }: ViewProps) {
               {c.reason}. Nothing behind its {formatCount(c.lag)} waiting records lands, in any project.
             </p>
           ))}
+        </div>
+      )}
+      {h.ingestion_held_back && (
+        <div class="error" role="alert" id="ingestion-held-back">
+          <p>
+            Ingestion held back for {formatDuration(h.ingestion_held_back.held_seconds)}: consumer group{' '}
+            <strong>{h.ingestion_held_back.group}</strong> has {formatCount(h.ingestion_held_back.lag)}{' '}
+            records waiting (the bound, GATEWAY_MAX_CONSUMER_LAG, is{' '}
+            {formatCount(h.ingestion_held_back.max_lag)}). The gateway answers every request 503 with
+            Retry-After until fewer than {formatCount(h.ingestion_held_back.reopens_below)} wait; the trackers
+            retry, and every record it acknowledged lands.
+          </p>
         </div>
       )}
       {h.lost_records && (
