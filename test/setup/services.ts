@@ -10,9 +10,9 @@
 // Mail: MAILPIT_SMTP_URL and MAILPIT_URL (its HTTP API) when both are set; else infra/mailpit.
 // Endpoints reach the tests through vitest's provide/inject. What this setup started, it stops.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -134,6 +134,50 @@ async function nativeService(stops: Stop[], name: string, key: string, port: num
   return value;
 }
 
+/**
+ * Deletes the topics earlier test runs left on the broker. Every test makes topics of its own, named
+ * `test-…` (a random prefix), and none deletes them; on infra/'s broker, whose data survives
+ * stop.sh/start.sh, they added up run after run until the broker's heap (512 MiB) no longer held their
+ * metadata: at 12,542 partitions it ran out of memory in the middle of a suite, and the tests after it
+ * failed. Only when no other test run is under way on this machine (a marker per run in the infra home,
+ * by pid), so that a run never deletes the topics of another one in progress.
+ */
+async function deleteLeftoverTopics(brokers: string, stops: Stop[]): Promise<void> {
+  const runs = join(process.env.TALLY_INFRA_HOME ?? join(homedir(), '.cache', 'tally-infra'), 'test-runs');
+  mkdirSync(runs, { recursive: true });
+  const others = readdirSync(runs).filter((name) => {
+    const pid = Number(name);
+    if (pid === process.pid) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      rmSync(join(runs, name), { force: true }); // a run that ended without its teardown
+      return false;
+    }
+  });
+  const marker = join(runs, String(process.pid));
+  writeFileSync(marker, '');
+  stops.push(async () => rmSync(marker, { force: true }));
+  if (others.length > 0) return;
+  const { Kafka, logLevel } = await import('kafkajs');
+  const admin = new Kafka({
+    clientId: 'tally-test-setup',
+    brokers: [brokers],
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  try {
+    // compiled-…: compiled.test.ts's topics, before they were named test-compiled-….
+    const leftovers = (await admin.listTopics()).filter((topic) => /^(test|compiled)-/.test(topic));
+    for (let i = 0; i < leftovers.length; i += 200) {
+      await admin.deleteTopics({ topics: leftovers.slice(i, i + 200), timeout: 120_000 });
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 async function ensureKafka(stops: Stop[]): Promise<{ brokers: string; registry: string }> {
   if (process.env.KAFKA_BROKERS && process.env.SCHEMA_REGISTRY_URL) {
     return { brokers: process.env.KAFKA_BROKERS, registry: process.env.SCHEMA_REGISTRY_URL };
@@ -235,6 +279,7 @@ export default async function setup(project: TestProject): Promise<Stop> {
   project.provide('redisUrl', await ensureRedis(stops));
   project.provide('clickhouseUrl', await ensureClickHouse(stops));
   const kafka = await ensureKafka(stops);
+  await deleteLeftoverTopics(kafka.brokers, stops);
   project.provide('kafkaBrokers', kafka.brokers);
   project.provide('schemaRegistryUrl', kafka.registry);
   project.provide('stripeMockUrl', await ensureStripeMock(stops));
