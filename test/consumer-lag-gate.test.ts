@@ -7,14 +7,11 @@
 // test's own that refuses their inserts while told to. Meanwhile the health view says that ingestion is
 // held back, by which group, and until when (its API, and the page in Chromium, with screenshots).
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { FileTokenStore } from '@tally/tokens';
 import { openClickHouseWarehouse } from '@tally/warehouse';
 import { afterEach, expect, inject, it } from 'vitest';
-import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
-import { launchChromium, memberPages } from './support/browser.ts';
-import { eventually, ROOT, tempDataDir } from './support/processes.ts';
+import { checkHealthView } from './support/browser.ts';
+import { eventually, tempDataDir } from './support/processes.ts';
 import { send, startTallyProcess } from './support/tally-process.ts';
 import { startWarehouseFront } from './support/warehouse-front.ts';
 
@@ -129,34 +126,17 @@ it('answers 503 with Retry-After while a consumer group is GATEWAY_MAX_CONSUMER_
   const said = await heldBack();
   expect(said).toMatchObject({ group: 'analytics', max_lag: MAX_LAG, reopens_below: 18 });
   expect(said?.lag).toBeGreaterThanOrEqual(MAX_LAG);
-  await buildWebIfStale();
-  const browser = await launchChromium();
-  cleanups.push(() => browser.close());
-  const shots = join(ROOT, 'test-output', 'dashboard-web');
-  mkdirSync(shots, { recursive: true });
-  for await (const { page, width, colorScheme } of memberPages(
-    browser,
+  await checkHealthView(
     { dashboard, dataDir, project, email: 'held@example.com' },
-    [
-      { width: 1440, colorScheme: 'light' },
-      { width: 390, colorScheme: 'dark' },
-    ],
-  )) {
-    await page.goto(`${dashboard}/projects/${project}/health`);
-    const banner = page.locator('#ingestion-held-back');
-    await banner.waitFor();
-    expect(await banner.innerText()).toMatch(
-      /^Ingestion held back for .+: consumer group analytics has \d+ records waiting \(the bound, GATEWAY_MAX_CONSUMER_LAG, is 20\)\. The gateway answers every request 503 with Retry-After until fewer than 18 wait/,
-    );
-    const overflow = Number(
-      await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
-    );
-    expect(overflow, `sideways overflow at ${width} px`).toBeLessThanOrEqual(0);
-    await page.screenshot({
-      path: join(shots, `health-held-back-${width}-${colorScheme}.png`),
-      fullPage: true,
-    });
-  }
+    'health-held-back',
+    async (page) => {
+      const banner = page.locator('#ingestion-held-back');
+      await banner.waitFor();
+      expect(await banner.innerText()).toMatch(
+        /^Ingestion held back for .+: consumer group analytics has \d+ records waiting \(the bound, GATEWAY_MAX_CONSUMER_LAG, is 20\)\. The gateway answers every request 503 with Retry-After until fewer than 18 wait/,
+      );
+    },
+  );
 
   // The warehouse takes the inserts again: the consumers catch up and ingestion is accepted again.
   front.refuse = null;

@@ -6,15 +6,13 @@
 // with 36,200 records waiting while /readyz answered ready. As its own process (the analytics consumer, on
 // the embedded log) and under npm start (its admin server, and the dashboard's health view).
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEmbeddedLog } from '@tally/log';
 import { testRecord } from '@tally/log/conformance';
 import { FileTokenStore } from '@tally/tokens';
 import { afterEach, expect, inject, it } from 'vitest';
-import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
-import { launchChromium, memberPages } from './support/browser.ts';
-import { eventually, ROOT, spawnTallyService, tempDataDir } from './support/processes.ts';
+import { checkHealthView } from './support/browser.ts';
+import { eventually, spawnTallyService, tempDataDir } from './support/processes.ts';
 import { BROWSER, pipelineEnv, send, startTallyProcess } from './support/tally-process.ts';
 import { EVERYTHING, startWarehouseFront } from './support/warehouse-front.ts';
 
@@ -170,34 +168,17 @@ it('under npm start: /readyz and the health view say which group is stalled and 
   expect((await health()).consumers?.find((c) => c.group === 'revenue')).toMatchObject({ status: 'ok' });
 
   // What a person sees: the stalled group first, in red, on a desktop and on a phone, light and dark.
-  await buildWebIfStale();
-  const browser = await launchChromium();
-  cleanups.push(() => browser.close());
-  const shots = join(ROOT, 'test-output', 'dashboard-web');
-  mkdirSync(shots, { recursive: true });
-  for await (const { page, width, colorScheme } of memberPages(
-    browser,
+  await checkHealthView(
     { dashboard, dataDir, project, email: 'stall@example.com' },
-    [
-      { width: 1440, colorScheme: 'light' },
-      { width: 390, colorScheme: 'dark' },
-    ],
-  )) {
-    await page.goto(`${dashboard}/projects/${project}/health`);
-    const alert = page.locator('#consumers-alert');
-    await alert.waitFor();
-    const said = await alert.innerText();
-    expect(said).toMatch(/Consumer group analytics stalled for .+: .*HTTP 431/);
-    expect(said).toContain('3 waiting records');
-    const overflow = Number(
-      await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
-    );
-    expect(overflow, `sideways overflow at ${width} px`).toBeLessThanOrEqual(0);
-    await page.screenshot({
-      path: join(shots, `health-stalled-${width}-${colorScheme}.png`),
-      fullPage: true,
-    });
-  }
+    'health-stalled',
+    async (page) => {
+      const alert = page.locator('#consumers-alert');
+      await alert.waitFor();
+      const said = await alert.innerText();
+      expect(said).toMatch(/Consumer group analytics stalled for .+: .*HTTP 431/);
+      expect(said).toContain('3 waiting records');
+    },
+  );
 
   front.refuse = null;
   await eventually(

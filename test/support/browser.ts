@@ -2,11 +2,14 @@
 // tool's own browser download cannot work here), and a static site on 127.0.0.1 to serve test pages from
 // an origin other than the gateway's, so that every send from a page is a cross-origin request (CORS).
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { buildWebIfStale } from '../../services/dashboard/web/scripts/build.mjs';
 import { ROOT, tally as tallyCli } from './processes.ts';
 import { pipelineEnv } from './tally-process.ts';
 
@@ -107,7 +110,7 @@ export async function startSite(): Promise<Site> {
  * directory) and yields a signed-in page per viewport, each in a context of its own: the first sets the
  * password from the printed link, the others sign in with it. Each context is closed after its turn.
  */
-export async function* memberPages(
+async function* memberPages(
   browser: Browser,
   tally: { dashboard: string; dataDir: string; project: string; email: string },
   views: readonly { width: number; colorScheme: 'light' | 'dark' }[],
@@ -141,5 +144,37 @@ export async function* memberPages(
     } finally {
       await context.close();
     }
+  }
+}
+
+/**
+ * A project's health view as a new member sees it (memberPages) on a desktop in light and a phone in dark:
+ * on each, once `check` has read the page, nothing is wider than the screen, and a full-page screenshot goes
+ * to test-output/dashboard-web/<shot>-<width>-<scheme>.png.
+ */
+export async function checkHealthView(
+  tally: { dashboard: string; dataDir: string; project: string; email: string },
+  shot: string,
+  check: (page: Page) => Promise<void>,
+): Promise<void> {
+  await buildWebIfStale();
+  const shots = join(ROOT, 'test-output', 'dashboard-web');
+  mkdirSync(shots, { recursive: true });
+  const browser = await launchChromium();
+  try {
+    for await (const { page, width, colorScheme } of memberPages(browser, tally, [
+      { width: 1440, colorScheme: 'light' },
+      { width: 390, colorScheme: 'dark' },
+    ])) {
+      await page.goto(`${tally.dashboard}/projects/${tally.project}/health`);
+      await check(page);
+      const overflow = Number(
+        await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+      );
+      expect(overflow, `sideways overflow at ${width} px`).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: join(shots, `${shot}-${width}-${colorScheme}.png`), fullPage: true });
+    }
+  } finally {
+    await browser.close();
   }
 }
