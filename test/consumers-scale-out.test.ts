@@ -72,6 +72,7 @@ describe('analytics consumers scaled out on Kafka: exact with 1, 2 and 3 members
       REDIS_URL: inject('redisUrl'),
       REDIS_KEY_PREFIX: redisPrefix,
       CONSUMER_BATCH_WAIT_MS: '200',
+      REVENUE_BATCH_WAIT_MS: '200',
       CONSUMER_BATCH_SIZE: '500',
       GATEWAY_WORKERS: '1',
     });

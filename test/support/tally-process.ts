@@ -29,6 +29,7 @@ export function pipelineEnv(env: Record<string, string>): Record<string, string>
     KAFKA_BROKERS: '',
     SCHEMA_REGISTRY_URL: '',
     CONSUMER_BATCH_WAIT_MS: '50',
+    REVENUE_BATCH_WAIT_MS: '50',
     RATE_LIMIT_PER_HOUR: '1000000',
     ...env,
   };

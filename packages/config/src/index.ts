@@ -308,7 +308,13 @@ export const ConfigSchema = Type.Object({
     default: 500,
     minimum: 1,
     description:
-      'Longest a record waits, from its arrival at the gateway, before its consumer batch is inserted (a full batch is inserted at once, and a consumer that falls behind lands what waits in batches up to `CONSUMER_BATCH_SIZE`). Most of how long a record takes to show at low traffic.',
+      'Longest a record waits, from its arrival at the gateway, before its consumer batch is inserted (a full batch is inserted at once, and a consumer that falls behind lands what waits in batches up to `CONSUMER_BATCH_SIZE`). Most of how long a record takes to show at low traffic. The revenue consumer has its own: `REVENUE_BATCH_WAIT_MS`.',
+  }),
+  REVENUE_BATCH_WAIT_MS: Type.Integer({
+    default: 2000,
+    minimum: 1,
+    description:
+      'Longest a revenue record waits, from its arrival at the gateway, before its batch is inserted: the revenue consumer\'s `CONSUMER_BATCH_WAIT_MS`. Longer than the analytics consumer\'s because each revenue batch recomputes the MRR of its customers from their whole stored history, a cost per batch rather than per record; waiting longer lands the same records in fewer batches (BENCHMARKS.md, "revenue in fewer batches").',
   }),
   CONSUMER_STALL_MS: Type.Integer({
     default: 120_000,

@@ -5,6 +5,7 @@
 // it (see batch-loop.ts); it exits 1 only if the record log itself fails. With the embedded warehouse (no
 // CLICKHOUSE_URL) the process holds the chDB directory, so it cannot run beside `npm start` on the same
 // data directory.
+import type { TallyConfig } from '@tally/config';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import { allHealthy, buildAdmin, runService, startOrUnwind, watchLogSettings } from '@tally/service';
 import {
@@ -36,6 +37,8 @@ export interface ConsumerOptions {
 export function runConsumerProcess(
   service: string,
   start: (options: ConsumerOptions) => RunningBatchLoop,
+  /** The consumer's batch wait, when not CONSUMER_BATCH_WAIT_MS (the revenue consumer's own setting). */
+  batchWaitMs: (config: TallyConfig) => number = (config) => config.CONSUMER_BATCH_WAIT_MS,
 ): Promise<void> {
   return runService({
     name: service,
@@ -91,7 +94,7 @@ export function runConsumerProcess(
           start({
             log,
             warehouse,
-            batch: { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: config.CONSUMER_BATCH_WAIT_MS },
+            batch: { maxRecords: config.CONSUMER_BATCH_SIZE, maxWaitMs: batchWaitMs(config) },
             logger,
             metrics,
             progress,

@@ -210,7 +210,10 @@ export async function startTally(
       progress: consumerProgress,
     });
     const analytics = startAnalyticsConsumer(consumer('analytics', warehouse));
-    const revenue = startRevenueConsumer(consumer('revenue', revenueWarehouse));
+    const revenue = startRevenueConsumer({
+      ...consumer('revenue', revenueWarehouse),
+      batch: { ...batch, maxWaitMs: config.REVENUE_BATCH_WAIT_MS },
+    });
     consumers.push(analytics, revenue);
     consumerProgress.start();
     lagGate?.start();

@@ -2,4 +2,4 @@
 import { runConsumerProcess } from '@tally/consumer';
 import { startRevenueConsumer } from './consumer.ts';
 
-await runConsumerProcess('revenue-consumer', startRevenueConsumer);
+await runConsumerProcess('revenue-consumer', startRevenueConsumer, (config) => config.REVENUE_BATCH_WAIT_MS);
