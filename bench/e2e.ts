@@ -2,7 +2,7 @@
 // all-in-one process (gateway, record log, both consumers, embedded chDB), read back through the warehouse
 // endpoint that process publishes (as `tally sql` does). For each backend (embedded defaults: LMDB log; and
 // kafka: Kafka log + Redis, chDB warehouse), with the configuration's defaults (CONSUMER_BATCH_SIZE 20000,
-// CONSUMER_BATCH_WAIT_MS 500) unless set in the environment:
+// CONSUMER_BATCH_WAIT_MS 500, REVENUE_BATCH_WAIT_MS 2000) unless set in the environment:
 //   1. throughput: the realistic mix at full speed for `--duration` s (separate process: by default
 //      `--load clients`, 256 clients that wait Retry-After on a 503 and send the same record again, as the
 //      SDKs do, bench/lib/retrying-clients.ts; `--load max`, autocannon, which sends again at once), while
@@ -441,6 +441,7 @@ async function runBackend(backend: string, services: Services | null): Promise<B
         warehouse: 'chDB (embedded), read through the published HTTP endpoint',
         CONSUMER_BATCH_SIZE: process.env.CONSUMER_BATCH_SIZE ?? '20000 (default)',
         CONSUMER_BATCH_WAIT_MS: process.env.CONSUMER_BATCH_WAIT_MS ?? '500 (default)',
+        REVENUE_BATCH_WAIT_MS: process.env.REVENUE_BATCH_WAIT_MS ?? '2000 (default)',
       },
       throughput,
       freshness,
