@@ -140,8 +140,8 @@ export function HealthView({ api, project }: ViewProps) {
             <strong>{h.ingestion_held_back.group}</strong> has {formatCount(h.ingestion_held_back.lag)}{' '}
             records waiting (the bound, GATEWAY_MAX_CONSUMER_LAG, is{' '}
             {formatCount(h.ingestion_held_back.max_lag)}). The gateway answers every request 503 with
-            Retry-After until fewer than {formatCount(h.ingestion_held_back.reopens_below)} wait; the trackers
-            retry, and every record it acknowledged lands.
+            Retry-After until fewer than {formatCount(h.ingestion_held_back.reopens_below)} wait; clients (the
+            tracker, the SDKs) send again after it, and every record it acknowledged lands.
           </p>
         </div>
       )}
