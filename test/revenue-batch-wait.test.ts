@@ -9,7 +9,7 @@ import { openClickHouseWarehouse, type Warehouse } from '@tally/warehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type GatewayProcess,
-  spawnTallyService,
+  startConsumerProcess,
   startGatewayProcess,
   tempDataDir,
 } from './support/processes.ts';
@@ -110,19 +110,10 @@ describe('the revenue consumer as its own process', () => {
     dataDir = tempDataDir();
     server = await startWarehouseServer(`${dataDir}/warehouse`, 0);
     const env = pipelineEnv({ TALLY_DATA_DIR: dataDir, CLICKHOUSE_URL: server.url, ...settings });
-    const { TALLY_ENV_FILE: _f, ...inherited } = process.env;
     token = await secretToken(dataDir);
     gateway = await startGatewayProcess(env);
-    analytics = await spawnTallyService(
-      'services/analytics-consumer/src/main.ts',
-      { ...inherited, ...env },
-      60_000,
-    );
-    revenue = await spawnTallyService(
-      'services/revenue-consumer/src/main.ts',
-      { ...inherited, ...env },
-      60_000,
-    );
+    analytics = await startConsumerProcess('analytics-consumer', env);
+    revenue = await startConsumerProcess('revenue-consumer', env);
     warehouse = await openClickHouseWarehouse({ url: server.url, database: 'tally' });
   }, 180_000);
   afterAll(async () => {

@@ -62,6 +62,14 @@ export function startGatewayProcess(
   );
 }
 
+/** Starts a consumer as its own process (services/<service>/src/main.ts) with the test's own settings. */
+export function startConsumerProcess(
+  service: 'analytics-consumer' | 'revenue-consumer',
+  env: Record<string, string>,
+): Promise<GatewayProcess> {
+  return spawnTallyService(`services/${service}/src/main.ts`, childEnv(env), 60_000);
+}
+
 /**
  * Spawns one of Tally's processes from its entry point (spawnWithOutput) and waits until it is ready: until it
  * has written its readiness file (TALLY_READY_FILE, a file of the test's own), which names the addresses
