@@ -16,10 +16,16 @@ import {
 
 // On the embedded log, and on Kafka (where the restarted consumer resumes from the group's committed offsets).
 // The embedded log with two gateway event loops (where Node.js has reusePort; one elsewhere): the killed
-// process's writer is its main thread, fed by both loops, and every 202 must still be in the log.
+// process's writer is its main thread, fed by both loops (or the one loop's thread, beside the consumers'
+// handle in the main thread), and every 202 must still be in the log. Its writer reopens the environment
+// every 16 KiB appended (LOG_REOPEN_BYTES), the consumers' reads and commits waiting meanwhile, so the
+// kill comes among reopens.
 const backends = pipelineBackends().map(([name, env]) =>
   name === 'the embedded log'
-    ? (['the embedded log (GATEWAY_WORKERS=2)', () => ({ ...env(), GATEWAY_WORKERS: '2' })] as const)
+    ? ([
+        'the embedded log (GATEWAY_WORKERS=2)',
+        () => ({ ...env(), GATEWAY_WORKERS: '2', LOG_REOPEN_BYTES: String(16 * 1024) }),
+      ] as const)
     : ([name, env] as const),
 );
 

@@ -210,7 +210,7 @@ export const ConfigSchema = Type.Object({
     default: 64 * 1024 * 1024,
     minimum: 0,
     description:
-      'Embedded log, gateway on its own: after this many bytes appended, the log\'s writer closes and reopens its LMDB environment (appends wait a few milliseconds), releasing the file pages the kernel keeps mapped around each commit, which otherwise stay resident in the gateway (`RssFile`) as the log grows. `0`: never. `npm start` never does (its consumers read the same environment). See docs/design/record-log.md, "Resident file pages".',
+      'Embedded log: after this many bytes appended, the log\'s writer (the gateway, on its own or in `npm start`) closes and reopens its LMDB environment (appends, and in `npm start` the consumers\' reads, wait a few milliseconds), releasing the file pages mapped around each commit and read by the consumers, which otherwise stay resident in the process (`RssFile`) as the log grows. `0`: never. See docs/design/record-log.md, "Resident file pages".',
   }),
   KAFKA_BROKERS: Type.Optional(
     Type.String({

@@ -5,6 +5,7 @@ export {
   type EmbeddedLogConsumer,
   type EmbeddedLogOptions,
   type EmbeddedRecordLog,
+  type EnvironmentSharer,
   type GroupPosition,
   openEmbeddedLog,
 } from './embedded/embedded-log.ts';
@@ -29,3 +30,4 @@ export {
 export { embeddedLogDir, openRecordLog } from './open.ts';
 export * from './record-log.ts';
 export { appendThroughPort, serveAppends } from './thread/append-port.ts';
+export { type SuspendableLog, serveEnvironmentRelease, suspendThroughPort } from './thread/release-port.ts';

@@ -2,7 +2,7 @@
 // KAFKA_BROKERS and SCHEMA_REGISTRY_URL are set, the embedded LMDB log under the data directory otherwise.
 import { join } from 'node:path';
 import type { TallyConfig } from '@tally/config';
-import { openEmbeddedLog } from './embedded/embedded-log.ts';
+import { type EnvironmentSharer, openEmbeddedLog } from './embedded/embedded-log.ts';
 import type { CircuitChange } from './kafka/circuit-breaker.ts';
 import { type Compatibility, openKafkaLog } from './kafka/index.ts';
 import type { RecordLog } from './record-log.ts';
@@ -16,11 +16,15 @@ export async function openRecordLog(
     /** The caller only reads (a dashboard's health view): the embedded log runs no retention passes. */
     reader?: boolean;
     /**
-     * The caller only appends (the gateway on its own: no consumer or dead-letter reader in its process):
-     * the embedded log's writer reopens its environment every LOG_REOPEN_BYTES appended, so that the log's
-     * pages do not stay resident as it grows.
+     * The embedded log's writer reopens its environment every LOG_REOPEN_BYTES appended, so that the log's
+     * pages do not stay resident as it grows (the gateway; npm start's writer, whichever thread holds it).
      */
-    appendOnly?: boolean;
+    releasePages?: boolean;
+    /**
+     * The process's other handle on the embedded log, closed while this writer reopens its own (npm start
+     * with one gateway loop: the main thread's, through thread/release-port.ts).
+     */
+    sharer?: EnvironmentSharer;
     /**
      * Kafka: compare the existing topics' settings with the configuration as the log opens, each difference
      * told to onWarning (default true; false where another part of the process does it already).
@@ -53,8 +57,9 @@ export async function openRecordLog(
   return openEmbeddedLog({
     path: embeddedLogDir(config.dataDir),
     ...(!options.reader && { retentionMs: config.LOG_RETENTION_HOURS * 3_600_000 }),
-    ...(options.appendOnly &&
+    ...(options.releasePages &&
       config.LOG_REOPEN_BYTES > 0 && { releasePagesEveryBytes: config.LOG_REOPEN_BYTES }),
+    ...(options.sharer && { sharer: options.sharer }),
     ...(options.onWarning && { onWarning: options.onWarning }),
     ...(options.writer && { writer: true }),
   });

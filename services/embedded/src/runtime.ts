@@ -87,12 +87,13 @@ export async function startTally(
       await http.close();
     });
     // The consumers' record log. With one gateway loop, its thread opens its own instance of it, as the
-    // writer; with several, they append to this one, which is then the writer (startGatewayLoops).
+    // writer, and this one closes while that one reopens to release the file's pages; with several, they
+    // append to this one, which is then the writer and reopens itself (startGatewayLoops).
     const consumersLog = resources.add(
       await openRecordLog(config, {
         onWarning: (message: string, error: unknown) =>
           error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
-        ...(holdsLogWriter(config) && { writer: true }),
+        ...(holdsLogWriter(config) && { writer: true, releasePages: true }),
       }),
       (log) => log.close(),
     );

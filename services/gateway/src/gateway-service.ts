@@ -57,17 +57,21 @@ export async function startGatewayLoops(
           await openRecordLog(config, {
             onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message),
             writer: true,
-            // Only the loops' appends use it here (no consumer runs in a gateway of its own).
-            appendOnly: true,
+            // Its pages are released as the log grows (the loops' appends wait a few ms meanwhile).
+            releasePages: true,
           }),
           (log) => log.close(), // releases the embedded log's writer lock, once the threads have drained
         );
     }
     const ownLog = options.log ? null : appendLog;
+    // One loop in npm start: its thread opens the embedded log as the writer beside the caller's handle
+    // (the consumers'), which closes while the thread reopens its own (thread/release-port.ts in @tally/log).
+    const sharedLog = !appendLog && config.backends.log.kind === 'embedded' ? options.log : undefined;
     const workers = resources.add(
       await startGatewayWorkers(config, {
         count: loops,
         ...(appendLog && { appendLog }),
+        ...(sharedLog && { sharedLog }),
         checkLogSettings: options.checkLogSettings ?? true,
         landingBehind: options.landingBehind,
       }),

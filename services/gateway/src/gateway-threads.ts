@@ -8,7 +8,7 @@
 // one (Kafka), each thread opens its own log, with its own producer.
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { gatewayWorkers, type TallyConfig } from '@tally/config';
-import { type RecordLog, serveAppends } from '@tally/log';
+import { type RecordLog, type SuspendableLog, serveAppends, serveEnvironmentRelease } from '@tally/log';
 import { type Health, type MetricsJson, startOrUnwind } from '@tally/service';
 import { loadGeoDatabase } from './country.ts';
 import { RATE_LIMIT_KEYS } from './gateway.ts';
@@ -93,6 +93,11 @@ export interface GatewayWorkerData {
   loops: number;
   /** Where to append, when the parent holds the record log; else the thread opens its own. */
   appendPort: MessagePort | null;
+  /**
+   * When the thread opens the embedded log as its writer beside a handle of the parent's on it: the port
+   * through which it asks that handle to close while it reopens its own (thread/release-port.ts).
+   */
+  releasePort: MessagePort | null;
   /** Memory shared with the other threads (a SharedArrayBuffer is shared, not copied, by workerData). */
   shared: GatewayShared | null;
   /** Whether this thread compares the Kafka topics' settings as its log opens (one thread of a process). */
@@ -106,6 +111,11 @@ export interface GatewayThreadOptions {
   loops?: number;
   /** The record log the parent holds, to which the thread appends through a MessagePort. */
   appendLog?: RecordLog | undefined;
+  /**
+   * The parent's handle on the embedded log the thread opens as its writer (npm start's consumers', with
+   * one loop): it closes while the thread reopens its own, so that the file's pages are released.
+   */
+  sharedLog?: RecordLog | undefined;
   /** Rate-limit counters and the country database, shared with the other threads (sharedByThreads). */
   shared?: GatewayShared | undefined;
   /** Compare the Kafka topics' settings as the thread's log opens (default true). */
@@ -136,6 +146,12 @@ export async function startGatewayThread(
     serveAppends(options.appendLog, channel.port1);
     appendPort = channel.port2;
   }
+  let releasePort: MessagePort | null = null;
+  if (options.sharedLog && isSuspendable(options.sharedLog)) {
+    const channel = new MessageChannel();
+    serveEnvironmentRelease(options.sharedLog, channel.port1);
+    releasePort = channel.port2;
+  }
   const worker = workerOf(
     {
       config,
@@ -143,10 +159,11 @@ export async function startGatewayThread(
       reusePort: options.reusePort ?? false,
       loops: options.loops ?? 1,
       appendPort,
+      releasePort,
       shared: options.shared ?? null,
       checkLogSettings: options.checkLogSettings ?? true,
     },
-    appendPort ? [appendPort] : [],
+    [appendPort, releasePort].filter((port) => port !== null),
   );
   let closing = false;
   let fail: (error: Error) => void = () => {};
@@ -301,6 +318,8 @@ export async function startGatewayWorkers(
   options: {
     count: number;
     appendLog?: RecordLog;
+    /** The caller's handle on the embedded log that one thread opens as its writer (GatewayThreadOptions). */
+    sharedLog?: RecordLog;
     /** Whether the first thread compares the Kafka topics' settings (false where the caller's own log does). */
     checkLogSettings?: boolean;
     /** Set while the consumers of the process are too far behind (landingBehindFlag; npm start). */
@@ -319,6 +338,7 @@ export async function startGatewayWorkers(
       reusePort,
       loops: count,
       appendLog: options.appendLog,
+      sharedLog: options.sharedLog,
       shared,
       checkLogSettings: options.checkLogSettings ?? true,
     });
@@ -359,4 +379,9 @@ export async function startGatewayWorkers(
       close: () => resources.close(),
     };
   });
+}
+
+/** Whether a record log can close its handle while another thread's writer reopens (the embedded log). */
+function isSuspendable(log: RecordLog): log is RecordLog & SuspendableLog {
+  return 'suspendEnvironment' in log && 'resumeEnvironment' in log;
 }

@@ -2,12 +2,13 @@
 // validation and the durable append get an event loop (and so a core) to themselves, while the main thread
 // runs the admin server (and in `npm start` the consumers and the warehouse). It appends through the
 // MessagePort it was given to the log its parent holds (the embedded log's one writer), or else opens its
-// own record log: as the writer when it is the only gateway thread, or its own Kafka producer.
+// own record log: as the writer when it is the only gateway thread (in npm start, asking the main thread's
+// handle on it to close while it reopens its own: releasePort), or its own Kafka producer.
 // Messages to the parent: { type: 'listening', url }, { type: 'closed' } once the gateway has drained and
 // closed after the parent's 'close', { type: 'failed', message, stack }, and the answers to the parent's
 // { type: 'metrics' | 'health', id } questions ({ type: 'answer', id, value }).
 import { parentPort, workerData } from 'node:worker_threads';
-import { appendThroughPort } from '@tally/log';
+import { appendThroughPort, suspendThroughPort } from '@tally/log';
 import { tolerateLmdbCommitFailures } from '@tally/service';
 import type { GatewayWorkerData } from './gateway-threads.ts';
 import { startGateway } from './runtime.ts';
@@ -29,6 +30,7 @@ try {
     checkLogSettings: data.checkLogSettings,
     ...(data.shared && { shared: data.shared }),
     ...(data.appendPort && { log: appendThroughPort(data.appendPort), ownsLog: true }),
+    ...(data.releasePort && { logSharer: suspendThroughPort(data.releasePort) }),
   });
   port.on('message', (message: 'close' | Question) => {
     if (message === 'close') {

@@ -29,6 +29,7 @@ it('a gateway thread without Kafka or Redis configured loads neither client', as
     reusePort: false,
     loops: 1,
     appendPort: null,
+    releasePort: null,
     shared: null,
     checkLogSettings: true,
   };

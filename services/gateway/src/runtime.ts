@@ -3,7 +3,7 @@
 // server, listens, and closes it all in order. main.ts calls it; end-to-end tests call it with their own
 // config; npm start's gateway thread calls it without the admin server, which its main thread serves.
 import type { TallyConfig } from '@tally/config';
-import { openRecordLog, type RecordLog } from '@tally/log';
+import { type EnvironmentSharer, openRecordLog, type RecordLog } from '@tally/log';
 import { buildAdmin, startOrUnwind, watchLogSettings } from '@tally/service';
 import { openStateStore, RefusalCounts } from '@tally/state-store';
 import { connectRedis, openTokenStore, TokenVerifier } from '@tally/tokens';
@@ -53,6 +53,11 @@ export interface StartGatewayOptions {
    * (default true; one event loop of a process does it, not each).
    */
   checkLogSettings?: boolean;
+  /**
+   * The process's other handle on the embedded log the gateway opens as its writer (npm start with one
+   * loop: the consumers' log in the main thread), closed while the writer reopens its own to release pages.
+   */
+  logSharer?: EnvironmentSharer;
 }
 
 /** Memory a process's gateway event loops share instead of holding a copy each. */
@@ -128,8 +133,10 @@ export async function startGateway(
           onWarning: (message: string, error: unknown) =>
             error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
           writer: true,
-          // A gateway of its own only appends (npm start hands over its log, read by its consumers).
-          appendOnly: true,
+          // Its pages are released as the log grows; in npm start's one gateway thread, with the main
+          // thread's handle (the consumers'), which closes meanwhile (logSharer).
+          releasePages: true,
+          ...(options.logSharer && { sharer: options.logSharer }),
           checkSettings: options.checkLogSettings ?? true,
           // One line when Kafka becomes unreachable (appends refused at once), one when it is back.
           onCircuitChange: ({ state, message }) =>

@@ -61,13 +61,28 @@ export interface EmbeddedLogOptions {
   /** Called when a retention pass fails (the next pass tries again). */
   onWarning?: (message: string, error: unknown) => void;
   /**
-   * For a process whose log only appends (the gateway on its own: no consumers, no dead-letter reads in
-   * it): after this many bytes appended, the writer closes and reopens its LMDB environment, between two
-   * commits, appends arriving meanwhile waiting for it. Unmapping the file releases the pages the kernel
-   * mapped around each commit (fault-around), which otherwise stay resident (`RssFile`) as the log grows
-   * (docs/design/record-log.md, "Resident file pages"). Undefined: never.
+   * For a writer: after this many bytes appended, it closes and reopens its LMDB environment, between two
+   * commits, appends, reads and other writes arriving meanwhile waiting for it. Unmapping the file
+   * releases the pages the kernel mapped around each commit (fault-around) and those its consumers read,
+   * which otherwise stay resident (`RssFile`) as the log grows (docs/design/record-log.md, "Resident file
+   * pages"). Undefined: never.
    */
   releasePagesEveryBytes?: number;
+  /**
+   * The other handle on this environment in the process, if any (npm start with one gateway loop: the
+   * consumers' log in the main thread, while the loop's thread is the writer). lmdb-js maps a file once
+   * per process and unmaps it only when its last handle there closes, so a reopen asks this one to close
+   * first and to open again after (thread/release-port.ts carries the asking between threads).
+   */
+  sharer?: EnvironmentSharer;
+}
+
+/** Another handle on the same LMDB environment in this process, closed while the writer reopens its own. */
+export interface EnvironmentSharer {
+  /** Resolves once the other handle is closed (or has not answered in time: the pages then stay mapped). */
+  suspend(): Promise<void>;
+  /** The writer's handle is open again: the other may open its own. */
+  resume(): void;
 }
 
 /** A consumer group's committed position in one topic, and how far behind the topic's end it is. */
@@ -113,8 +128,16 @@ export interface EmbeddedRecordLog extends RecordLog {
    * rewound and the offset each now starts at (above 0 when retention deleted the records before it).
    */
   rewindGroup(group: string): Promise<Array<{ topic: RecordType; from: number }>>;
-  /** How many times this writer closed and reopened its environment (releasePagesEveryBytes). */
+  /** How many times this handle closed and reopened its environment (releasePagesEveryBytes, or suspended). */
   environmentReopens(): number;
+  /**
+   * Closes this handle's environment until resumeEnvironment, for a writer of the same file in another
+   * thread that reopens its own (EnvironmentSharer); reads, commits and appends meanwhile wait. Resolves
+   * once it is closed.
+   */
+  suspendEnvironment(): Promise<void>;
+  /** Opens the environment again after suspendEnvironment (the waiting work goes on). */
+  resumeEnvironment(): void;
 }
 
 /** What to do about a damaged records.mdb (DamagedStateFileError's advice). */
@@ -169,8 +192,13 @@ class EmbeddedLog implements EmbeddedRecordLog {
   /** Bytes appended since the environment was (re)opened, and after how many it is reopened. */
   #appendedBytes = 0;
   readonly #releasePagesEveryBytes: number | undefined;
-  /** Set while the environment is closed and reopened: appends wait for it, timers skip their turn. */
+  /** Set while the environment is closed and reopened: appends and reads wait for it, timers skip their turn. */
   #reopening: Promise<void> | null = null;
+  /** Whether #root is open (false while a reopen has it closed, and once the log is closed). */
+  #environmentOpen = false;
+  readonly #sharer: EnvironmentSharer | undefined;
+  /** Ends a suspension (suspendEnvironment): the environment opens again. */
+  #resume: (() => void) | null = null;
   /** Appends queued and not yet settled; a reopen waits until there are none. */
   #inFlight = 0;
   #settled: (() => void) | null = null;
@@ -209,6 +237,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
     this.#openEnvironment();
     makePrivateFiles(file, `${file}-lock`);
     this.#releasePagesEveryBytes = options.releasePagesEveryBytes;
+    this.#sharer = options.sharer;
     this.deadLetters = new EmbeddedDeadLetters(this);
     this.#appended.setMaxListeners(0);
     this.#onWarning = options.onWarning ?? (() => {});
@@ -233,32 +262,86 @@ class EmbeddedLog implements EmbeddedRecordLog {
     this.#positions = this.#root.openDB<number, string>({ name: 'consumer-positions' });
     this.#deadLetters = this.#root.openDB<DeadLetter, string>({ name: 'dead-letters' });
     this.#replayRequests = this.#root.openDB<number, string>({ name: 'replay-requests' });
+    this.#environmentOpen = true;
   }
 
   /**
-   * Closes and reopens the environment once every append queued before has settled (releasePagesEveryBytes).
+   * Starts a reopen (#reopen): appends, reads and other writes that arrive meanwhile wait for it, and go
+   * on in the order they came once it is over.
+   */
+  #startReopen(whileClosed?: () => Promise<void>): Promise<void> {
+    this.#appendedBytes = 0;
+    const reopening = this.#reopen(whileClosed).finally(() => {
+      this.#reopening = null;
+      this.#settled = null;
+      this.#releaseWaiting();
+    });
+    this.#reopening = reopening;
+    reopening.catch(() => {}); // reported by #reopen; the work that waits for it finds out
+    return reopening;
+  }
+
+  /**
+   * Closes and reopens the environment once every append, read and write begun before has settled
+   * (releasePagesEveryBytes, or a suspension: whileClosed runs between). The process's other handle on
+   * the file (sharer) closes first and opens again after: the file is unmapped only when both are closed.
    * Offsets continue from #nextOffset: nothing else appends (the writer lock), so nothing changed meanwhile.
    */
-  async #reopen(): Promise<void> {
+  async #reopen(whileClosed?: () => Promise<void>): Promise<void> {
     await this.#pruning?.catch(() => {});
     if (this.#inFlight > 0) {
       await new Promise<void>((resolve) => {
         this.#settled = resolve;
       });
     }
+    const sharer = this.#sharer;
     try {
+      await sharer?.suspend();
       await this.#root.close();
+      this.#environmentOpen = false;
+      await whileClosed?.();
+      if (this.#closed) return; // closed while suspended: it stays closed
       this.#openEnvironment();
       this.#reopens += 1;
     } catch (error) {
       this.#lastError = error;
       this.#onWarning('record log: reopening the environment failed', error);
       throw error;
+    } finally {
+      sharer?.resume();
     }
   }
 
   environmentReopens(): number {
     return this.#reopens;
+  }
+
+  async suspendEnvironment(): Promise<void> {
+    while (this.#reopening) await this.#reopening.catch(() => {});
+    if (this.#closed) return;
+    await new Promise<void>((closed, failed) => {
+      const resumed = new Promise<void>((resume) => {
+        this.#resume = resume;
+      });
+      this.#startReopen(async () => {
+        closed();
+        await resumed;
+      }).catch(failed);
+    });
+  }
+
+  resumeEnvironment(): void {
+    const resume = this.#resume;
+    this.#resume = null;
+    resume?.();
+  }
+
+  /**
+   * Runs work that reads or writes the environment once no reopen is under way; a reopen that starts
+   * meanwhile waits for it (the consumers' polls and commits, backlog, dead letters).
+   */
+  whileOpen<T>(work: () => T | Promise<T>): Promise<T> {
+    return this.#tracked(async () => work());
   }
 
   /** A place in the queue of appends: resolved once the reopen is over and those queued before went on. */
@@ -345,13 +428,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
     this.#appendedBytes += bytes;
     const every = this.#releasePagesEveryBytes;
     if (every !== undefined && this.#appendedBytes >= every && !this.#reopening && !this.#closed) {
-      this.#appendedBytes = 0;
-      this.#reopening = this.#reopen().finally(() => {
-        this.#reopening = null;
-        this.#settled = null;
-        this.#releaseWaiting();
-      });
-      this.#reopening.catch(() => {}); // reported by #reopen; the appends that wait for it find out
+      this.#startReopen();
     }
   }
 
@@ -480,10 +557,14 @@ class EmbeddedLog implements EmbeddedRecordLog {
     this.#closed = true;
     clearInterval(this.#pruneTimer);
     clearInterval(this.#replayTimer);
+    this.resumeEnvironment(); // a suspended handle stays closed
     await this.#reopening?.catch(() => {});
     await this.#pruning?.catch(() => {});
     this.#appended.emit('append');
-    await this.#root.close();
+    if (this.#environmentOpen) {
+      this.#environmentOpen = false;
+      await this.#root.close();
+    }
     this.#releaseWriterLock?.();
   }
 
@@ -503,6 +584,10 @@ class EmbeddedLog implements EmbeddedRecordLog {
 
   async backlog(options: BacklogOptions = {}): Promise<GroupBacklog[]> {
     const withOldest = options.oldest ?? true;
+    return this.whileOpen(() => this.#backlog(withOldest));
+  }
+
+  #backlog(withOldest: boolean): GroupBacklog[] {
     return this.groups().map(({ group, topic, position, lag }) => {
       // The position may be below the first record kept (a group that had read nothing when retention ran).
       const [oldest] =
@@ -662,11 +747,11 @@ class EmbeddedDeadLetters implements DeadLetterStore {
   }
 
   async list(): Promise<DeadLetter[]> {
-    return this.#log.readDeadLetters().sort(byFailedAt);
+    return (await this.#log.whileOpen(() => this.#log.readDeadLetters())).sort(byFailedAt);
   }
 
-  async get(id: string): Promise<DeadLetter | null> {
-    return this.#log.readDeadLetter(id);
+  get(id: string): Promise<DeadLetter | null> {
+    return this.#log.whileOpen(() => this.#log.readDeadLetter(id));
   }
 
   discard(ids: readonly string[]): Promise<number> {
@@ -676,15 +761,18 @@ class EmbeddedDeadLetters implements DeadLetterStore {
   async replay(ids: readonly string[]): Promise<ReplayResult> {
     const result: ReplayResult = { replayed: [], requested: [], refused: [] };
     const letters: DeadLetter[] = [];
-    for (const id of new Set(ids)) {
-      const letter = this.#log.readDeadLetter(id);
-      if (!letter) result.refused.push({ id, reason: 'no such dead letter' });
-      else if (!letter.record) result.refused.push({ id, reason: 'its bytes are not a record' });
-      else letters.push(letter);
-    }
+    const writer = await this.#log.whileOpen(() => {
+      for (const id of new Set(ids)) {
+        const letter = this.#log.readDeadLetter(id);
+        if (!letter) result.refused.push({ id, reason: 'no such dead letter' });
+        else if (!letter.record) result.refused.push({ id, reason: 'its bytes are not a record' });
+        else letters.push(letter);
+      }
+      return letters.length > 0 && this.#log.tryBecomeWriter();
+    });
     if (letters.length === 0) return result;
     const ids_ = letters.map((l) => l.id);
-    if (this.#log.tryBecomeWriter()) {
+    if (writer) {
       await this.#log.append(letters.map((l) => l.record as IngestRecord));
       await this.#log.removeDeadLetters(ids_);
       result.replayed.push(...ids_);
@@ -700,37 +788,53 @@ class EmbeddedConsumer implements EmbeddedLogConsumer {
   readonly #log: EmbeddedLog;
   readonly #group: string;
   readonly #topics: readonly RecordType[];
-  readonly #position = new Map<RecordType, number>();
+  /** Where the group goes on in each topic: read from its committed positions at the first poll. */
+  #position: Map<RecordType, number> | null = null;
   #next = 0; // round-robin start, so no topic starves the others
 
   constructor(log: EmbeddedLog, group: string, topics: readonly RecordType[]) {
     this.#log = log;
     this.#group = group;
     this.#topics = topics;
-    for (const topic of topics) this.#position.set(topic, log.committedPosition(group, topic));
   }
 
   async poll(options: { max?: number; waitMs?: number } = {}): Promise<PolledMessage[]> {
     const max = options.max ?? 500;
     const deadline = Date.now() + (options.waitMs ?? 0);
+    let waited = false;
     for (;;) {
-      if (this.#log.closed) return [];
-      const batch = this.#readAvailable(max);
+      // Read while the environment is open (a reopen releasing its pages waits for the read, and it for one).
+      const batch = await this.#log.whileOpen(() => {
+        if (this.#log.closed) return null;
+        if (waited) this.#log.refresh();
+        return this.#readAvailable(max);
+      });
+      if (batch === null) return [];
       const remaining = deadline - Date.now();
       if (batch.length > 0 || remaining <= 0) return batch;
       await this.#log.waitForAppend(remaining);
-      this.#log.refresh();
+      waited = true;
     }
+  }
+
+  #positions(): Map<RecordType, number> {
+    if (!this.#position) {
+      this.#position = new Map(
+        this.#topics.map((topic) => [topic, this.#log.committedPosition(this.#group, topic)]),
+      );
+    }
+    return this.#position;
   }
 
   #readAvailable(max: number): PolledMessage[] {
     const batch: PolledMessage[] = [];
     for (let i = 0; i < this.#topics.length && batch.length < max; i++) {
       const topic = this.#topics[(this.#next + i) % this.#topics.length] as RecordType;
-      const from = this.#position.get(topic) ?? 0;
+      const positions = this.#positions();
+      const from = positions.get(topic) ?? 0;
       const messages = this.#log.read(topic, from, max - batch.length);
       const last = messages.at(-1);
-      if (last) this.#position.set(topic, last.offset + 1);
+      if (last) positions.set(topic, last.offset + 1);
       batch.push(...messages);
     }
     this.#next = (this.#next + 1) % this.#topics.length;
@@ -740,11 +844,13 @@ class EmbeddedConsumer implements EmbeddedLogConsumer {
   async commit(messages: readonly LogPosition[]): Promise<void> {
     const highest = new Map<RecordType, number>();
     for (const m of messages) highest.set(m.topic, Math.max(highest.get(m.topic) ?? -1, m.offset));
-    for (const [topic, offset] of highest) {
-      if (offset + 1 > this.#log.committedPosition(this.#group, topic)) {
-        await this.#log.commitPosition(this.#group, topic, offset + 1);
+    await this.#log.whileOpen(async () => {
+      for (const [topic, offset] of highest) {
+        if (offset + 1 > this.#log.committedPosition(this.#group, topic)) {
+          await this.#log.commitPosition(this.#group, topic, offset + 1);
+        }
       }
-    }
+    });
   }
 
   /** One process holds the embedded log, and a group's consumer is its only one: it never loses them. */
