@@ -232,3 +232,20 @@ it('lets a suspended handle close, and a writer whose sharer does not answer reo
   expect(await reading).toEqual([]);
   channel.port1.close();
 });
+
+it("opens a suspended handle again when the writer's thread goes away without resuming it", async () => {
+  const path = tempDir();
+  const writer = openEmbeddedLog({ path, writer: true });
+  logs.push(writer);
+  await writer.append([testRecord('pageview'), testRecord('pageview')]);
+  const reader = openEmbeddedLog({ path });
+  logs.push(reader);
+  const channel = new MessageChannel();
+  serveEnvironmentRelease(reader, channel.port1);
+  await suspendThroughPort(channel.port2).suspend();
+  const reading = reader.consumer({ group: 'g', topics: ['pageview'] }).poll({ max: 10, waitMs: 5000 });
+  // The port's other end closes, as it does when the thread ends: the reader opens again and reads.
+  channel.port2.close();
+  expect(await reading).toHaveLength(2);
+  expect(reader.environmentReopens()).toBe(1);
+});

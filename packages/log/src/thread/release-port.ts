@@ -5,7 +5,8 @@
 // main thread's handle closes meanwhile, so the writer asks it to over a MessagePort: `suspend`, answered
 // `suspended` once that handle is closed (its reads and commits wait), then `resume` once the writer's
 // handle is open again. The writer waits at most SUSPEND_TIMEOUT_MS for the answer (its appends wait with
-// it): past that it reopens alone, the pages stay mapped this time, and nothing else changes.
+// it): past that it reopens alone, the pages stay mapped this time, and nothing else changes. Should the
+// writer's thread end between the two, the port's closing resumes the handle.
 import type { MessagePort } from 'node:worker_threads';
 import type { EnvironmentSharer } from '../embedded/embedded-log.ts';
 
@@ -58,6 +59,10 @@ export function serveEnvironmentRelease(log: SuspendableLog, port: MessagePort):
     } else {
       suspended.then(() => log.resumeEnvironment());
     }
+  });
+  // The writer's thread gone (ended, or failed) without a `resume`: the handle opens again all the same.
+  port.on('close', () => {
+    suspended.then(() => log.resumeEnvironment());
   });
   port.unref();
 }
