@@ -16,6 +16,7 @@
 // sides should measure alike (no binary needed).
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type Child, Monitor, onInterrupt, round1, sleep, startChild, stopAll } from './lib/children.ts';
@@ -132,6 +133,26 @@ interface Side {
   postgres: boolean;
 }
 
+/**
+ * A stand-in for RudderStack's transformer, which the gateway asks for its features (`GET /features`)
+ * before it listens, and never again with no destinations: 404 to everything, as a transformer without
+ * that endpoint answers. Resolves to its URL.
+ */
+function transformerStub(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const server = createHttpServer((_req, res) => {
+      res.statusCode = 404;
+      res.end();
+    });
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.unref(); // ends with the bench
+      resolve(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
+    });
+  });
+}
+
 /** RudderStack's gateway alone (APP_TYPE=GATEWAY) on a workspace configuration read from a file. */
 async function startRudder(dir: string): Promise<Side> {
   if (!options.rudderBin) {
@@ -163,6 +184,7 @@ async function startRudder(dir: string): Promise<Side> {
     }),
   );
   const port = await freePort();
+  const transformer = await transformerStub();
   const child = startChild('rudder-server', options.rudderBin, [], {
     env: {
       ...process.env,
@@ -180,6 +202,14 @@ async function startRudder(dir: string): Promise<Side> {
       WORKSPACE_TOKEN: 'bench',
       LOG_LEVEL: 'WARN',
       INSTANCE_ID: 'bench',
+      RUDDER_TMPDIR: dir,
+      // Everything it would call stays on this machine: the transformer (asked for its features before
+      // the gateway listens), and nothing at all for the control plane, diagnostics and reporting.
+      DEST_TRANSFORM_URL: transformer,
+      CONFIG_BACKEND_URL: 'http://127.0.0.1:9',
+      REPORTING_URL: 'http://127.0.0.1:9',
+      RSERVER_DIAGNOSTICS_ENABLE_DIAGNOSTICS: 'false',
+      RSERVER_REPORTING_ENABLED: 'false',
     },
   });
   const url = `http://127.0.0.1:${port}`;
