@@ -5,26 +5,16 @@
 // (the consumers read each through the map) ten more, so that the writer reopens after those reads: what
 // the process then keeps mapped of the file is what was touched since the last reopen, not the log. With one gateway loop (the thread is the writer, the main thread's
 // handle closes when it asks) and, where Node.js has reusePort, two (the main thread is the writer).
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { reusePortSupported } from '@tally/gateway';
+import { residentKiB } from '@tally/log/testing';
 import { FileTokenStore } from '@tally/tokens';
 import { expect, it } from 'vitest';
 import { eventually, tempDataDir } from './support/processes.ts';
 import { publishedWarehouse, send, startTallyProcess } from './support/tally-process.ts';
 
 const RECORDS = 240;
-
-/** Resident KiB of a process's mappings of `file` (/proc/<pid>/smaps). */
-function residentKiB(pid: number, file: string): number {
-  let inFile = false;
-  let kib = 0;
-  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inFile = line.endsWith(file);
-    else if (inFile && line.startsWith('Rss:')) kib += Number(line.split(/\s+/)[1]);
-  }
-  return kib;
-}
 
 const loops = reusePortSupported() ? ['1', '2'] : ['1'];
 
@@ -69,7 +59,7 @@ it.each(loops)('releases the log file pages its consumers read, with GATEWAY_WOR
     const logKiB = statSync(file).size / 1024;
     expect(logKiB).toBeGreaterThan(9 * 1024);
     // ~1 MiB stays: what the last records took. Without the release, every page read stays: the whole log.
-    expect(residentKiB(tally.process.pid as number, file)).toBeLessThan(logKiB / 4);
+    expect(residentKiB(file, tally.process.pid as number)).toBeLessThan(logKiB / 4);
   } finally {
     await warehouse.close();
     expect(await tally.stop()).toBe(0);

@@ -5,6 +5,7 @@
 // 'Bavaria' and city 'Munich' (null for revenue, which servers send). The record-log conformance suite's
 // testRecord is built on them.
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { IngestRecord, IngestRecordOf, RecordType } from '@tally/contract';
 import type { LogMessage, LogPosition } from './record-log.ts';
 
@@ -90,4 +91,18 @@ export const aRevenueRecord = (overrides: RecordOverrides<'revenue'> = {}) => aR
 /** `record` as a consumer polls it: in its type's topic, at partition 0 and offset 0 unless told otherwise. */
 export function aPolledMessage(record: IngestRecord, position: Partial<LogPosition> = {}): LogMessage {
   return { topic: record.type, partition: 0, offset: 0, ...position, record };
+}
+
+/**
+ * Resident KiB of a process's mappings of `file` (its /proc/<pid>/smaps; this process by default): how
+ * much of the log's file stays mapped, for the tests of releasing its pages.
+ */
+export function residentKiB(file: string, pid: number | 'self' = 'self'): number {
+  let inFile = false;
+  let kib = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inFile = line.endsWith(file);
+    else if (inFile && line.startsWith('Rss:')) kib += Number(line.split(/\s+/)[1]);
+  }
+  return kib;
 }

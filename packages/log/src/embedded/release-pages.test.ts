@@ -4,7 +4,7 @@
 // consecutive offsets, and retention, dead letters and replays keep working across reopens. Consumers in
 // the same handle, or in another handle of the process that closes while the writer reopens (npm start's
 // two arrangements), read every record once, and the pages are released.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
@@ -13,6 +13,7 @@ import type { IngestRecord } from '@tally/contract';
 import { afterEach, expect, it } from 'vitest';
 import { decodedOnly, testRecord } from '../conformance.ts';
 import { openRecordLog } from '../open.ts';
+import { residentKiB } from '../testing.ts';
 import { serveEnvironmentRelease, suspendThroughPort } from '../thread/release-port.ts';
 import { type EmbeddedRecordLog, openEmbeddedLog } from './embedded-log.ts';
 
@@ -156,17 +157,6 @@ async function appendWhileConsuming(
   appending = false;
   await consuming;
   return { sent, got };
-}
-
-/** Resident KiB of this process's mappings of `file` (/proc/self/smaps). */
-function residentKiB(file: string): number {
-  let inFile = false;
-  let kib = 0;
-  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
-    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inFile = line.endsWith(file);
-    else if (inFile && line.startsWith('Rss:')) kib += Number(line.split(/\s+/)[1]);
-  }
-  return kib;
 }
 
 it('reopens a writer whose consumers read it in the same handle (npm start with several loops): they read every record once, in order', async () => {
