@@ -187,7 +187,7 @@ beforeAll(async () => {
   dashboard = await startTestDashboard('alerts', 'alerts');
   warehouse = dashboard.warehouse;
   log = openEmbeddedLog({ path: join(dashboard.dir, 'log'), writer: true });
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
