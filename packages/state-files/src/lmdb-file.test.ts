@@ -1,8 +1,11 @@
 // checkLmdbFile on real LMDB files written by lmdb-js: a whole file passes (and so does none at all), and a
-// file cut short, garbled, or empty is refused with an error that names it and says what to do.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// file cut short, garbled, or empty is refused with an error that names it and says what to do, but a file
+// that another thread is creating (empty for a moment) is waited for.
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { open } from 'lmdb';
 import { afterEach, expect, it } from 'vitest';
 import { DamagedStateFileError } from './damaged-state-file.ts';
@@ -52,5 +55,27 @@ it.each([
 it('refuses an empty file (LMDB would take it for a new one and start empty)', async () => {
   const file = await lmdbFile();
   writeFileSync(file, '');
-  expect(() => checkLmdbFile(file, 'restore it')).toThrow(`${file} is damaged (the file is empty)`);
+  expect(() => checkLmdbFile(file, 'restore it', 200)).toThrow(`${file} is damaged (the file is empty)`);
+});
+
+it('waits for a file that another thread is creating: empty when checked, whole once LMDB wrote it', async () => {
+  const whole = readFileSync(await lmdbFile());
+  const file = join(dirs[0] as string, 'created.mdb');
+  writeFileSync(file, '');
+  // Another thread writes the file's pages 300 ms after this one starts checking: the check, which blocks
+  // this thread, must find the file empty, wait, and pass it once written.
+  const started = new Int32Array(new SharedArrayBuffer(4));
+  const creator = new Worker(
+    `const { workerData: { file, whole, started } } = require('node:worker_threads');
+     Atomics.wait(started, 0, 0);
+     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+     require('node:fs').writeFileSync(file, whole);`,
+    { eval: true, workerData: { file, whole, started } },
+  );
+  const exited = once(creator, 'exit');
+  await once(creator, 'online');
+  Atomics.store(started, 0, 1);
+  Atomics.notify(started, 0);
+  expect(() => checkLmdbFile(file, 'restore it')).not.toThrow();
+  expect(await exited).toEqual([0]);
 });

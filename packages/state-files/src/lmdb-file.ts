@@ -19,7 +19,11 @@
 // size 2, key, data (a branch node's child page is lo | hi << 16 | flags << 32). MDB_meta after the page
 // header: magic 4, version 4, address 8, map size 8, two MDB_db (pad 4, flags 2, depth 2, branch, leaf and
 // overflow pages, entries and root 8 each: 48 bytes; the first's pad is the page size), mm_last_pg 8,
-// mm_txnid 8. A file that does not exist is fine: LMDB creates it.
+// mm_txnid 8. A file that does not exist is fine: LMDB creates it. An empty file may be one that another
+// thread or process is creating at this moment: LMDB creates the file, then writes its two meta pages in one
+// write. Two of the gateway's event loops opening a fresh data directory's files at once saw that (a loop
+// refused dashboard.mdb as empty), so an empty file is refused only once it has stayed empty for
+// CREATION_WAIT_MS.
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { DamagedStateFileError } from './damaged-state-file.ts';
 
@@ -42,6 +46,27 @@ const META_END = META + 136;
 const NO_PAGE = 0xffff_ffff_ffff_ffffn;
 /** Deeper than any B-tree LMDB can build in a file this size: a loop in garbled pages. */
 const MAX_DEPTH = 64;
+/** How long an empty file may take to get its meta pages from the thread or process creating it. */
+const CREATION_WAIT_MS = 5_000;
+const CREATION_POLL_MS = 10;
+
+/** The file's size (-1 when it does not exist), once it is not empty or has been empty for `waitMs`. */
+function settledSize(file: string, waitMs: number): number {
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    let size: number;
+    try {
+      size = statSync(file).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return -1;
+      throw error;
+    }
+    if (size > 0 || Date.now() >= deadline) return size;
+    // A synchronous wait: the check runs before a synchronous open (a constructor), and only here.
+    Atomics.wait(sleeper, 0, 0, CREATION_POLL_MS);
+  }
+}
 
 interface Tree {
   depth: number;
@@ -62,16 +87,12 @@ const treeAt = (page: Buffer, at: number): Tree => ({
 
 /**
  * Throws DamagedStateFileError when `file` exists and is not a whole LMDB file (see the module's comment);
- * `remedy` says what to do about it.
+ * `remedy` says what to do about it. An empty file is refused once it has stayed empty for `creationWaitMs`
+ * (another thread or process may be creating it).
  */
-export function checkLmdbFile(file: string, remedy: string): void {
-  let size: number;
-  try {
-    size = statSync(file).size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
+export function checkLmdbFile(file: string, remedy: string, creationWaitMs = CREATION_WAIT_MS): void {
+  const size = settledSize(file, creationWaitMs);
+  if (size < 0) return;
   const damaged = (problem: string) => new DamagedStateFileError(file, problem, remedy);
   if (size === 0) throw damaged('the file is empty');
   const fd = openSync(file, 'r');
