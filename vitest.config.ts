@@ -58,7 +58,8 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           // A limit for a test that hangs, not a speed requirement. Tests that start Tally's process
           // several times take ~20 s on the machine of the benchmarks and up to 57 s on a host three times
-          // slower (test/warehouse-damage.test.ts), where 60 s failed CI once: 180 s.
+          // slower (test/warehouse-damage.test.ts), where 60 s failed CI once: 180 s, for every test but
+          // the few that set a longer one of their own.
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },

@@ -51,4 +51,4 @@ it('runs tally sql without loading kafkajs or lmdb, and tally tokens without chd
     expect(loads(users, library), library).toBe(false);
   const deadLetters = await modulesOf(['dead-letters', 'list'], dataDir);
   expect(loads(deadLetters, 'lmdb')).toBe(true);
-}, 120_000);
+});

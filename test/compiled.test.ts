@@ -45,7 +45,7 @@ beforeAll(async () => {
     cwd: ROOT,
     timeout: 60_000,
   });
-}, 150_000);
+});
 afterAll(async () => {
   await Promise.all(running.map((p) => p.stop()));
 });

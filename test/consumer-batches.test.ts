@@ -36,7 +36,7 @@ beforeAll(async () => {
   const batch = { maxRecords: 5000, maxWaitMs: 500 };
   loops.push(startAnalyticsConsumer({ log, warehouse, batch, metrics }));
   loops.push(startRevenueConsumer({ log, warehouse, batch, metrics }));
-}, 120_000);
+});
 
 afterAll(async () => {
   for (const loop of loops) await loop.stop();
@@ -73,7 +73,7 @@ it('lands a batch of pageviews dated in 150 different months, and their visits',
     await count('SELECT count() AS n FROM visits FINAL WHERE project_id = {p:String}', { p: project }),
   ).toBe(150);
   expect(await log.deadLetters.list()).toEqual([]);
-}, 120_000);
+});
 
 it('lands a batch of 5,000 pageviews of one project, and ignores their copies dated another day', async () => {
   const project = 'thousands';

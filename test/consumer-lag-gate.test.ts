@@ -151,4 +151,4 @@ it('answers 503 with Retry-After while a consumer group is GATEWAY_MAX_CONSUMER_
   const rows = await landed();
   expect(rows.map((r) => r.id).sort()).toEqual([...acknowledged].sort());
   expect(rows.every((r) => r.copies === 1)).toBe(true);
-}, 180_000);
+});

@@ -20,7 +20,7 @@ const TRACE = join(ROOT, 'test/support/module-trace.mjs');
 let warehouse: Awaited<ReturnType<typeof startWarehouseServer>>;
 beforeAll(async () => {
   warehouse = await startWarehouseServer(join(tempDataDir(), 'warehouse'), 0);
-}, 120_000);
+});
 afterAll(async () => {
   if (warehouse) await kill(warehouse.process, 'SIGTERM');
 });
@@ -65,7 +65,7 @@ it('a consumer process with CLICKHOUSE_URL loads @clickhouse/client and no chDB'
   for (const unused of ['chdb', '@chdb/lib-linux-x64-gnu', 'lz4-napi'])
     expect(loads(loaded.modules, unused), unused).toBe(false);
   expect(loaded.chdbMapped).toBe(false);
-}, 120_000);
+});
 
 it('a consumer process on the embedded warehouse loads chDB and no @clickhouse/client', async () => {
   const loaded = await consumerLoads({ TALLY_DATA_DIR: tempDataDir() });
@@ -73,7 +73,7 @@ it('a consumer process on the embedded warehouse loads chDB and no @clickhouse/c
   expect(loaded.chdbMapped).toBe(true);
   for (const unused of ['@clickhouse/client', '@clickhouse/client-common', 'kafkajs'])
     expect(loads(loaded.modules, unused), unused).toBe(false);
-}, 120_000);
+});
 
 it('tally sql with CLICKHOUSE_URL loads no chDB', async () => {
   const trace = traceFile();
@@ -97,4 +97,4 @@ it('tally sql with CLICKHOUSE_URL loads no chDB', async () => {
   const modules = tracedModules(trace);
   expect(loads(modules, '@clickhouse/client')).toBe(true);
   expect(loads(modules, 'chdb')).toBe(false);
-}, 120_000);
+});

@@ -104,7 +104,7 @@ beforeAll(async () => {
     });
     return res.status === 200 && ((await res.json()) as { pageviews: number }).pageviews === 1;
   });
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();

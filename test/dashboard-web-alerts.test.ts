@@ -80,7 +80,7 @@ beforeAll(async () => {
     startTallyProcess({ TALLY_DATA_DIR: dataDir, ALERTS_INTERVAL_MS: '1000' }),
   ]);
   dashboard = running.endpoints.dashboardUrl as string;
-}, 180_000);
+});
 
 afterAll(async () => {
   for (const context of contexts) await context.close().catch(() => undefined);

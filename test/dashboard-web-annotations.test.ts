@@ -76,7 +76,7 @@ beforeAll(async () => {
   ];
   for (const record of records) expect((await send(running.url, publicToken, record)).status).toBe(202);
   await eventually(60_000, 'the pageviews landing', async () => (await apiSummary()).pageviews === 5);
-}, 180_000);
+});
 
 afterAll(async () => {
   for (const context of contexts) await context.close().catch(() => undefined);

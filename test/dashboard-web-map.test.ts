@@ -91,7 +91,7 @@ beforeAll(async () => {
     const summary = await api<{ pageviews: number }>('/traffic/summary?from=2026-05-01&to=2026-05-05');
     return summary.pageviews === VISITORS.length;
   });
-}, 180_000);
+});
 
 afterAll(async () => {
   for (const context of contexts) await context.close().catch(() => undefined);

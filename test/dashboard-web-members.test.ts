@@ -85,7 +85,7 @@ beforeAll(async () => {
   await page.waitForURL(`${dashboard}/**`, POLL);
   await page.getByText(PROJECT).first().waitFor(POLL);
   ownerState = await page.context().storageState();
-}, 120_000);
+});
 
 afterAll(async () => {
   for (const context of contexts) await context.close().catch(() => undefined);

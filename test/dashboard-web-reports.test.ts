@@ -41,7 +41,7 @@ beforeAll(async () => {
   signInToken = /set-password#token=(\S+)/.exec(printed)?.[1] as string;
   [browser, running] = await Promise.all([launchChromium(), startTallyProcess({ TALLY_DATA_DIR: dataDir })]);
   dashboard = running.endpoints.dashboardUrl as string;
-}, 180_000);
+});
 
 afterAll(async () => {
   for (const context of contexts) await context.close().catch(() => undefined);

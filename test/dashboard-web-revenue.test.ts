@@ -149,7 +149,7 @@ beforeAll(async () => {
       recon.errors?.length === 0
     );
   });
-}, 180_000);
+});
 
 afterAll(async () => {
   for (const context of contexts) await context.close().catch(() => undefined);
@@ -652,7 +652,7 @@ describe('the revenue views in Chromium', () => {
     expect(await tableRows(page.locator('#refusals tfoot tr'))).toEqual([['24 hours', '2', '1', '3']]);
     await shoot(page, 'health-stalled');
     expect(consoleErrors).toEqual([]);
-  }, 180_000);
+  });
 
   // Last: it lands revenue (in a currency of its own, so the figures above are untouched either way).
   it('lists a figure of many items a page at a time, more on demand', async () => {
@@ -702,7 +702,7 @@ describe('the revenue views in Chromium', () => {
     expect(rows.map((r) => r[2])).toEqual(many.map((r) => r.data.transaction_id));
     await shoot(page, 'revenue-drilldown-more');
     expect(consoleErrors).toEqual([]);
-  }, 120_000);
+  });
 
   it("picks the currency among the project's, with their customers, on Revenue and on Customers", async () => {
     await page.goto(view('revenue', RANGE));

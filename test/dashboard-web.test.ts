@@ -257,7 +257,7 @@ beforeAll(async () => {
     );
     return res.status === 200 && ((await res.json()) as { pageviews: number }).pageviews === 101;
   });
-}, 180_000);
+});
 
 afterAll(async () => {
   for (const context of contexts) await context.close().catch(() => undefined);
@@ -846,7 +846,7 @@ describe('the dashboard in Chromium', () => {
   // One test per colour scheme and screen: each loads ten pages with screenshots. Both screens in one
   // test took about 15 s on the machine of the benchmarks, and more than 60 s on a host three times slower
   // whose cores another process was loading; one screen took 21-23 s there beside a test suite, up to 60 s
-  // beside two. The limit is for a test that hangs (vitest.config.ts), not a speed requirement: 120 s.
+  // beside two. The limit is vitest.config.ts's, for a test that hangs, not a speed requirement.
   it.each([
     ['light', 'desktop'],
     ['light', 'phone'],

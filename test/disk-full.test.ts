@@ -53,7 +53,7 @@ beforeAll(async () => {
     // (and committed) while it is full.
     CONSUMER_BATCH_WAIT_MS: '3000',
   });
-}, 120_000);
+});
 
 afterAll(async () => {
   await warehouse?.close();
@@ -147,4 +147,4 @@ it('answers 503 while the disk is full, stays up and unready, and takes records 
   );
   expect((await landed()).sort()).toEqual([...new Set(accepted)].sort());
   expect(tally.process.exitCode).toBeNull();
-}, 180_000);
+});

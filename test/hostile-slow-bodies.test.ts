@@ -104,7 +104,7 @@ describe('slow bodies beside other clients', () => {
     }
     expect(await counter(gateway.adminUrl, 'tally_gateway_shed_total', '')).toBe(0);
     expect(gateway.process.exitCode).toBeNull();
-  }, 120_000);
+  });
 });
 
 describe('connections per client IP', () => {
@@ -169,5 +169,5 @@ describe('connections per client IP', () => {
       const answer = await post(gateway.url, pageview, token, '127.0.0.3').catch(() => null);
       return answer?.status === 202;
     });
-  }, 120_000);
+  });
 });

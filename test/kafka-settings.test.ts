@@ -86,7 +86,7 @@ describe('schema compatibility', () => {
     expect(await levelOf(subject)).toBe('FULL_TRANSITIVE');
     // The other subjects kept the level they were given at the first start.
     expect(await levelOf(`${topicName(prefix, 'revenue')}-value`)).toBe('BACKWARD');
-  }, 120_000);
+  });
 
   it('registers the schema only if it is compatible at the subject’s level; tally kafka compatibility shows and sets the levels', async () => {
     const prefix = newPrefix();
@@ -139,7 +139,7 @@ describe('schema compatibility', () => {
     await expect(tally(['kafka', 'compatibility', '--set', 'SOMETIMES'], env)).rejects.toThrow(
       '--set takes one of BACKWARD',
     );
-  }, 120_000);
+  });
 });
 
 describe('Kafka topic settings and retention', () => {
@@ -295,5 +295,5 @@ describe('Kafka topic settings and retention', () => {
       await producer.disconnect();
       await admin.disconnect();
     }
-  }, 180_000);
+  });
 });

@@ -112,7 +112,7 @@ beforeAll(async () => {
     event('v2', 5, 'signup', { path: '/c' }),
   ];
   for (const record of records) expect((await send(running.url, figuresPublic, record)).status).toBe(202);
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();

@@ -103,7 +103,7 @@ describe.each(
     gateway = await startGatewayProcess(env);
     await startConsumer();
     dashboard = await spawnTallyService('services/dashboard/src/main.ts', childEnv(), 60_000);
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await dashboard?.stop();
@@ -143,7 +143,7 @@ describe.each(
     });
     const after = await health();
     expect(after.types.find((t) => t.type === 'pageview')?.landed_last_hour).toBe(5);
-  }, 120_000);
+  });
 
   it("counts the gateway's refusals per status for the project, and lists its dead letters", async () => {
     const post = (body: string, headers: Record<string, string>) =>
@@ -205,5 +205,5 @@ describe.each(
     ]);
     expect(h.dead_letters?.by_reason).toEqual([{ type: 'pageview', error_code: 'contract', count: 1 }]);
     expect(h.unavailable).toEqual([]);
-  }, 120_000);
+  });
 });

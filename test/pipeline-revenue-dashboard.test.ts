@@ -174,7 +174,7 @@ describe('the revenue views through npm start, the dashboard API and the CLI', (
       );
     });
     readKeys.dash = dashKey;
-  }, 120_000);
+  });
   const readKeys: { dash?: string } = {};
   afterAll(async () => {
     expect(await running?.stop('SIGTERM')).toBe(0);

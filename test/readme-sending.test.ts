@@ -43,7 +43,7 @@ describe("the README's Sending records example", () => {
   beforeAll(async () => {
     dataDir = tempDataDir();
     running = await startTallyProcess({ TALLY_DATA_DIR: dataDir });
-  }, 120_000);
+  });
   afterAll(async () => {
     expect(await running?.stop('SIGTERM')).toBe(0);
   });
@@ -60,5 +60,5 @@ describe("the README's Sending records example", () => {
     const printed = await bash(reads);
     expect(printed).toMatch(/^Email\s+1\s+1\s+49\.00\s/m);
     expect(printed).not.toContain('(unattributed)');
-  }, 120_000);
+  });
 });

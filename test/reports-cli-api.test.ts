@@ -119,7 +119,7 @@ describe('tally report --json prints what the read API answers, for every report
       }>;
       return topics.every((t) => groups.some((g) => g.topic === t)) && groups.every((g) => g.lag === 0);
     });
-  }, 150_000);
+  });
 
   afterAll(async () => {
     expect(await running?.stop('SIGTERM')).toBe(0);

@@ -84,7 +84,7 @@ describe("npm start's process", () => {
     token = await secretToken(dataDir);
     running = await startTallyProcess({ TALLY_DATA_DIR: dataDir, ...settings });
     warehouse = await publishedWarehouse(dataDir);
-  }, 120_000);
+  });
   afterAll(async () => {
     await warehouse?.close();
     expect(await running?.stop('SIGTERM')).toBe(0);
@@ -94,7 +94,7 @@ describe("npm start's process", () => {
     const { pageviewMs, revenueMs } = await landingTimes(running.url, token, warehouse);
     expect(revenueMs).toBeGreaterThanOrEqual(REVENUE_WAIT_MS);
     expect(pageviewMs).toBeLessThan(revenueMs);
-  }, 90_000);
+  });
 });
 
 describe('the revenue consumer as its own process', () => {
@@ -115,7 +115,7 @@ describe('the revenue consumer as its own process', () => {
     analytics = await startConsumerProcess('analytics-consumer', env);
     revenue = await startConsumerProcess('revenue-consumer', env);
     warehouse = await openClickHouseWarehouse({ url: server.url, database: 'tally' });
-  }, 180_000);
+  });
   afterAll(async () => {
     await warehouse?.close();
     await revenue?.stop();
@@ -128,5 +128,5 @@ describe('the revenue consumer as its own process', () => {
     const { pageviewMs, revenueMs } = await landingTimes(gateway.url, token, warehouse);
     expect(revenueMs).toBeGreaterThanOrEqual(REVENUE_WAIT_MS);
     expect(pageviewMs).toBeLessThan(revenueMs);
-  }, 90_000);
+  });
 });

@@ -64,7 +64,7 @@ describe('daily MRR and exchange rates through npm start, the API and the CLI', 
         months.some((m) => m.currency === 'GBP' && m.mrr_end === '25')
       );
     });
-  }, 120_000);
+  });
 
   afterAll(async () => {
     expect(await running?.stop('SIGTERM')).toBe(0);

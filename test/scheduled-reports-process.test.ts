@@ -50,4 +50,4 @@ it('sends the due weekly report from a dashboard process with SMTP configured', 
   } finally {
     await dashboard.close();
   }
-}, 120_000);
+});

@@ -270,5 +270,5 @@ describe('the cached touches', () => {
     const reread = asked.filter((sql) => sql.includes('argMin('));
     expect(reread).toHaveLength(1);
     expect(reread[0]).toContain('{customers:Array(String)}');
-  }, 120_000);
+  });
 });

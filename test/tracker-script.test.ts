@@ -60,7 +60,7 @@ beforeAll(async () => {
     startTallyProcess({ TALLY_DATA_DIR: dataDir }),
   ]);
   warehouse = await publishedWarehouse(dataDir);
-}, 120_000);
+});
 afterAll(async () => {
   await browser?.close();
   await warehouse?.close();
