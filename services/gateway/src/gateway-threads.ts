@@ -10,7 +10,6 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { gatewayWorkers, type TallyConfig } from '@tally/config';
 import { type RecordLog, type SuspendableLog, serveAppends, serveEnvironmentRelease } from '@tally/log';
 import { type Health, type MetricsJson, startOrUnwind } from '@tally/service';
-import { loadGeoDatabase } from './country.ts';
 import { RATE_LIMIT_KEYS } from './gateway.ts';
 import { createIpConnectionTable } from './ip-connections.ts';
 import type { GatewayShared } from './runtime.ts';
@@ -125,13 +124,13 @@ export interface GatewayThreadOptions {
 /**
  * What the gateway threads of a process share: the rate-limit counters without Redis (so that a client
  * gets its limit, not one per event loop), the connections per client IP (so that a client gets its
- * GATEWAY_MAX_CONNECTIONS_PER_IP for the process) and the IP database (one copy, not one each).
+ * GATEWAY_MAX_CONNECTIONS_PER_IP for the process). The IP database is not among them: each thread reads
+ * its files where they lie (mmdb-file.ts), and their pages are the page cache's, shared by every process.
  */
 export function sharedByThreads(config: TallyConfig, landingBehind: Int32Array | null = null): GatewayShared {
   return {
     rateLimits: config.backends.state.kind === 'redis' ? null : createSharedRateLimitTable(RATE_LIMIT_KEYS),
     ipConnections: createIpConnectionTable(),
-    geoDatabase: loadGeoDatabase(config.GEO_DATABASE),
     landingBehind,
   };
 }

@@ -9,7 +9,6 @@ import { openStateStore, RefusalCounts } from '@tally/state-store';
 import { connectRedis, openTokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
-import { openCountryLookup, type SharedGeoDatabase } from './country.ts';
 import { buildGateway } from './gateway.ts';
 import type { IpConnectionTable } from './ip-connections.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -66,8 +65,6 @@ export interface GatewayShared {
   rateLimits: SharedRateLimitTable | null;
   /** The connections each client IP holds (GATEWAY_MAX_CONNECTIONS_PER_IP holds for the process). */
   ipConnections: IpConnectionTable;
-  /** The IP database's bytes (loadGeoDatabase). */
-  geoDatabase: SharedGeoDatabase;
   /** Set while the consumers of the process are too far behind (npm start: landingBehindFlag), else null. */
   landingBehind: Int32Array | null;
 }
@@ -169,7 +166,6 @@ export async function startGateway(
         ...(options.loops !== undefined && { loops: options.loops }),
         ...(options.shared?.rateLimits && { rateLimits: options.shared.rateLimits }),
         ...(options.shared && { ipConnections: options.shared.ipConnections }),
-        ...(options.shared && { countries: openCountryLookup(options.shared.geoDatabase) }),
         ...(options.shared?.landingBehind && { landingBehind: options.shared.landingBehind }),
       }),
       (server) => server.close(),
