@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type GeoDatabase, openCountryLookup } from './country.ts';
+import { type GeoDatabase, geoDatabaseFiles, openCountryLookup } from './country.ts';
+import { MmdbFile } from './mmdb-file.ts';
 
 // Both databases open once for the file.
 const lookups = new Map<GeoDatabase, ReturnType<typeof openCountryLookup>>();
@@ -60,4 +61,30 @@ describe('regions and cities (the city database)', () => {
   it('gives no region or city with the country database', () => {
     expect(lookupOf('country').placeOf('8.8.8.8')).toEqual({ country: 'US', region: null, city: null });
   });
+});
+
+it('answers an address asked again (remembered by the thread) as the first time, and never for another', () => {
+  const lookup = openCountryLookup('city');
+  const ips = Array.from({ length: 20_000 }, (_, i) => {
+    const n = Math.imul(i + 3, 2654435761) >>> 0;
+    return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+  });
+  // 20,000 addresses: more than the thread remembers (8,192), so the memory is cleared and filled again.
+  const first = ips.map((ip) => lookup.placeOf(ip));
+  // The file read without the thread's memory of places.
+  const file = new MmdbFile(geoDatabaseFiles('city').v4);
+  for (let round = 0; round < 2; round++) {
+    ips.forEach((ip, i) => {
+      const again = lookup.placeOf(ip);
+      if (JSON.stringify(again) !== JSON.stringify(first[i])) expect(again, ip).toEqual(first[i]);
+    });
+  }
+  ips.forEach((ip, i) => {
+    const row = file.get(ip) as { country_code?: string; state1?: string; city?: string } | null;
+    const read = row?.country_code
+      ? { country: row.country_code, region: row.state1 || null, city: row.city || null }
+      : { country: null, region: null, city: null };
+    if (JSON.stringify(read) !== JSON.stringify(first[i])) expect(first[i], ip).toEqual(read);
+  });
+  expect(new Set(first.map((place) => place.city)).size).toBeGreaterThan(1000);
 });

@@ -11,6 +11,7 @@
 import { createRequire } from 'node:module';
 import { COUNTRY_PATTERN } from '@tally/contract';
 import { MmdbFile } from './mmdb-file.ts';
+import { HASH_SEEDS, hashKey } from './shared-buckets.ts';
 
 export type GeoDatabase = 'city' | 'country';
 
@@ -59,8 +60,12 @@ interface Row {
 const FIELDS = ['country_code', 'state1', 'city'];
 /** Blocks of each file a thread keeps (the top of the search tree, the places asked for most). */
 const CACHE_BYTES = 2 * 1024 * 1024;
-/** Addresses whose place a thread remembers (a visitor sends several records); cleared when full. */
+/**
+ * Addresses whose place a thread remembers (a visitor sends several records); cleared when full. Keyed by
+ * a 53-bit hash of the address, as the gateway's other tables of clients are: no raw IP is kept.
+ */
 const PLACES_REMEMBERED = 8192;
+const addressKey = (ip: string) => hashKey(ip, HASH_SEEDS[0]) * 2 ** 21 + (hashKey(ip, HASH_SEEDS[1]) >>> 11);
 
 /** Opens a database for this thread: its files, read where they lie. */
 export function openCountryLookup(kind: GeoDatabase = 'city'): CountryLookup {
@@ -68,13 +73,14 @@ export function openCountryLookup(kind: GeoDatabase = 'city'): CountryLookup {
   const v4 = new MmdbFile(files.v4, CACHE_BYTES, FIELDS);
   const v6 = files.v6 === files.v4 ? v4 : new MmdbFile(files.v6, CACHE_BYTES, FIELDS);
   const text = (value: string | undefined) => (value ? value.slice(0, 200) : null);
-  const remembered = new Map<string, Place>();
+  const remembered = new Map<number, Place>();
   const placeOf = (ip: string): Place => {
-    let place = remembered.get(ip);
+    const key = addressKey(ip);
+    let place = remembered.get(key);
     if (place === undefined) {
       if (remembered.size >= PLACES_REMEMBERED) remembered.clear();
       place = lookUp(ip);
-      remembered.set(ip, place);
+      remembered.set(key, place);
     }
     return place;
   };
