@@ -59,6 +59,20 @@ function unsigned(bytes: Bytes, at: number, size: number): number | bigint {
 }
 
 /**
+ * The rest of a value's header after its control byte (not a pointer's): its type (an extended type's
+ * from the next byte), its size (from the control byte, or from the one to three bytes after it), and
+ * where its payload starts.
+ */
+function sizeOf(bytes: Bytes, control: number, type: number, at: number): [number, number, number] {
+  if (type === 0) type = 7 + bytes.u8(at++);
+  const size = control & 31;
+  if (size < 29) return [type, size, at];
+  if (size === 29) return [type, 29 + bytes.u8(at), at + 1];
+  if (size === 30) return [type, 285 + (unsigned(bytes, at, 2) as number), at + 2];
+  return [type, 65821 + (unsigned(bytes, at, 3) as number), at + 3];
+}
+
+/**
  * Decodes the value at `at`; pointers are relative to `pointerBase`. Returns it and the position after it.
  * With `fields`, a map keeps only those keys (the others' values are skipped, not built).
  */
@@ -81,16 +95,8 @@ function decode(
     // The value pointed at, and the position after the pointer (a pointer never points at a pointer).
     return [decode(bytes, pointerBase + pointer, pointerBase, fields)[0], at + size + 1];
   }
-  if (type === 0) type = 7 + bytes.u8(at++);
-  let size = control & 31;
-  if (size === 29) size = 29 + bytes.u8(at++);
-  else if (size === 30) {
-    size = 285 + (unsigned(bytes, at, 2) as number);
-    at += 2;
-  } else if (size === 31) {
-    size = 65821 + (unsigned(bytes, at, 3) as number);
-    at += 3;
-  }
+  let size: number;
+  [type, size, at] = sizeOf(bytes, control, type, at);
   switch (type) {
     case 2: // UTF-8 string
       return [bytes.slice(at, size).toString('utf8'), at + size];
@@ -146,16 +152,8 @@ function skip(bytes: Bytes, at: number): number {
   const control = bytes.u8(at++);
   let type = control >> 5;
   if (type === 1) return at + ((control >> 3) & 3) + 1;
-  if (type === 0) type = 7 + bytes.u8(at++);
-  let size = control & 31;
-  if (size === 29) size = 29 + bytes.u8(at++);
-  else if (size === 30) {
-    size = 285 + (unsigned(bytes, at, 2) as number);
-    at += 2;
-  } else if (size === 31) {
-    size = 65821 + (unsigned(bytes, at, 3) as number);
-    at += 3;
-  }
+  let size: number;
+  [type, size, at] = sizeOf(bytes, control, type, at);
   switch (type) {
     case 3:
       return at + 8;
