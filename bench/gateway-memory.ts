@@ -7,8 +7,14 @@
 // other anonymous mappings (V8's heaps of every isolate, buffers). Prints one JSON object on stdout.
 //
 //   node --conditions=@tally/source --import tsx bench/gateway-memory.ts [--runs 5] [--duration 12]
-//     [--warmup 0] [--connections 256] [--client-ips 1000] [--projects 8]
+//     [--warmup 0] [--connections 256] [--client-ips 1000] [--projects 8] [--memory-limit MiB]
+//
+// `--memory-limit`: the gateway runs in a memory cgroup of that size (lib/cgroup.ts; root only), as in a
+// container with that limit: the JSON adds the group's peak use (the gateway's memory and the page cache
+// charged to it), the kernel's OOM kills, and the event loops the gateway chose; a run in which the
+// gateway was killed ends the benchmark, and says so.
 import { readFileSync, statSync } from 'node:fs';
+import { createMemoryCgroup, type MemoryCgroup } from './lib/cgroup.ts';
 import { highWaterMiB, Monitor, onInterrupt, round1, stopAll } from './lib/children.ts';
 import { startLoad } from './lib/load.ts';
 import { loadSnapshot, machineInfo } from './lib/machine.ts';
@@ -17,14 +23,19 @@ import { createTokens, removeDir, startGatewayServer, tempDir } from './lib/stac
 import { buildTemplates } from './lib/workload.ts';
 
 const options = parseArgs(
-  { runs: 5, duration: 12, warmup: 0, connections: 256, clientIps: 1000, projects: 8 },
+  { runs: 5, duration: 12, warmup: 0, connections: 256, clientIps: 1000, projects: 8, memoryLimit: 0 },
   process.argv.slice(2),
 );
 const log = (message: string) => process.stderr.write(`[bench:gateway-memory] ${message}\n`);
 
 /** Resident KiB of a process by kind of mapping, from /proc/<pid>/smaps. */
-function residentByMapping(pid: number): Record<string, number> {
-  const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+function residentByMapping(pid: number): Record<string, number> | null {
+  let smaps: string;
+  try {
+    smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  } catch {
+    return null; // it has ended (killed for want of memory, in a cgroup)
+  }
   const groups: Record<string, number> = {};
   let group = 'anonymous';
   for (const line of smaps.split('\n')) {
@@ -48,7 +59,8 @@ function residentByMapping(pid: number): Record<string, number> {
   return groups;
 }
 
-const toMiB = (groups: Record<string, number>) =>
+const toMiB = (groups: Record<string, number> | null) =>
+  groups &&
   Object.fromEntries(
     Object.entries(groups)
       .sort((a, b) => b[1] - a[1])
@@ -62,11 +74,19 @@ async function main() {
   const tokens = await createTokens(options.projects, { dataDir });
   const templates = buildTemplates({ tokens, clientIps: options.clientIps });
   const monitor = new Monitor(100);
-  const gateway = await startGatewayServer({ TALLY_DATA_DIR: dataDir });
+  const group: MemoryCgroup | null =
+    options.memoryLimit > 0 ? createMemoryCgroup(`tally-bench-${process.pid}`, options.memoryLimit) : null;
+  if (group) onInterrupt(async () => group.remove());
+  const gateway = await startGatewayServer({ TALLY_DATA_DIR: dataDir }, [], 'compiled', group?.dir);
   const pid = gateway.child.pid;
+  let killed: string | null = null;
+  gateway.child.exited.then((code) => {
+    killed = `the gateway ended (exit code ${code}) during the runs`;
+  });
   monitor.watch('gateway', pid);
   const atStart = toMiB(residentByMapping(pid));
   log(`gateway ${gateway.url} (pid ${pid}); resident at start ${JSON.stringify(atStart)}`);
+  let loops: number | null = null;
   const runs = [];
   try {
     for (let r = 1; r <= options.runs; r++) {
@@ -95,17 +115,23 @@ async function main() {
         peakRssFileMiB: own?.peakRssFileMiB ?? null,
         residentAfterMiB: toMiB(residentByMapping(pid)),
         logFileMiB: round1(logSize(dataDir) / 1024 / 1024),
+        ...(group && { cgroupPeakMiB: group.peakMiB(), oomKills: group.oomKills() }),
       };
       log(
         `run ${r}: ${run.acceptedRps} req/s, p99 ${run.latencyMs.p99} ms, RssAnon ${run.peakRssAnonMiB} MiB, ` +
           `RssFile ${run.peakRssFileMiB} MiB, log ${run.logFileMiB} MiB`,
       );
       runs.push(run);
+      loops ??= await eventLoops(gateway.adminUrl);
+      if (killed) {
+        log(`${killed}: ${group ? `${group.oomKills()} OOM kill(s) in the cgroup` : ''}`);
+        break;
+      }
     }
     const anonPeaks = runs.map((r) => r.peakRssAnonMiB ?? 0);
     const last = runs.at(-1);
     const lastFile = last
-      ? Object.entries(last.residentAfterMiB)
+      ? Object.entries(last.residentAfterMiB ?? {})
           .filter(
             ([k]) => !k.startsWith('anonymous') && !k.startsWith('C heap') && !k.startsWith('other kernel'),
           )
@@ -122,19 +148,32 @@ async function main() {
         GEO_DATABASE: process.env.GEO_DATABASE ?? 'city (default)',
         GATEWAY_WORKERS: process.env.GATEWAY_WORKERS ?? '0 (default: one per core)',
       },
+      ...(group && {
+        container: {
+          cgroup: `v${group.version}`,
+          memoryLimitMiB: group.limitMiB,
+          peakMiB: group.peakMiB(),
+          oomKills: group.oomKills(),
+          gatewayEnded: killed,
+        },
+      }),
+      eventLoops: loops,
       residentAtStartMiB: atStart,
       runs,
       highWaterRssMiB: highWaterMiB(pid),
-      targets: {
-        peakRssAnon: atMost(150, Math.max(...anonPeaks), ' MiB'),
-        rssAnonGrowthPercent: atMost(
-          10,
-          round1(((anonPeaks.at(-1) ?? 0) / Math.max(1, anonPeaks[1] ?? anonPeaks[0] ?? 1) - 1) * 100),
-          '%',
-        ),
-        rssFileAfterLastRun: atMost(150, round1(lastFile), ' MiB'),
-        p99AfterFirstRun: atMost(100, Math.max(...later.map((r) => r.latencyMs.p99)), ' ms'),
-      },
+      // None is met by a gateway the kernel killed.
+      targets: killed
+        ? { met: false, why: killed }
+        : {
+            peakRssAnon: atMost(150, Math.max(...anonPeaks), ' MiB'),
+            rssAnonGrowthPercent: atMost(
+              10,
+              round1(((anonPeaks.at(-1) ?? 0) / Math.max(1, anonPeaks[1] ?? anonPeaks[0] ?? 1) - 1) * 100),
+              '%',
+            ),
+            rssFileAfterLastRun: atMost(150, round1(lastFile), ' MiB'),
+            p99AfterFirstRun: atMost(100, Math.max(...later.map((r) => r.latencyMs.p99)), ' ms'),
+          },
       machineLoad: { before, after: loadSnapshot([pid]) },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -142,6 +181,23 @@ async function main() {
     monitor.stop();
     await stopAll();
     removeDir(dataDir);
+    group?.remove();
+  }
+}
+
+/** How many event loops served (the `worker` labels of tally_gateway_admitted_total on its admin port). */
+async function eventLoops(adminUrl: string): Promise<number | null> {
+  try {
+    const text = await (await fetch(`${adminUrl}/metrics`)).text();
+    const workers = new Set(
+      text
+        .split('\n')
+        .filter((line) => line.startsWith('tally_gateway_admitted_total'))
+        .map((line) => /worker="([^"]*)"/.exec(line)?.[1]),
+    );
+    return Math.max(1, workers.size);
+  } catch {
+    return null; // it has ended
   }
 }
 

@@ -32,10 +32,18 @@ export interface StartOptions {
   echoStderr?: boolean;
   /** Start it in a process group of its own (to signal a tree of processes, such as npm's). */
   detached?: boolean;
+  /**
+   * Start it inside this cgroup (a directory: lib/cgroup.ts), from its first instruction, as in a container:
+   * a shell writes its own pid into the group and execs the command, so the pid is the command's.
+   */
+  cgroup?: string;
 }
 
 export function startChild(name: string, command: string, args: string[], options: StartOptions = {}): Child {
-  const child = spawn(command, args, {
+  const inGroup = options.cgroup
+    ? ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', options.cgroup, command, ...args]
+    : null;
+  const child = spawn(inGroup ? '/bin/sh' : command, inGroup ?? args, {
     cwd: ROOT,
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],

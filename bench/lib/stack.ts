@@ -189,9 +189,14 @@ async function startService(
   env: Record<string, string>,
   nodeArgs: string[],
   timeoutMs: number,
+  cgroup?: string,
 ) {
   const readyFile = join(mkdtempSync(join(tmpdir(), 'tally-bench-ready-')), 'ready.json');
-  const options = { env: serverEnv({ ...env, TALLY_READY_FILE: readyFile }), nodeArgs };
+  const options = {
+    env: serverEnv({ ...env, TALLY_READY_FILE: readyFile }),
+    nodeArgs,
+    ...(cgroup && { cgroup }),
+  };
   if (runtime === 'compiled') buildIfStale(ROOT);
   const child =
     runtime === 'compiled'
@@ -206,13 +211,17 @@ async function startService(
   }
 }
 
-/** The gateway alone, as the Dockerfile's command runs it (`node services/gateway/dist/main.js`). */
+/**
+ * The gateway alone, as the Dockerfile's command runs it (`node services/gateway/dist/main.js`); inside
+ * `cgroup` (lib/cgroup.ts) when given, as in a container with a memory limit.
+ */
 export function startGatewayServer(
   env: Record<string, string>,
   nodeArgs: string[] = [],
   runtime: Runtime = 'compiled',
+  cgroup?: string,
 ): Promise<ServerProcess> {
-  return startService('gateway', 'gateway', runtime, env, nodeArgs, 60_000);
+  return startService('gateway', 'gateway', runtime, env, nodeArgs, 60_000, cgroup);
 }
 
 /** `npm start`'s process: gateway, record log, both consumers and the embedded chDB warehouse. */

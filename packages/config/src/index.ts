@@ -7,7 +7,6 @@
 // cluster needs a server) are checked then, so that a process or a command never starts on settings that
 // name no backend.
 import { existsSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
@@ -156,7 +155,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     maximum: 256,
     description:
-      'Event loops (worker threads) that serve the public ingest API, sharing its port (`reusePort`, Node.js 22.12 or newer). `0` (the default): one per core (`os.availableParallelism()`). On an older Node.js there is one, and the log says why. The loops of one process share the in-memory rate-limit counts (without `REDIS_URL`) and the country database. With the embedded log they hand their records to the one writer in the main thread, which commits them together; with Kafka each has its own producer.',
+      'Event loops (worker threads) that serve the public ingest API, sharing its port (`reusePort`, Node.js 22.12 or newer). `0` (the default): one per core (`os.availableParallelism()`), as far as the memory of the process holds them: each needs about 160 MiB under load, so in a container whose memory limit is below 320 MiB there is one (the log says so). On an older Node.js there is one, and the log says why. The loops of one process share the in-memory rate-limit counts (without `REDIS_URL`) and the connections per client IP. With the embedded log they hand their records to the one writer in the main thread, which commits them together; with Kafka each has its own producer.',
   }),
   GATEWAY_MAX_IN_FLIGHT: Type.Integer({
     default: 256,
@@ -557,9 +556,4 @@ export function trustedProxies(config: Pick<TallySettings, 'TRUST_PROXY'>): stri
     .map((s) => s.trim())
     .filter(Boolean);
   return list.length ? list : false;
-}
-
-/** The gateway's event loops: GATEWAY_WORKERS, or one per core when it is 0. */
-export function gatewayWorkers(config: Pick<TallyConfig, 'GATEWAY_WORKERS'>): number {
-  return config.GATEWAY_WORKERS > 0 ? config.GATEWAY_WORKERS : availableParallelism();
 }

@@ -2,11 +2,18 @@
 // record log's writer lock held) rejects the start, ends the thread and leaves the lock to its holder.
 // Threads of one process share the rate limit's counters: a client gets its limit, not one per thread.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { openEmbeddedLog } from '@tally/log';
-import { afterEach, expect, it } from 'vitest';
-import { gatewayLoops, reusePortSupported, sharedByThreads, startGatewayThread } from './gateway-threads.ts';
+import { afterEach, expect, it, vi } from 'vitest';
+import {
+  gatewayLoops,
+  MEMORY_PER_LOOP_MIB,
+  processMemoryMiB,
+  reusePortSupported,
+  sharedByThreads,
+  startGatewayThread,
+} from './gateway-threads.ts';
 import { localConfig } from './testing.ts';
 
 const dirs: string[] = [];
@@ -104,20 +111,63 @@ it('counts one client exactly across two threads that share the rate-limit table
 });
 
 it('runs one loop per core by default where Node.js can share the port, else one and says why', () => {
+  const roomy = { cores: 4, memoryMiB: 24_000 };
   if (reusePortSupported()) {
-    expect(gatewayLoops({ GATEWAY_WORKERS: 0 })).toEqual({ loops: availableParallelism(), note: null });
-    expect(gatewayLoops({ GATEWAY_WORKERS: 3 })).toEqual({ loops: 3, note: null });
+    expect(gatewayLoops({ GATEWAY_WORKERS: 0 }, roomy)).toEqual({ loops: 4, note: null });
+    expect(gatewayLoops({ GATEWAY_WORKERS: 3 }, roomy)).toEqual({ loops: 3, note: null });
+    // On this machine, as the gateway's processes call it.
+    expect(gatewayLoops({ GATEWAY_WORKERS: 0 }).loops).toBe(
+      Math.min(availableParallelism(), Math.max(1, Math.floor(processMemoryMiB() / MEMORY_PER_LOOP_MIB))),
+    );
   } else {
-    const byDefault = gatewayLoops({ GATEWAY_WORKERS: 0 });
+    const byDefault = gatewayLoops({ GATEWAY_WORKERS: 0 }, roomy);
     expect(byDefault.loops).toBe(1);
-    if (availableParallelism() > 1) {
-      expect(byDefault.note?.level).toBe('info');
-      expect(byDefault.note?.message).toContain('reusePort needs Node.js 22.12 or newer');
-    }
-    expect(gatewayLoops({ GATEWAY_WORKERS: 3 })).toEqual({
+    expect(byDefault.note?.level).toBe('info');
+    expect(byDefault.note?.message).toContain('reusePort needs Node.js 22.12 or newer');
+    expect(gatewayLoops({ GATEWAY_WORKERS: 3 }, roomy)).toEqual({
       loops: 1,
       note: { level: 'warn', message: expect.stringContaining('not GATEWAY_WORKERS=3') },
     });
   }
-  expect(gatewayLoops({ GATEWAY_WORKERS: 1 })).toEqual({ loops: 1, note: null });
+  expect(gatewayLoops({ GATEWAY_WORKERS: 1 }, roomy)).toEqual({ loops: 1, note: null });
+});
+
+it("runs by default only as many loops as the container's memory holds, and says so", () => {
+  const loops = (cores: number, memoryMiB: number) =>
+    gatewayLoops({ GATEWAY_WORKERS: 0 }, { cores, memoryMiB });
+  const expected = (n: number) => (reusePortSupported() ? n : 1);
+  // A container of 150 or 256 MiB: one loop, where two were killed by the kernel in one of 200 MiB.
+  for (const memoryMiB of [150, 256, 2 * MEMORY_PER_LOOP_MIB - 1]) {
+    const chosen = loops(2, memoryMiB);
+    expect(chosen.loops, `${memoryMiB} MiB`).toBe(1);
+    if (reusePortSupported()) {
+      expect(chosen.note?.level).toBe('info');
+      expect(chosen.note?.message).toContain(`running 1 gateway event loop, not one per core (2)`);
+      expect(chosen.note?.message).toContain(`may use ${memoryMiB} MiB`);
+    }
+  }
+  expect(loops(2, 2 * MEMORY_PER_LOOP_MIB)).toEqual({ loops: expected(2), note: null });
+  expect(loops(8, 3 * MEMORY_PER_LOOP_MIB + 10).loops).toBe(expected(3));
+  // Too little for even one: still one, never none.
+  expect(loops(2, 64).loops).toBe(1);
+  // A number asked for is run as asked, whatever the memory.
+  expect(gatewayLoops({ GATEWAY_WORKERS: 2 }, { cores: 2, memoryMiB: 150 })).toEqual({
+    loops: expected(2),
+    note: reusePortSupported() ? null : expect.objectContaining({ level: 'warn' }),
+  });
+});
+
+it("reads the process's memory as its container's limit, or the machine's", () => {
+  const machine = Math.floor(totalmem() / 2 ** 20);
+  const limit = vi.spyOn(process, 'constrainedMemory');
+  try {
+    limit.mockReturnValue(200 * 2 ** 20); // a container of 200 MiB
+    expect(processMemoryMiB()).toBe(200);
+    limit.mockReturnValue(0); // no limit known
+    expect(processMemoryMiB()).toBe(machine);
+    limit.mockReturnValue(2 ** 44); // "unlimited", as a cgroup without a limit reads
+    expect(processMemoryMiB()).toBe(machine);
+  } finally {
+    limit.mockRestore();
+  }
 });

@@ -6,8 +6,9 @@
 // an older Node.js there is one event loop, with a warning. With a log the parent holds (the embedded
 // log, whose one writer is the parent's), each thread appends through a MessagePort (log/thread); without
 // one (Kafka), each thread opens its own log, with its own producer.
+import { availableParallelism, totalmem } from 'node:os';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
-import { gatewayWorkers, type TallyConfig } from '@tally/config';
+import type { TallyConfig } from '@tally/config';
 import { type RecordLog, type SuspendableLog, serveAppends, serveEnvironmentRelease } from '@tally/log';
 import { type Health, type MetricsJson, startOrUnwind } from '@tally/service';
 import { RATE_LIMIT_KEYS } from './gateway.ts';
@@ -266,29 +267,75 @@ export function reusePortSupported(version = process.versions.node): boolean {
 }
 
 /**
- * How many event loops the gateway runs: GATEWAY_WORKERS (0, the default: one per core), or one where
- * this Node.js cannot share the port, with the line that says so (a warning when more were asked for by
- * number; information when it is the default's one per core).
+ * The memory one more gateway event loop needs under full load, in MiB: its V8 isolate (~35–45 MiB once the
+ * gateway's modules are loaded), its young generation (up to WORKER_RESOURCE_LIMITS' 48 MiB) and its share of
+ * the old generation, with room for the file pages (the node binary, the log's) that a container's memory
+ * limit also counts. Two loops peaked at 200–240 MiB of the process's own memory (RssAnon) on two cores, and
+ * were killed by the kernel in a container of 200 MiB (BENCHMARKS.md, 2026-11-28, "in a container").
  */
-export function gatewayLoops(config: Pick<TallyConfig, 'GATEWAY_WORKERS'>): {
+export const MEMORY_PER_LOOP_MIB = 160;
+
+/**
+ * The memory this process may use, in MiB: its container's limit (the memory cgroup, as Node.js reads it:
+ * `process.constrainedMemory()`) where there is one below the machine's, else the machine's.
+ */
+export function processMemoryMiB(): number {
+  const machine = totalmem();
+  const constrained = process.constrainedMemory?.() ?? 0;
+  return Math.floor((constrained > 0 && constrained < machine ? constrained : machine) / 2 ** 20);
+}
+
+/** What the default number of event loops is chosen from (tests give their own). */
+export interface LoopHost {
+  cores: number;
+  /** processMemoryMiB(). */
+  memoryMiB: number;
+}
+
+/**
+ * How many event loops the gateway runs: GATEWAY_WORKERS, or by default (0) one per core as far as the
+ * process's memory holds them (MEMORY_PER_LOOP_MIB each, at least one), so that the gateway fits the
+ * container it is given rather than being killed in it under load; or one where this Node.js cannot share
+ * the port. With the line that says why, where it runs fewer than asked for: a warning when more were asked
+ * for by number, information when it is the default's.
+ */
+export function gatewayLoops(
+  config: Pick<TallyConfig, 'GATEWAY_WORKERS'>,
+  host: LoopHost = { cores: availableParallelism(), memoryMiB: processMemoryMiB() },
+): {
   loops: number;
   note: { level: 'info' | 'warn'; message: string } | null;
 } {
-  const wanted = gatewayWorkers(config);
-  if (wanted <= 1 || reusePortSupported()) return { loops: wanted, note: null };
-  const asked =
-    config.GATEWAY_WORKERS === 0
+  const byDefault = config.GATEWAY_WORKERS === 0;
+  const held = Math.max(1, Math.floor(host.memoryMiB / MEMORY_PER_LOOP_MIB));
+  const wanted = byDefault ? Math.min(host.cores, held) : config.GATEWAY_WORKERS;
+  if (wanted > 1 && !reusePortSupported()) {
+    const asked = byDefault
       ? `one per core (${wanted}) by default`
       : `GATEWAY_WORKERS=${config.GATEWAY_WORKERS}`;
-  return {
-    loops: 1,
-    note: {
-      level: config.GATEWAY_WORKERS === 0 ? 'info' : 'warn',
-      message:
-        `running one gateway event loop, not ${asked}: Node.js ${process.versions.node} cannot share ` +
-        'the port between event loops (reusePort needs Node.js 22.12 or newer)',
-    },
-  };
+    return {
+      loops: 1,
+      note: {
+        level: byDefault ? 'info' : 'warn',
+        message:
+          `running one gateway event loop, not ${asked}: Node.js ${process.versions.node} cannot share ` +
+          'the port between event loops (reusePort needs Node.js 22.12 or newer)',
+      },
+    };
+  }
+  if (byDefault && wanted < host.cores) {
+    return {
+      loops: wanted,
+      note: {
+        level: 'info',
+        message:
+          `running ${wanted} gateway event loop${wanted === 1 ? '' : 's'}, not one per core (${host.cores}): ` +
+          `the process may use ${host.memoryMiB} MiB (its container's memory limit, or the machine's) and each loop needs ` +
+          `about ${MEMORY_PER_LOOP_MIB} MiB under load; GATEWAY_WORKERS sets the number`,
+      },
+    };
+  }
+  return { loops: wanted, note: null };
 }
 
 /** The gateway's event loops together: one URL, their metrics, their health, one close. */
