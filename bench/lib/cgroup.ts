@@ -7,6 +7,7 @@
 // (`/sys/fs/cgroup/memory`).
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { round1 } from './children.ts';
 
 export interface MemoryCgroup {
   /** The group's directory: startChild's `cgroup` option. */
@@ -44,11 +45,32 @@ function keyed(file: string, key: string): number {
   }
 }
 
+/** The group at `dir`, whose peak use and OOM kills are read from the files its cgroup version names. */
+function groupAt(
+  dir: string,
+  version: 1 | 2,
+  limitMiB: number,
+  files: { peak: string; events: string },
+): MemoryCgroup {
+  // oom_kill counts over the group's life: a group left by an earlier run starts from its count.
+  const killedBefore = keyed(join(dir, files.events), 'oom_kill');
+  return {
+    dir,
+    version,
+    limitMiB,
+    peakMiB: () => {
+      const peak = readNumber(join(dir, files.peak));
+      return peak === null ? null : round1(peak / MiB);
+    },
+    oomKills: () => keyed(join(dir, files.events), 'oom_kill') - killedBefore,
+    remove: () => rmdirSync(dir),
+  };
+}
+
 /** Creates a memory cgroup named `name` limited to `limitMiB` (no swap beyond it); throws saying why not. */
 export function createMemoryCgroup(name: string, limitMiB: number): MemoryCgroup {
   const bytes = String(Math.round(limitMiB * MiB));
   const v2 = '/sys/fs/cgroup/cgroup.controllers';
-  const round1 = (n: number) => Math.round((n / MiB) * 10) / 10;
   try {
     if (existsSync(v2) && readFileSync(v2, 'utf8').split(/\s+/).includes('memory')) {
       const dir = join('/sys/fs/cgroup', name);
@@ -56,17 +78,7 @@ export function createMemoryCgroup(name: string, limitMiB: number): MemoryCgroup
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'memory.max'), bytes);
       if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
-      return {
-        dir,
-        version: 2,
-        limitMiB,
-        peakMiB: () => {
-          const peak = readNumber(join(dir, 'memory.peak'));
-          return peak === null ? null : round1(peak);
-        },
-        oomKills: () => keyed(join(dir, 'memory.events'), 'oom_kill'),
-        remove: () => rmdirSync(dir),
-      };
+      return groupAt(dir, 2, limitMiB, { peak: 'memory.peak', events: 'memory.events' });
     }
     const root = '/sys/fs/cgroup/memory';
     if (!existsSync(join(root, 'cgroup.procs'))) throw new Error('no memory controller is mounted');
@@ -76,19 +88,7 @@ export function createMemoryCgroup(name: string, limitMiB: number): MemoryCgroup
     const swap = join(dir, 'memory.memsw.limit_in_bytes');
     if (existsSync(swap)) writeFileSync(swap, bytes);
     writeFileSync(join(dir, 'memory.max_usage_in_bytes'), '0');
-    // oom_kill counts over the group's life: a group left by an earlier run starts from its count.
-    const killedBefore = keyed(join(dir, 'memory.oom_control'), 'oom_kill');
-    return {
-      dir,
-      version: 1,
-      limitMiB,
-      peakMiB: () => {
-        const peak = readNumber(join(dir, 'memory.max_usage_in_bytes'));
-        return peak === null ? null : round1(peak);
-      },
-      oomKills: () => keyed(join(dir, 'memory.oom_control'), 'oom_kill') - killedBefore,
-      remove: () => rmdirSync(dir),
-    };
+    return groupAt(dir, 1, limitMiB, { peak: 'memory.max_usage_in_bytes', events: 'memory.oom_control' });
   } catch (error) {
     throw new Error(
       `--memory-limit needs a memory cgroup this process may create (root, a writable /sys/fs/cgroup): ${
