@@ -2,7 +2,13 @@
 // with its expiry. LMDB serialises writers across processes, so `tally users add` beside a running
 // dashboard is safe; expired documents are dropped when read or listed.
 import { join } from 'node:path';
-import { checkLmdbFile, makePrivateDir, makePrivateFiles } from '@tally/state-files';
+import {
+  checkLmdbFile,
+  makePrivateDir,
+  makePrivateFiles,
+  trackWriteThreads,
+  type WriteThreads,
+} from '@tally/state-files';
 import { open, type RootDatabase } from 'lmdb';
 import { isLive, type StateStore, type Stored } from './state-store.ts';
 
@@ -13,6 +19,7 @@ const AFTER_SEPARATOR = '\u0020';
 export class LmdbStateStore implements StateStore {
   readonly path: string;
   readonly #db: RootDatabase<Stored<unknown>, string>;
+  readonly #writeThreads: WriteThreads;
 
   constructor(dataDir: string) {
     makePrivateDir(dataDir);
@@ -23,6 +30,7 @@ export class LmdbStateStore implements StateStore {
       "restore it from a backup, or move it away to start with no dashboard users, sessions, share links or projects' settings",
     );
     this.#db = open<Stored<unknown>, string>({ path: this.path, compression: false });
+    this.#writeThreads = trackWriteThreads(this.#db);
     makePrivateFiles(this.path, `${this.path}-lock`);
   }
 
@@ -90,7 +98,13 @@ export class LmdbStateStore implements StateStore {
     this.#db.resetReadTxn();
   }
 
+  /**
+   * Once the writes under way have committed and lmdb-js's write threads are done with the environment:
+   * closing it while one still runs can crash the process (lmdb-write-threads.ts in @tally/state-files).
+   */
   async close(): Promise<void> {
+    await Promise.resolve(this.#db.flushed).catch(() => {});
+    await this.#writeThreads.idle();
     await this.#db.close();
   }
 }

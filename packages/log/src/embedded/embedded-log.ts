@@ -18,7 +18,13 @@ import { EventEmitter } from 'node:events';
 import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IngestRecord, RecordType } from '@tally/contract';
-import { checkLmdbFile, makePrivateDir, makePrivateFiles } from '@tally/state-files';
+import {
+  checkLmdbFile,
+  makePrivateDir,
+  makePrivateFiles,
+  trackWriteThreads,
+  type WriteThreads,
+} from '@tally/state-files';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import {
   ALL_TOPICS,
@@ -182,6 +188,8 @@ export function openEmbeddedLog(options: EmbeddedLogOptions): EmbeddedRecordLog 
 
 class EmbeddedLog implements EmbeddedRecordLog {
   #root!: RootDatabase;
+  /** #root's write threads: its environment closes once they are done with it (@tally/state-files). */
+  #writeThreads!: WriteThreads;
   /** Values are the records' stored bytes (record-encoding.ts: framed, with a checksum). */
   readonly #topics = new Map<RecordType, Database<Uint8Array, number>>();
   #positions!: Database<number, string>;
@@ -255,6 +263,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
   /** Opens the LMDB environment and its databases (at construction, and again after a reopen). */
   #openEnvironment(): void {
     this.#root = open({ path: this.#file, maxDbs: 16, compression: false });
+    this.#writeThreads = trackWriteThreads(this.#root);
     for (const topic of ALL_TOPICS) {
       const db = this.#root.openDB<Uint8Array, number>({ name: `topic:${topic}`, encoding: 'binary' });
       this.#topics.set(topic, db);
@@ -289,15 +298,11 @@ class EmbeddedLog implements EmbeddedRecordLog {
    */
   async #reopen(whileClosed?: () => Promise<void>): Promise<void> {
     await this.#pruning?.catch(() => {});
-    if (this.#inFlight > 0) {
-      await new Promise<void>((resolve) => {
-        this.#settled = resolve;
-      });
-    }
+    await this.#quiet();
     const sharer = this.#sharer;
     try {
       await sharer?.suspend();
-      await this.#root.close();
+      await this.#closeEnvironment();
       this.#environmentOpen = false;
       await whileClosed?.();
       if (this.#closed) return; // closed while suspended: it stays closed
@@ -310,6 +315,26 @@ class EmbeddedLog implements EmbeddedRecordLog {
     } finally {
       sharer?.resume();
     }
+  }
+
+  /** Resolves once no append, read or write begun before is in flight. */
+  #quiet(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.#settled = resolve;
+    });
+  }
+
+  /**
+   * Closes this handle's environment once its write threads are done with it: closing the process's last
+   * handle while one still runs crashes the process (lmdb-write-threads.ts in @tally/state-files).
+   */
+  async #closeEnvironment(): Promise<void> {
+    // Writes queued and not yet started (none of this log's own: they have settled); a failed commit was
+    // told to its writes already. `flushed` is a thenable only, without catch.
+    await Promise.resolve(this.#root.flushed).catch(() => {});
+    await this.#writeThreads.idle();
+    await this.#root.close();
   }
 
   environmentReopens(): number {
@@ -563,7 +588,9 @@ class EmbeddedLog implements EmbeddedRecordLog {
     this.#appended.emit('append');
     if (this.#environmentOpen) {
       this.#environmentOpen = false;
-      await this.#root.close();
+      // Appends and reads under way finish first, so that no write thread starts once the threads are idle.
+      await this.#quiet();
+      await this.#closeEnvironment();
     }
     this.#releaseWriterLock?.();
   }
