@@ -24,6 +24,23 @@ export interface WriteThreads {
   idle(): Promise<void>;
 }
 
+/** What closeAfterWriteThreads needs of an lmdb-js RootDatabase. */
+interface ClosableRoot {
+  /** A thenable only (no catch): resolves once the writes queued so far are on disk. */
+  readonly flushed: PromiseLike<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Closes `root` once the writes queued in it have committed and its write threads (`threads`, of the same
+ * root) are done with the environment. A failed commit was told to its writes already: not again here.
+ */
+export async function closeAfterWriteThreads(root: ClosableRoot, threads: WriteThreads): Promise<void> {
+  await Promise.resolve(root.flushed).catch(() => {});
+  await threads.idle();
+  await root.close();
+}
+
 /** Counts the write threads of `root`'s environment, wrapping its startWriting. */
 export function trackWriteThreads(root: object): WriteThreads {
   const env = (root as { env?: NativeEnvironment }).env;
@@ -59,7 +76,6 @@ export function trackWriteThreads(root: object): WriteThreads {
       try {
         return start.call(this, address, answer);
       } catch (error) {
-        done = true;
         ended();
         throw error;
       }

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import {
   checkLmdbFile,
+  closeAfterWriteThreads,
   makePrivateDir,
   makePrivateFiles,
   trackWriteThreads,
@@ -102,9 +103,7 @@ export class LmdbStateStore implements StateStore {
    * Once the writes under way have committed and lmdb-js's write threads are done with the environment:
    * closing it while one still runs can crash the process (lmdb-write-threads.ts in @tally/state-files).
    */
-  async close(): Promise<void> {
-    await Promise.resolve(this.#db.flushed).catch(() => {});
-    await this.#writeThreads.idle();
-    await this.#db.close();
+  close(): Promise<void> {
+    return closeAfterWriteThreads(this.#db, this.#writeThreads);
   }
 }

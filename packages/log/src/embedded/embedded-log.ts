@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import type { IngestRecord, RecordType } from '@tally/contract';
 import {
   checkLmdbFile,
+  closeAfterWriteThreads,
   makePrivateDir,
   makePrivateFiles,
   trackWriteThreads,
@@ -188,7 +189,10 @@ export function openEmbeddedLog(options: EmbeddedLogOptions): EmbeddedRecordLog 
 
 class EmbeddedLog implements EmbeddedRecordLog {
   #root!: RootDatabase;
-  /** #root's write threads: its environment closes once they are done with it (@tally/state-files). */
+  /**
+   * #root's write threads: its environment closes only once they are done with it (closeAfterWriteThreads):
+   * closing the process's last handle while one still runs crashes the process.
+   */
   #writeThreads!: WriteThreads;
   /** Values are the records' stored bytes (record-encoding.ts: framed, with a checksum). */
   readonly #topics = new Map<RecordType, Database<Uint8Array, number>>();
@@ -302,7 +306,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
     const sharer = this.#sharer;
     try {
       await sharer?.suspend();
-      await this.#closeEnvironment();
+      await closeAfterWriteThreads(this.#root, this.#writeThreads);
       this.#environmentOpen = false;
       await whileClosed?.();
       if (this.#closed) return; // closed while suspended: it stays closed
@@ -323,18 +327,6 @@ class EmbeddedLog implements EmbeddedRecordLog {
     return new Promise<void>((resolve) => {
       this.#settled = resolve;
     });
-  }
-
-  /**
-   * Closes this handle's environment once its write threads are done with it: closing the process's last
-   * handle while one still runs crashes the process (lmdb-write-threads.ts in @tally/state-files).
-   */
-  async #closeEnvironment(): Promise<void> {
-    // Writes queued and not yet started (none of this log's own: they have settled); a failed commit was
-    // told to its writes already. `flushed` is a thenable only, without catch.
-    await Promise.resolve(this.#root.flushed).catch(() => {});
-    await this.#writeThreads.idle();
-    await this.#root.close();
   }
 
   environmentReopens(): number {
@@ -590,7 +582,7 @@ class EmbeddedLog implements EmbeddedRecordLog {
       this.#environmentOpen = false;
       // Appends and reads under way finish first, so that no write thread starts once the threads are idle.
       await this.#quiet();
-      await this.#closeEnvironment();
+      await closeAfterWriteThreads(this.#root, this.#writeThreads);
     }
     this.#releaseWriterLock?.();
   }
