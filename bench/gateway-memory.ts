@@ -8,7 +8,10 @@
 //
 //   node --conditions=@tally/source --import tsx bench/gateway-memory.ts [--runs 5] [--duration 12]
 //     [--warmup 0] [--connections 256] [--client-ips 1000] [--projects 8] [--memory-limit MiB]
+//     [--without-image-flags]
 //
+// The gateway runs as the image's command does, with its node flags (the Dockerfile's CMD: V8's young
+// generation); `--without-image-flags` runs it without them, to measure what they change.
 // `--memory-limit`: the gateway runs in a memory cgroup of that size (lib/cgroup.ts; root only), as in a
 // container with that limit: the JSON adds the group's peak use (the gateway's memory and the page cache
 // charged to it), the kernel's OOM kills, and the event loops the gateway chose; a run in which the
@@ -19,11 +22,20 @@ import { highWaterMiB, Monitor, onInterrupt, round1, stopAll } from './lib/child
 import { startLoad } from './lib/load.ts';
 import { loadSnapshot, machineInfo } from './lib/machine.ts';
 import { atMost, parseArgs } from './lib/report.ts';
-import { createTokens, removeDir, startGatewayServer, tempDir } from './lib/stack.ts';
+import { createTokens, imageNodeFlags, removeDir, startGatewayServer, tempDir } from './lib/stack.ts';
 import { buildTemplates } from './lib/workload.ts';
 
 const options = parseArgs(
-  { runs: 5, duration: 12, warmup: 0, connections: 256, clientIps: 1000, projects: 8, memoryLimit: 0 },
+  {
+    runs: 5,
+    duration: 12,
+    warmup: 0,
+    connections: 256,
+    clientIps: 1000,
+    projects: 8,
+    memoryLimit: 0,
+    withoutImageFlags: false,
+  },
   process.argv.slice(2),
 );
 const log = (message: string) => process.stderr.write(`[bench:gateway-memory] ${message}\n`);
@@ -77,7 +89,10 @@ async function main() {
   const group: MemoryCgroup | null =
     options.memoryLimit > 0 ? createMemoryCgroup(`tally-bench-${process.pid}`, options.memoryLimit) : null;
   if (group) onInterrupt(async () => group.remove());
-  const gateway = await startGatewayServer({ TALLY_DATA_DIR: dataDir }, [], 'compiled', group?.dir);
+  const gateway = await startGatewayServer(
+    { TALLY_DATA_DIR: dataDir },
+    { cgroup: group?.dir, imageFlags: !options.withoutImageFlags },
+  );
   const pid = gateway.child.pid;
   let killed: string | null = null;
   gateway.child.exited.then((code) => {
@@ -147,6 +162,7 @@ async function main() {
         // The gateway's own settings that weigh on its memory, as its environment gives them.
         GEO_DATABASE: process.env.GEO_DATABASE ?? 'city (default)',
         GATEWAY_WORKERS: process.env.GATEWAY_WORKERS ?? '0 (default: one per core)',
+        nodeFlags: options.withoutImageFlags ? [] : imageNodeFlags(),
       },
       ...(group && {
         container: {

@@ -230,7 +230,7 @@ async function runBackend(backend: string, services: Services | null): Promise<B
   let gateway: ServerProcess | null = null;
   try {
     const ceilingUrl = (await ceilingProcess.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1] as string;
-    gateway = await startGatewayServer(env, nodeArgs);
+    gateway = await startGatewayServer(env, { nodeArgs });
     monitor.watch('ceiling', ceilingProcess.pid);
     monitor.watch('gateway', gateway.child.pid);
     log(`${backend}: gateway ${gateway.url}, ceiling ${ceilingUrl}`);

@@ -10,7 +10,12 @@
 //
 //   npm run bench:peer -- --rudder-bin /path/to/rudder-server \
 //     --postgres-url postgres://rudder:password@127.0.0.1:5432/jobsdb [--rounds 3] [--duration 15]
-//     [--connections 256] [--generator wrk|autocannon]
+//     [--connections 256] [--generator wrk|autocannon] [--memory-limit <MiB>]
+//
+// `--memory-limit`: each side's server runs in a memory cgroup of that size of its own (lib/cgroup.ts; root
+// only), as a gateway replica in a container does; the peer's Postgres stays outside its group (its memory
+// is not counted against the peer). Per run, each side's peak RssAnon and its group's peak use and OOM
+// kills; a side the kernel killed serves nothing in its later runs (0 req/s), and the JSON says when.
 //
 // `--peer tally` runs a second Tally gateway as the peer instead: a check of the harness itself, whose two
 // sides should measure alike (no binary needed).
@@ -19,11 +24,12 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createMemoryCgroup, type MemoryCgroup } from './lib/cgroup.ts';
 import { type Child, Monitor, onInterrupt, round1, sleep, startChild, stopAll } from './lib/children.ts';
 import { type LoadResult, startLoad } from './lib/load.ts';
 import { loadSnapshot, machineInfo } from './lib/machine.ts';
 import { parseArgs, spread } from './lib/report.ts';
-import { createTokens, removeDir, startGatewayServer, tempDir } from './lib/stack.ts';
+import { createTokens, imageNodeFlags, removeDir, startGatewayServer, tempDir } from './lib/stack.ts';
 import { buildTemplates, type RequestTemplate } from './lib/workload.ts';
 
 const options = parseArgs(
@@ -37,6 +43,7 @@ const options = parseArgs(
     connections: 256,
     generator: 'autocannon',
     clientIps: 1000,
+    memoryLimit: 0,
   },
   process.argv.slice(2),
 );
@@ -131,6 +138,53 @@ interface Side {
   pid: number;
   /** Whether the side's database (Postgres) works for it: its CPU is counted with the side's. */
   postgres: boolean;
+  /** The memory cgroup its server runs in (--memory-limit), else null. */
+  group: MemoryCgroup | null;
+  /** Why its server ended during the runs (killed for want of memory, in a cgroup), else null. */
+  ended: string | null;
+  /** Its server's process. */
+  child: Child;
+}
+
+const groups: MemoryCgroup[] = [];
+
+/** A memory cgroup of --memory-limit MiB for one side's server, or null without the option. */
+function sideGroup(name: string): MemoryCgroup | null {
+  if (options.memoryLimit <= 0) return null;
+  const group = createMemoryCgroup(`tally-bench-peer-${process.pid}-${name}`, options.memoryLimit);
+  groups.push(group);
+  return group;
+}
+
+/** Removes the cgroups, once their servers have been stopped (stopAll). */
+function removeGroups(): void {
+  for (const group of groups.splice(0)) {
+    try {
+      group.remove();
+    } catch (error) {
+      log(`could not remove the cgroup ${group.dir}: ${error instanceof Error ? error.message : error}`);
+    }
+  }
+}
+onInterrupt(async () => removeGroups());
+
+/** Set once the runs are over: the servers are then stopped on purpose. */
+let runsOver = false;
+
+/** Why `side`'s server has ended, if it has (its exit seen now, before the 'exit' event may have come). */
+function endedNow(side: Side): string | null {
+  const { exitCode, signalCode } = side.child.process;
+  if (exitCode === null && signalCode === null) return null;
+  const how = signalCode ? `killed by ${signalCode}` : `exit code ${exitCode}`;
+  return `${side.name} ended (${how}) during the runs`;
+}
+
+/** Notes on `side` when its server ends during the runs, so that its later runs are not loads against nothing. */
+function watchEnd(side: Side): Side {
+  side.child.exited.then(() => {
+    if (!runsOver) side.ended ??= endedNow(side);
+  });
+  return side;
 }
 
 /**
@@ -185,7 +239,9 @@ async function startRudder(dir: string): Promise<Side> {
   );
   const port = await freePort();
   const transformer = await transformerStub();
+  const group = sideGroup('rudderstack');
   const child = startChild('rudder-server', options.rudderBin, [], {
+    ...(group && { cgroup: group.dir }),
     env: {
       ...process.env,
       APP_TYPE: 'GATEWAY',
@@ -214,29 +270,36 @@ async function startRudder(dir: string): Promise<Side> {
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForOk(`${url}/health`, child, 120_000);
-  return {
+  return watchEnd({
     name: 'rudderstack',
     url,
     path: '/v1/track',
     templates: rudderTemplates(writeKey),
     pid: child.pid,
     postgres: true,
-  };
+    group,
+    ended: null,
+    child,
+  });
 }
 
 async function startTally(name: string): Promise<Side> {
   const dataDir = tempDir(`peer-${name}`);
   onInterrupt(async () => removeDir(dataDir));
   const tokens = await createTokens(8, { dataDir });
-  const gateway = await startGatewayServer({ TALLY_DATA_DIR: dataDir });
-  return {
+  const group = sideGroup(name);
+  const gateway = await startGatewayServer({ TALLY_DATA_DIR: dataDir }, { cgroup: group?.dir });
+  return watchEnd({
     name,
     url: gateway.url,
     path: '/api/ingest',
     templates: buildTemplates({ tokens, clientIps: options.clientIps }),
     pid: gateway.child.pid,
     postgres: false,
-  };
+    group,
+    ended: null,
+    child: gateway.child,
+  });
 }
 
 interface Run {
@@ -250,10 +313,40 @@ interface Run {
   /** Server (and database) CPU time per 2xx answer, µs. */
   cpuPerRequestUs: number | null;
   peakRssMiB: number | null;
+  /** The server's own memory (RssAnon) and its mapped files' resident pages (RssFile), at their peaks. */
+  peakRssAnonMiB: number | null;
+  peakRssFileMiB: number | null;
+  /** With --memory-limit: its group's peak use (its memory and the page cache charged to it), OOM kills so far. */
+  cgroupPeakMiB?: number | null;
+  oomKills?: number;
+  /** Why the run is not a full measurement: the server ended during it (or before: then nothing was loaded). */
+  ended?: string;
   otherCpuPercent: number;
 }
 
+/** A run of a side whose server had ended before it: it served nothing. */
+function endedRun(side: Side, round: number, ended: string): Run {
+  log(`round ${round} ${side.name}: not loaded, ${ended}`);
+  return {
+    round,
+    side: side.name,
+    acceptedRps: 0,
+    statuses: {},
+    latencyMs: { p50: 0, p90: 0, p99: 0, p99_9: 0, max: 0, mean: 0 }, // none: see `ended`
+    serverCpuPercent: null,
+    databaseCpuPercent: null,
+    cpuPerRequestUs: null,
+    peakRssMiB: null,
+    peakRssAnonMiB: null,
+    peakRssFileMiB: null,
+    ...(side.group && { cgroupPeakMiB: side.group.peakMiB(), oomKills: side.group.oomKills() }),
+    ended,
+    otherCpuPercent: 0,
+  };
+}
+
 async function measure(side: Side, round: number, monitor: Monitor): Promise<Run> {
+  if (side.ended) return endedRun(side, round, side.ended);
   const database = side.postgres ? postgresPids() : [];
   for (const pid of database) monitor.watch(`postgres ${pid}`, pid);
   const load = startLoad({
@@ -267,11 +360,24 @@ async function measure(side: Side, round: number, monitor: Monitor): Promise<Run
     templates: side.templates,
   });
   monitor.watch('load generator', load.child.pid);
-  const result = await load.result;
+  let result: LoadResult;
+  try {
+    result = await load.result;
+  } catch (error) {
+    // The generator fails when the server is gone (connection refused): a side killed for want of memory.
+    monitor.unwatch('load generator');
+    for (const pid of database) monitor.unwatch(`postgres ${pid}`);
+    await Promise.race([side.child.exited, sleep(1000)]);
+    side.ended ??= endedNow(side);
+    if (side.ended) return endedRun(side, round, side.ended);
+    throw error;
+  }
   const usage = monitor.window(result.startedAt, result.endedAt);
   monitor.unwatch('load generator');
   for (const pid of database) monitor.unwatch(`postgres ${pid}`);
-  const own = usage.processes[side.name];
+  side.ended ??= endedNow(side);
+  // A server that ended during the run has no CPU time at its end to count from.
+  const own = side.ended ? undefined : usage.processes[side.name];
   const databaseCpu = database.length
     ? database.reduce((sum, pid) => sum + (usage.processes[`postgres ${pid}`]?.cpuPercent ?? 0), 0)
     : null;
@@ -284,13 +390,18 @@ async function measure(side: Side, round: number, monitor: Monitor): Promise<Run
     latencyMs: result.latencyMs,
     serverCpuPercent: own?.cpuPercent ?? null,
     databaseCpuPercent: databaseCpu,
-    cpuPerRequestUs: result.acceptedRps > 0 ? round1((cpu / 100 / result.acceptedRps) * 1e6) : null,
-    peakRssMiB: own?.peakRssMiB ?? null,
+    cpuPerRequestUs: own && result.acceptedRps > 0 ? round1((cpu / 100 / result.acceptedRps) * 1e6) : null,
+    peakRssMiB: usage.processes[side.name]?.peakRssMiB ?? null,
+    peakRssAnonMiB: usage.processes[side.name]?.peakRssAnonMiB ?? null,
+    peakRssFileMiB: usage.processes[side.name]?.peakRssFileMiB ?? null,
+    ...(side.group && { cgroupPeakMiB: side.group.peakMiB(), oomKills: side.group.oomKills() }),
+    ...(side.ended && { ended: side.ended }),
     otherCpuPercent: usage.otherCpuPercent,
   };
   log(
     `round ${round} ${side.name}: ${run.acceptedRps} req/s, p99 ${run.latencyMs.p99} ms, ` +
-      `${run.cpuPerRequestUs} µs CPU per request, peak RSS ${run.peakRssMiB} MiB`,
+      `${run.cpuPerRequestUs} µs CPU per request, peak RSS ${run.peakRssMiB} MiB (RssAnon ${run.peakRssAnonMiB})` +
+      (side.ended ? `; ${side.ended}` : ''),
   );
   return run;
 }
@@ -312,22 +423,36 @@ async function main(): Promise<void> {
       runs.push(await measure(peer, round, monitor));
     }
   } finally {
+    runsOver = true;
     monitor.stop();
     await stopAll();
     removeDir(dir);
   }
   const of = (name: string) => runs.filter((r) => r.side === name);
-  const summary = (name: string) => {
-    const own = of(name);
+  const summary = (side: Side) => {
+    const own = of(side.name);
+    // The tail and the CPU of the runs it served; a run after its server ended counts as 0 req/s.
+    const served = own.filter((r) => !r.ended);
     return {
       acceptedRps: spread(own.map((r) => r.acceptedRps)),
-      p99Ms: spread(own.map((r) => r.latencyMs.p99)),
-      cpuPerRequestUs: spread(own.map((r) => r.cpuPerRequestUs ?? 0)),
-      peakRssMiB: Math.max(...own.map((r) => r.peakRssMiB ?? 0)),
+      p99Ms: served.length ? spread(served.map((r) => r.latencyMs.p99)) : null,
+      cpuPerRequestUs: served.length ? spread(served.map((r) => r.cpuPerRequestUs ?? 0)) : null,
+      peakRssMiB: Math.max(0, ...own.map((r) => r.peakRssMiB ?? 0)),
+      peakRssAnonMiB: Math.max(0, ...own.map((r) => r.peakRssAnonMiB ?? 0)),
+      ...(side.group && {
+        container: {
+          memoryLimitMiB: side.group.limitMiB,
+          cgroup: `v${side.group.version}`,
+          peakMiB: side.group.peakMiB(),
+          oomKills: side.group.oomKills(),
+          ended: side.ended,
+        },
+      }),
     };
   };
-  const tallySummary = summary(tally.name);
-  const peerSummary = summary(peer.name);
+  const tallySummary = summary(tally);
+  const peerSummary = summary(peer);
+  removeGroups();
   const ratio =
     peerSummary.acceptedRps.median > 0
       ? tallySummary.acceptedRps.median / peerSummary.acceptedRps.median
@@ -337,7 +462,7 @@ async function main(): Promise<void> {
       {
         bench: 'peer',
         machine: machineInfo(),
-        settings: { ...options, node: process.version },
+        settings: { ...options, node: process.version, tallyNodeFlags: imageNodeFlags() },
         machineLoadBefore: before,
         runs,
         summary: { [tally.name]: tallySummary, [peer.name]: peerSummary },
@@ -356,5 +481,6 @@ async function main(): Promise<void> {
 main().catch(async (error: unknown) => {
   log(error instanceof Error ? error.message : String(error));
   await stopAll();
+  removeGroups();
   process.exit(1);
 });

@@ -5,7 +5,7 @@
 // the schema registry (from the environment, else started natively through infra/ and stopped again at the
 // end if the benchmark started them). Each run uses its own topic and key prefixes and removes them after.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -212,16 +212,43 @@ async function startService(
 }
 
 /**
- * The gateway alone, as the Dockerfile's command runs it (`node services/gateway/dist/main.js`); inside
- * `cgroup` (lib/cgroup.ts) when given, as in a container with a memory limit.
+ * The node flags of the image's command (the Dockerfile's CMD, between `node` and the script: V8's young
+ * generation, see its comment), so that the benchmarks start the gateway as the image runs it.
+ */
+export function imageNodeFlags(): string[] {
+  const cmd = /^CMD (.*)$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))?.[1];
+  const argv = cmd ? (JSON.parse(cmd) as string[]) : [];
+  return argv.slice(1, -1).filter((arg) => arg.startsWith('-'));
+}
+
+export interface GatewayServerOptions {
+  /** More node flags (a CPU profile's). */
+  nodeArgs?: string[];
+  runtime?: Runtime;
+  /** A memory cgroup's directory (lib/cgroup.ts) to start it in, as in a container with a memory limit. */
+  cgroup?: string | undefined;
+  /** Start it with the image's node flags (imageNodeFlags; default true); false to measure it without. */
+  imageFlags?: boolean;
+}
+
+/**
+ * The gateway alone, as the Dockerfile's command runs it (`node <imageNodeFlags> services/gateway/dist/main.js`);
+ * inside `cgroup` (lib/cgroup.ts) when given, as in a container with a memory limit.
  */
 export function startGatewayServer(
   env: Record<string, string>,
-  nodeArgs: string[] = [],
-  runtime: Runtime = 'compiled',
-  cgroup?: string,
+  options: GatewayServerOptions = {},
 ): Promise<ServerProcess> {
-  return startService('gateway', 'gateway', runtime, env, nodeArgs, 60_000, cgroup);
+  const flags = options.imageFlags === false ? [] : imageNodeFlags();
+  return startService(
+    'gateway',
+    'gateway',
+    options.runtime ?? 'compiled',
+    env,
+    [...flags, ...(options.nodeArgs ?? [])],
+    60_000,
+    options.cgroup,
+  );
 }
 
 /** `npm start`'s process: gateway, record log, both consumers and the embedded chDB warehouse. */
