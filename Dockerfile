@@ -60,4 +60,10 @@ USER node
 VOLUME /data
 EXPOSE 8080 8081 8082
 # The gateway by default; the consumers run from the same image with another command (docker-compose.yml).
-CMD ["node", "services/gateway/dist/main.js"]
+# --max-semi-space-size=8: V8's young generation of every gateway thread (semi-spaces of 8 MiB; a V8 flag
+# is the process's, so it sets the loops' worker threads too). Left to itself V8 sizes it by the memory
+# it sees: semi-spaces of up to 64 MiB on a large machine (memory held for objects that live
+# milliseconds), a new space of 2 MiB in a container of 150 MiB (a request's objects promoted, ~70% more
+# CPU per request). Measured in BENCHMARKS.md (2026-11-28, "The young generation set in the image's
+# command"). A flag cannot be set from inside the process: run the compiled gateway elsewhere with it too.
+CMD ["node", "--max-semi-space-size=8", "services/gateway/dist/main.js"]
