@@ -135,12 +135,11 @@ interface Side {
   url: string;
   path: string;
   templates: RequestTemplate[];
-  pid: number;
   /** Whether the side's database (Postgres) works for it: its CPU is counted with the side's. */
   postgres: boolean;
   /** The memory cgroup its server runs in (--memory-limit), else null. */
   group: MemoryCgroup | null;
-  /** Why its server ended during the runs (killed for want of memory, in a cgroup), else null. */
+  /** Why its server ended during the runs (killed for want of memory, in a cgroup), else null (endedNow). */
   ended: string | null;
   /** Its server's process. */
   child: Child;
@@ -168,23 +167,12 @@ function removeGroups(): void {
 }
 onInterrupt(async () => removeGroups());
 
-/** Set once the runs are over: the servers are then stopped on purpose. */
-let runsOver = false;
-
 /** Why `side`'s server has ended, if it has (its exit seen now, before the 'exit' event may have come). */
 function endedNow(side: Side): string | null {
   const { exitCode, signalCode } = side.child.process;
   if (exitCode === null && signalCode === null) return null;
   const how = signalCode ? `killed by ${signalCode}` : `exit code ${exitCode}`;
   return `${side.name} ended (${how}) during the runs`;
-}
-
-/** Notes on `side` when its server ends during the runs, so that its later runs are not loads against nothing. */
-function watchEnd(side: Side): Side {
-  side.child.exited.then(() => {
-    if (!runsOver) side.ended ??= endedNow(side);
-  });
-  return side;
 }
 
 /**
@@ -270,17 +258,16 @@ async function startRudder(dir: string): Promise<Side> {
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForOk(`${url}/health`, child, 120_000);
-  return watchEnd({
+  return {
     name: 'rudderstack',
     url,
     path: '/v1/track',
     templates: rudderTemplates(writeKey),
-    pid: child.pid,
     postgres: true,
     group,
     ended: null,
     child,
-  });
+  };
 }
 
 async function startTally(name: string): Promise<Side> {
@@ -289,17 +276,16 @@ async function startTally(name: string): Promise<Side> {
   const tokens = await createTokens(8, { dataDir });
   const group = sideGroup(name);
   const gateway = await startGatewayServer({ TALLY_DATA_DIR: dataDir }, { cgroup: group?.dir });
-  return watchEnd({
+  return {
     name,
     url: gateway.url,
     path: '/api/ingest',
     templates: buildTemplates({ tokens, clientIps: options.clientIps }),
-    pid: gateway.child.pid,
     postgres: false,
     group,
     ended: null,
     child: gateway.child,
-  });
+  };
 }
 
 interface Run {
@@ -346,6 +332,7 @@ function endedRun(side: Side, round: number, ended: string): Run {
 }
 
 async function measure(side: Side, round: number, monitor: Monitor): Promise<Run> {
+  side.ended ??= endedNow(side);
   if (side.ended) return endedRun(side, round, side.ended);
   const database = side.postgres ? postgresPids() : [];
   for (const pid of database) monitor.watch(`postgres ${pid}`, pid);
@@ -413,9 +400,9 @@ async function main(): Promise<void> {
   const before = loadSnapshot();
   const tally = await startTally('tally');
   const peer = options.peer === 'tally' ? await startTally('tally-as-peer') : await startRudder(dir);
-  monitor.watch(tally.name, tally.pid);
-  monitor.watch(peer.name, peer.pid);
-  log(`tally ${tally.url} (pid ${tally.pid}), ${peer.name} ${peer.url} (pid ${peer.pid})`);
+  monitor.watch(tally.name, tally.child.pid);
+  monitor.watch(peer.name, peer.child.pid);
+  log(`tally ${tally.url} (pid ${tally.child.pid}), ${peer.name} ${peer.url} (pid ${peer.child.pid})`);
   const runs: Run[] = [];
   try {
     for (let round = 1; round <= options.rounds; round++) {
@@ -423,7 +410,6 @@ async function main(): Promise<void> {
       runs.push(await measure(peer, round, monitor));
     }
   } finally {
-    runsOver = true;
     monitor.stop();
     await stopAll();
     removeDir(dir);
