@@ -127,7 +127,8 @@ describe('analytics consumers scaled out on Kafka: exact with 1, 2 and 3 members
   /**
    * A day of traffic: in each project, visitors (named by the client, and derived by the gateway from
    * distinct User-Agents) with several sessions each, pageviews and custom events some minutes apart
-   * (visits split where 30 minutes pass), sent in a shuffled order, `concurrency` at a time.
+   * (visits split where 30 minutes pass), the last session dated by arrival, sent in a shuffled order,
+   * `concurrency` at a time.
    */
   async function sendTraffic(
     visitors: number,
@@ -142,18 +143,29 @@ describe('analytics consumers scaled out on Kafka: exact with 1, 2 and 3 members
         const userAgent = named
           ? (USER_AGENTS[v % USER_AGENTS.length] as string)
           : `${USER_AGENTS[0]} tally-test/${randomUUID()}`;
-        const visitor = named ? { visitor_fingerprint: `fp-${project}-${day}-${v}` } : {};
+        // The same named visitors in every phase: their visits dated by arrival go on from phase to phase,
+        // landed by the members that hold their partition in each (it may come back to one that held it).
+        const visitor = named ? { visitor_fingerprint: `fp-${project}-${v}` } : {};
         for (let session = 0; session < 3; session++) {
           const sessionId = `s-${randomUUID()}`;
           const start = day + session * 3 * 3600_000 + v * 60_000;
           for (let r = 0; r < 4; r++) {
-            const timestamp = start + r * 7 * 60_000 + (r === 3 && session === 1 ? 40 * 60_000 : 0);
+            // The last session's records are dated by their arrival, as a browser's tracker's are: one
+            // visit of the visitor's, landed by whichever members hold it before and after the change.
+            const timestamp =
+              session === 2
+                ? {}
+                : { timestamp: start + r * 7 * 60_000 + (r === 3 && session === 1 ? 40 * 60_000 : 0) };
             const data =
               r === 2
                 ? { session_id: sessionId, event_name: 'clicked', event_data: { n: String(r) }, ...visitor }
                 : { session_id: sessionId, url: `https://${project}.example/p${r}`, ...visitor };
             records.push(() =>
-              send(project, { type: r === 2 ? 'event' : 'pageview', timestamp, data }, userAgent),
+              send(
+                project,
+                { type: r === 2 ? 'event' : 'pageview', data: { ...data, ...timestamp } },
+                userAgent,
+              ),
             );
           }
         }
@@ -263,8 +275,8 @@ describe('analytics consumers scaled out on Kafka: exact with 1, 2 and 3 members
             BURST,
             {
               type: 'pageview',
-              timestamp: day + (i % 500) * 60_000,
               data: {
+                timestamp: day + (i % 500) * 60_000,
                 session_id: `b-${i % 300}`,
                 visitor_fingerprint: `burst-${i % 300}`,
                 url: `https://b.example/${i % 7}`,

@@ -1,6 +1,9 @@
 // backfillAtStart: one fill at a time, started at once; a failed fill is tried again by the next batch.
+// landingAfter: a lander whose batches wait for the fill, and get everything the batch loop passes.
+import { aPageview, aPolledMessage } from '@tally/log/testing';
 import { describe, expect, it } from 'vitest';
-import { backfillAtStart } from './start-backfill.ts';
+import type { Holding, Prepared } from './batch-loop.ts';
+import { backfillAtStart, landingAfter } from './start-backfill.ts';
 
 const logger = () => {
   const lines: string[] = [];
@@ -41,5 +44,27 @@ describe('backfillAtStart', () => {
     expect(calls).toBe(2);
     await backfill.ready();
     expect(calls).toBe(2);
+  });
+});
+
+describe('landingAfter', () => {
+  it('lands once the fill is done, with the batch loop’s holding passed on', async () => {
+    let fill = (_rows: number) => {};
+    const backfill = backfillAtStart('visits', () => new Promise<number>((resolve) => (fill = resolve)));
+    const landed: { items: readonly Prepared<string>[]; holding: Holding | undefined }[] = [];
+    const lander = landingAfter<string>(backfill, {
+      prepare: (message) => message.record.id,
+      land: async (items, holding) => void landed.push({ items, holding }),
+    });
+    const message = aPolledMessage(aPageview());
+    const items = [{ message, row: lander.prepare(message) }];
+    const holding: Holding = { assert: () => {}, id: 7 };
+    const landing = lander.land(items, holding);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(landed).toEqual([]);
+    fill(0);
+    await landing;
+    expect(landed).toEqual([{ items, holding }]);
+    expect(items[0]?.row).toBe(message.record.id);
   });
 });

@@ -7,7 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IngestRecord, IngestRecordOf, RecordType } from '@tally/contract';
-import type { LogMessage, LogPosition } from './record-log.ts';
+import {
+  type LogConsumer,
+  type LogMessage,
+  type LogPosition,
+  OwnershipLostError,
+  type RecordLog,
+} from './record-log.ts';
 
 /** The record of a type; of each of them for a union of types. */
 export type RecordOf<T extends RecordType> = T extends RecordType ? IngestRecordOf<T> : never;
@@ -87,6 +93,40 @@ export const anEvent = (overrides: RecordOverrides<'event'> = {}) => aRecord('ev
 export const anIdentify = (overrides: RecordOverrides<'identify'> = {}) => aRecord('identify', overrides);
 /** A revenue record of 10 USD from customer 'c1', with a transaction id of its own. */
 export const aRevenueRecord = (overrides: RecordOverrides<'revenue'> = {}) => aRecord('revenue', overrides);
+
+/** A log's consumers' hold on their partitions, as a test sets it (withHolding). */
+export interface TestHolding {
+  /** What their holding() answers: change it as a rebalance that gave the partitions back would. */
+  id: number;
+  /** Their partitions are another member's: assertHeld throws OwnershipLostError. */
+  lost: boolean;
+}
+
+/**
+ * `log` with its consumers' holding of their partitions set by the test, as a member of a Kafka group sees
+ * rebalances: a log whose group has one consumer (the embedded one) keeps one holding for ever.
+ */
+export function withHolding(log: RecordLog): { log: RecordLog; holding: TestHolding } {
+  const holding: TestHolding = { id: 1, lost: false };
+  const held = (inner: LogConsumer): LogConsumer => ({
+    poll: (options) => inner.poll(options),
+    commit: (messages) => inner.commit(messages),
+    assertHeld: (messages) => {
+      if (holding.lost) throw new OwnershipLostError();
+      inner.assertHeld(messages);
+    },
+    holding: () => holding.id,
+    close: () => inner.close(),
+  });
+  const watched = new Proxy(log, {
+    get(target, key) {
+      if (key === 'consumer') return (options: { group: string }) => held(target.consumer(options));
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { log: watched, holding };
+}
 
 /** `record` as a consumer polls it: in its type's topic, at partition 0 and offset 0 unless told otherwise. */
 export function aPolledMessage(record: IngestRecord, position: Partial<LogPosition> = {}): LogMessage {

@@ -1,15 +1,38 @@
 // Test fixtures of the warehouse conformance suite, shared with the reports' (@tally/reports/conformance):
 // an `events` row as the analytics consumer stores it, and a database of each test's own. And what of the
-// backends a process that imports a package has loaded (backendsLoadedBy).
+// backends a process that imports a package has loaded (backendsLoadedBy). And a warehouse that tells a
+// test each insert it stored (afterInserts).
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach } from 'vitest';
 import { migrate } from './migrations.ts';
-import type { Warehouse } from './warehouse.ts';
+import type { Row, Warehouse } from './warehouse.ts';
 
 const run = promisify(execFile);
+
+/**
+ * `warehouse`, calling `after` once each insert is stored: the moment a test needs, as a rebalance that
+ * takes a consumer's partitions while its batch lands.
+ */
+export function afterInserts(
+  warehouse: Warehouse,
+  after: (table: string, rows: readonly Row[]) => void,
+): Warehouse {
+  return new Proxy(warehouse, {
+    get(target, key) {
+      if (key === 'insert') {
+        return async (table: string, rows: readonly Row[]) => {
+          await target.insert(table, rows);
+          after(table, rows);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 /** Opens the backend under test on a database of its own. */
 export type OpenWarehouse = (database: string) => Promise<Warehouse>;

@@ -16,6 +16,7 @@ import {
   type ConsumerOptions,
   consumeInBatches,
   type Lander,
+  landingAfter,
   type Prepared,
   RecordError,
   type RunningBatchLoop,
@@ -129,13 +130,7 @@ export function startAnalyticsConsumer(options: AnalyticsConsumerOptions): Runni
     group,
     consumer,
     deadLetters: options.log.deadLetters,
-    lander: {
-      prepare: lander.prepare,
-      land: async (items) => {
-        await backfill.ready();
-        await lander.land(items);
-      },
-    },
+    lander: landingAfter(backfill, lander),
     logger: options.logger,
     metrics: options.metrics,
     progress: options.progress?.group(group),

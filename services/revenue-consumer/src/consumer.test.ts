@@ -1,13 +1,15 @@
 // The revenue consumer keeps mrr_movements: after each batch (duplicates included, so that a crash between
 // storing records and refreshing movements is repaired by the redelivery), and at start for a warehouse
-// whose table is still empty. Real chDB and a real embedded log.
+// whose table is still empty; and writes none once its partitions are another member's. Real chDB and a
+// real embedded log.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LogMessage, openEmbeddedLog } from '@tally/log';
-import { anIngestRecord, aPolledMessage } from '@tally/log/testing';
+import { anIngestRecord, aPolledMessage, withHolding } from '@tally/log/testing';
 import { workedExample } from '@tally/reports/testing';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
+import { afterInserts } from '@tally/warehouse/testing';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { revenueLander, startRevenueConsumer } from './consumer.ts';
 
@@ -132,4 +134,41 @@ it('lands a transaction once per project, the projects of a batch looked up toge
     { project_id: 't-a', amount: 100 },
     { project_id: 't-b', amount: 200 },
   ]);
+});
+
+it('writes no MRR movement once its partitions are another member’s, and leaves the batch to the new holder', async () => {
+  // The partitions move while a batch lands: after its transactions are stored, before the movements
+  // computed from what this member read are written. Its new holder gets the batch again and writes them.
+  const { log, holding } = withHolding(openEmbeddedLog({ path: join(dir, 'holding-lost') }));
+  await log.append(messages('moved').map((m) => m.record));
+  const losing = afterInserts(warehouse, (table, rows) => {
+    if (table === 'revenue' && rows.length > 0) holding.lost = true;
+  });
+  const warnings: string[] = [];
+  const logger = { info: () => {}, error: () => {}, warn: (_: object, line: string) => warnings.push(line) };
+  const batch = { maxRecords: 100, maxWaitMs: 20 };
+  const first = startRevenueConsumer({ log, warehouse: losing, batch, logger });
+  try {
+    await vi.waitFor(
+      () => expect(warnings).toContain('revenue partitions moved to another member; batch left to it'),
+      { timeout: 30_000, interval: 50 },
+    );
+  } finally {
+    await first.stop();
+  }
+  expect(await revenueCount('moved')).toBe(9);
+  expect(await movementCount('moved')).toBe(0);
+
+  holding.lost = false;
+  holding.id = 2;
+  const next = startRevenueConsumer({ log, warehouse, batch });
+  try {
+    await vi.waitFor(async () => expect(await movementCount('moved')).toBe(7), {
+      timeout: 30_000,
+      interval: 50,
+    });
+  } finally {
+    await next.stop();
+    await log.close();
+  }
 });

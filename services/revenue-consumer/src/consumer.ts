@@ -5,7 +5,8 @@
 // (project_id, transaction_id) backs this up should two writers ever race.
 // After each batch, the MRR movements of every customer in it are recomputed from that customer's whole
 // history into mrr_movements (also for records that were duplicates: a crash between the writes is
-// repaired by the redelivery). `tally report mrr` recomputes from the records itself.
+// repaired by the redelivery), and written only while the consumer still holds their partitions (the
+// holding's assert, before the write). `tally report mrr` recomputes from the records itself.
 
 import {
   backfillAtStart,
@@ -13,6 +14,7 @@ import {
   consumeInBatches,
   firstCopies,
   type Lander,
+  landingAfter,
   RecordError,
   type RunningBatchLoop,
 } from '@tally/consumer';
@@ -71,7 +73,7 @@ export function revenueLander(warehouse: Warehouse): Lander<RevenueRow> {
       }
       return revenueRow(record);
     },
-    async land(items) {
+    async land(items, holding) {
       const fresh = await firstCopies(warehouse, items);
       // Of the new record ids, the first record of each transaction the project does not have yet.
       const byProject = new Map<string, Map<string, RevenueRow>>();
@@ -103,7 +105,8 @@ export function revenueLander(warehouse: Warehouse): Lander<RevenueRow> {
         const key = `${row.project_id}\u0000${row.customer_id}`;
         if (!customers.has(key)) customers.set(key, { project: row.project_id, customer: row.customer_id });
       }
-      await refreshCustomersMrr(warehouse, [...customers.values()]);
+      // Computed from what it read: written only while this consumer still holds the customers' partitions.
+      await refreshCustomersMrr(warehouse, [...customers.values()], { beforeWrite: holding?.assert });
     },
   };
 }
@@ -122,13 +125,7 @@ export function startRevenueConsumer(options: RevenueConsumerOptions): RunningBa
     group,
     consumer,
     deadLetters: options.log.deadLetters,
-    lander: {
-      prepare: lander.prepare,
-      land: async (items) => {
-        await backfill.ready();
-        await lander.land(items);
-      },
-    },
+    lander: landingAfter(backfill, lander),
     logger: options.logger,
     metrics: options.metrics,
     progress: options.progress?.group(group),

@@ -55,6 +55,13 @@ export function refreshMrrMovements(
 export async function refreshCustomersMrr(
   warehouse: Warehouse,
   customers: readonly { project: string; customer: string }[],
+  options: {
+    /**
+     * Called right before movements are written: throws to write nothing (the consumer no longer holds
+     * these customers' partitions; their new holder computes them again from what it reads).
+     */
+    beforeWrite?: (() => void) | undefined;
+  } = {},
 ): Promise<number> {
   let total = 0;
   const lookups = crossProjectLookups(
@@ -119,7 +126,10 @@ export async function refreshCustomersMrr(
         is_deleted: 1,
       });
     }
-    if (rows.length > 0) await warehouse.insert('mrr_movements', rows);
+    if (rows.length > 0) {
+      options.beforeWrite?.();
+      await warehouse.insert('mrr_movements', rows);
+    }
   }
   return total;
 }
