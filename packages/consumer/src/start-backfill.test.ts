@@ -50,7 +50,13 @@ describe('backfillAtStart', () => {
 describe('landingAfter', () => {
   it('lands once the fill is done, with the batch loop’s holding passed on', async () => {
     let fill = (_rows: number) => {};
-    const backfill = backfillAtStart('visits', () => new Promise<number>((resolve) => (fill = resolve)));
+    const backfill = backfillAtStart(
+      'visits',
+      () =>
+        new Promise<number>((resolve) => {
+          fill = resolve;
+        }),
+    );
     const landed: { items: readonly Prepared<string>[]; holding: Holding | undefined }[] = [];
     const lander = landingAfter<string>(backfill, {
       prepare: (message) => message.record.id,

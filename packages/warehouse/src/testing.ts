@@ -1,7 +1,7 @@
 // Test fixtures of the warehouse conformance suite, shared with the reports' (@tally/reports/conformance):
 // an `events` row as the analytics consumer stores it, and a database of each test's own. And what of the
 // backends a process that imports a package has loaded (backendsLoadedBy). And a warehouse that tells a
-// test each insert it stored (afterInserts).
+// test each insert it stored (afterInserts), or holds its queries back (beforeQueries).
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,21 @@ import type { Row, Warehouse } from './warehouse.ts';
 
 const run = promisify(execFile);
 
+/** `warehouse` with one method replaced, the others its own. */
+function replacing<K extends keyof Warehouse>(
+  warehouse: Warehouse,
+  name: K,
+  method: Warehouse[K],
+): Warehouse {
+  return new Proxy(warehouse, {
+    get(target, key) {
+      if (key === name) return method;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 /**
  * `warehouse`, calling `after` once each insert is stored: the moment a test needs, as a rebalance that
  * takes a consumer's partitions while its batch lands.
@@ -20,18 +35,22 @@ export function afterInserts(
   warehouse: Warehouse,
   after: (table: string, rows: readonly Row[]) => void,
 ): Warehouse {
-  return new Proxy(warehouse, {
-    get(target, key) {
-      if (key === 'insert') {
-        return async (table: string, rows: readonly Row[]) => {
-          await target.insert(table, rows);
-          after(table, rows);
-        };
-      }
-      const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
+  return replacing(warehouse, 'insert', async (table, rows) => {
+    await warehouse.insert(table, rows);
+    after(table, rows);
   });
+}
+
+/** `warehouse`, each query waiting for `before` (its SQL given) first: a test holds a read back. */
+export function beforeQueries(
+  warehouse: Warehouse,
+  before: (sql: string) => Promise<void> | void,
+): Warehouse {
+  const query = async (...args: Parameters<Warehouse['query']>) => {
+    await before(args[0]);
+    return warehouse.query(...args);
+  };
+  return replacing(warehouse, 'query', query as Warehouse['query']);
 }
 
 /** Opens the backend under test on a database of its own. */

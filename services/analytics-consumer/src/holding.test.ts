@@ -2,8 +2,9 @@
 // embedded log and real chDB, follows its log's holding of the partitions as a member of a Kafka group does:
 // the visits it keeps in memory are forgotten when its holding changes (another member wrote them while the
 // partitions were away), and once its partitions are another member's it writes no visit and commits
-// nothing, so that the new holder lands the batch. The log's consumer is the embedded one, its holding and
-// its loss set by the test (withHolding): with one consumer the embedded log keeps one holding for ever.
+// nothing, so that the new holder lands the batch; and a member's visits that read another's replace them.
+// The log's consumer is the embedded one, its holding and its loss set by the test (withHolding): with one
+// consumer the embedded log keeps one holding for ever.
 // (test/consumers-scale-out.test.ts runs members of a real Kafka group.)
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +14,7 @@ import type { IngestRecord } from '@tally/contract';
 import { openEmbeddedLog, type RecordLog } from '@tally/log';
 import { anIngestRecord, aPolledMessage, withHolding } from '@tally/log/testing';
 import { migrate, openChdbWarehouse, type Warehouse } from '@tally/warehouse';
-import { afterInserts } from '@tally/warehouse/testing';
+import { afterInserts, beforeQueries } from '@tally/warehouse/testing';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { analyticsLander, startAnalyticsConsumer } from './consumer.ts';
 
@@ -135,4 +136,39 @@ it('writes no visit once its partitions are another member’s, and leaves the b
     await next.stop();
     await embedded.close();
   }
+});
+
+it('replaces the visits another member wrote with a write that read them, even one begun before', async () => {
+  // While a partition moves, its new holder may begin folding a visitor before the member that held it
+  // has written its last batch: the new holder's read, held back here, comes after that write and sees
+  // it. Its write must then replace it, whichever began first.
+  const project = 'two-writers';
+  const before = pageview(project, '10:00');
+  const byNewHolder = pageview(project, '10:05');
+  let reading = () => {};
+  const readStarted = new Promise<void>((resolve) => {
+    reading = resolve;
+  });
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const held = beforeQueries(warehouse, async (sql) => {
+    if (!sql.includes('FROM visits FINAL')) return;
+    reading();
+    await released;
+  });
+  const newHolder = analyticsLander(held);
+  const oldHolder = analyticsLander(warehouse);
+  const landing = (lander: typeof newHolder, record: IngestRecord) => {
+    const message = aPolledMessage(record);
+    return lander.land([{ message, row: lander.prepare(message) }]);
+  };
+  const newHolderLanding = landing(newHolder, byNewHolder);
+  await readStarted;
+  await landing(oldHolder, before);
+  expect(await visitIds(project)).toEqual([ids(before)]);
+  release();
+  await newHolderLanding;
+  expect(await visitIds(project)).toEqual([ids(before, byNewHolder)]);
 });

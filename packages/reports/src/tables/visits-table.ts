@@ -212,7 +212,6 @@ export async function refreshVisits(
   const { cache } = options;
   const projects = [...records.keys()].filter((p) => (records.get(p)?.length ?? 0) > 0);
   if (projects.length === 0) return 0;
-  const version = nextVersion();
   // Per visitor: its new records, how far back they reach, and its stored visits from there on.
   const visitors: VisitorRefresh[] = [];
   for (const project of projects) {
@@ -225,6 +224,10 @@ export async function refreshVisits(
   }
   const missing = visitors.filter((v) => v.stored === undefined);
   const readLongest = missing.length > 0 ? await readStored(warehouse, missing) : new Map<string, number>();
+  // Taken once what the visits are folded from is read: a write that read another's visits has a newer
+  // version than it, so it replaces it, even when it began first (two members writing one visitor while
+  // its partition moves).
+  const version = nextVersion();
   const rows: (VisitRow | DeletedVisitRow)[] = [];
   const longestNow = new Map<string, number>();
   let written = 0;
