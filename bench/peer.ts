@@ -139,8 +139,6 @@ interface Side {
   postgres: boolean;
   /** The memory cgroup its server runs in (--memory-limit), else null. */
   group: MemoryCgroup | null;
-  /** Why its server ended during the runs (killed for want of memory, in a cgroup), else null (endedNow). */
-  ended: string | null;
   /** Its server's process. */
   child: Child;
 }
@@ -265,7 +263,6 @@ async function startRudder(dir: string): Promise<Side> {
     templates: rudderTemplates(writeKey),
     postgres: true,
     group,
-    ended: null,
     child,
   };
 }
@@ -283,7 +280,6 @@ async function startTally(name: string): Promise<Side> {
     templates: buildTemplates({ tokens, clientIps: options.clientIps }),
     postgres: false,
     group,
-    ended: null,
     child: gateway.child,
   };
 }
@@ -310,6 +306,11 @@ interface Run {
   otherCpuPercent: number;
 }
 
+/** With --memory-limit: the side's group's peak use and OOM kills so far (Run's fields). */
+function groupFigures(side: Side): Pick<Run, 'cgroupPeakMiB' | 'oomKills'> {
+  return side.group ? { cgroupPeakMiB: side.group.peakMiB(), oomKills: side.group.oomKills() } : {};
+}
+
 /** A run of a side whose server had ended before it: it served nothing. */
 function endedRun(side: Side, round: number, ended: string): Run {
   log(`round ${round} ${side.name}: not loaded, ${ended}`);
@@ -325,15 +326,15 @@ function endedRun(side: Side, round: number, ended: string): Run {
     peakRssMiB: null,
     peakRssAnonMiB: null,
     peakRssFileMiB: null,
-    ...(side.group && { cgroupPeakMiB: side.group.peakMiB(), oomKills: side.group.oomKills() }),
+    ...groupFigures(side),
     ended,
     otherCpuPercent: 0,
   };
 }
 
 async function measure(side: Side, round: number, monitor: Monitor): Promise<Run> {
-  side.ended ??= endedNow(side);
-  if (side.ended) return endedRun(side, round, side.ended);
+  const endedBefore = endedNow(side);
+  if (endedBefore) return endedRun(side, round, endedBefore);
   const database = side.postgres ? postgresPids() : [];
   for (const pid of database) monitor.watch(`postgres ${pid}`, pid);
   const load = startLoad({
@@ -355,16 +356,17 @@ async function measure(side: Side, round: number, monitor: Monitor): Promise<Run
     monitor.unwatch('load generator');
     for (const pid of database) monitor.unwatch(`postgres ${pid}`);
     await Promise.race([side.child.exited, sleep(1000)]);
-    side.ended ??= endedNow(side);
-    if (side.ended) return endedRun(side, round, side.ended);
+    const ended = endedNow(side);
+    if (ended) return endedRun(side, round, ended);
     throw error;
   }
   const usage = monitor.window(result.startedAt, result.endedAt);
   monitor.unwatch('load generator');
   for (const pid of database) monitor.unwatch(`postgres ${pid}`);
-  side.ended ??= endedNow(side);
+  const ended = endedNow(side);
+  const server = usage.processes[side.name];
   // A server that ended during the run has no CPU time at its end to count from.
-  const own = side.ended ? undefined : usage.processes[side.name];
+  const own = ended ? undefined : server;
   const databaseCpu = database.length
     ? database.reduce((sum, pid) => sum + (usage.processes[`postgres ${pid}`]?.cpuPercent ?? 0), 0)
     : null;
@@ -378,17 +380,17 @@ async function measure(side: Side, round: number, monitor: Monitor): Promise<Run
     serverCpuPercent: own?.cpuPercent ?? null,
     databaseCpuPercent: databaseCpu,
     cpuPerRequestUs: own && result.acceptedRps > 0 ? round1((cpu / 100 / result.acceptedRps) * 1e6) : null,
-    peakRssMiB: usage.processes[side.name]?.peakRssMiB ?? null,
-    peakRssAnonMiB: usage.processes[side.name]?.peakRssAnonMiB ?? null,
-    peakRssFileMiB: usage.processes[side.name]?.peakRssFileMiB ?? null,
-    ...(side.group && { cgroupPeakMiB: side.group.peakMiB(), oomKills: side.group.oomKills() }),
-    ...(side.ended && { ended: side.ended }),
+    peakRssMiB: server?.peakRssMiB ?? null,
+    peakRssAnonMiB: server?.peakRssAnonMiB ?? null,
+    peakRssFileMiB: server?.peakRssFileMiB ?? null,
+    ...groupFigures(side),
+    ...(ended && { ended }),
     otherCpuPercent: usage.otherCpuPercent,
   };
   log(
     `round ${round} ${side.name}: ${run.acceptedRps} req/s, p99 ${run.latencyMs.p99} ms, ` +
       `${run.cpuPerRequestUs} µs CPU per request, peak RSS ${run.peakRssMiB} MiB (RssAnon ${run.peakRssAnonMiB})` +
-      (side.ended ? `; ${side.ended}` : ''),
+      (ended ? `; ${ended}` : ''),
   );
   return run;
 }
@@ -431,7 +433,7 @@ async function main(): Promise<void> {
           cgroup: `v${side.group.version}`,
           peakMiB: side.group.peakMiB(),
           oomKills: side.group.oomKills(),
-          ended: side.ended,
+          ended: own.find((r) => r.ended)?.ended ?? null,
         },
       }),
     };

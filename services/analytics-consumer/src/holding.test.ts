@@ -63,8 +63,7 @@ const lag = async (log: RecordLog) =>
 
 it('forgets the visits it held when its holding changes: another member wrote them meanwhile', async () => {
   const project = 'holding-changed';
-  const embedded = openEmbeddedLog({ path: join(dir, 'changed') });
-  const { log, holding } = withHolding(embedded);
+  const { log, holding } = withHolding(openEmbeddedLog({ path: join(dir, 'changed') }));
   const first = pageview(project, '10:00');
   await log.append([first]);
   const consumer = startAnalyticsConsumer({ log, warehouse, batch: { maxRecords: 100, maxWaitMs: 20 } });
@@ -87,14 +86,13 @@ it('forgets the visits it held when its holding changes: another member wrote th
     expect(await visitIds(project)).toEqual([ids(first, byOther, third)]);
   } finally {
     await consumer.stop();
-    await embedded.close();
+    await log.close();
   }
 });
 
 it('writes no visit once its partitions are another member’s, and leaves the batch to the new holder', async () => {
   const project = 'holding-lost';
-  const embedded = openEmbeddedLog({ path: join(dir, 'lost') });
-  const { log, holding } = withHolding(embedded);
+  const { log, holding } = withHolding(openEmbeddedLog({ path: join(dir, 'lost') }));
   const first = pageview(project, '10:00');
   await log.append([first]);
   const warnings: string[] = [];
@@ -134,7 +132,7 @@ it('writes no visit once its partitions are another member’s, and leaves the b
     expect(await visitIds(project)).toEqual([ids(first)]);
   } finally {
     await next.stop();
-    await embedded.close();
+    await log.close();
   }
 });
 
