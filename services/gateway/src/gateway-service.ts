@@ -8,10 +8,22 @@
 // as startGateway builds it; with several it serves the admin port with every thread's metrics merged.
 import type { TallyConfig } from '@tally/config';
 import { openRecordLog, type RecordLog } from '@tally/log';
-import { allHealthy, buildAdmin, mergedMetrics, startOrUnwind } from '@tally/service';
+import {
+  allHealthy,
+  buildAdmin,
+  type Health,
+  type MetricsJson,
+  mergedMetrics,
+  startOrUnwind,
+} from '@tally/service';
 import type { Logger } from 'pino';
-import { type GatewayWorkers, gatewayLoops, startGatewayWorkers } from './gateway-threads.ts';
-import { startGateway } from './runtime.ts';
+import {
+  type GatewayWorkers,
+  gatewayLoops,
+  sharedByThreads,
+  startGatewayWorkers,
+} from './gateway-threads.ts';
+import { type RunningGateway, startGateway } from './runtime.ts';
 
 export interface GatewayLoopsOptions {
   logger: Logger;
@@ -98,11 +110,16 @@ export interface GatewayService {
   close(): Promise<void>;
 }
 
-/** The standalone gateway process: its event loops and its admin server. */
+/**
+ * The standalone gateway process: its event loops and its admin server. Its main thread is the first loop
+ * (with the embedded log, it also holds the log's one writer, to which the other loops' threads append),
+ * so that N loops are N V8 isolates, not N + 1: each isolate is ~50–65 MiB of the process's memory under
+ * load (BENCHMARKS.md, 2026-11-28, "Where the defaults' memory goes now").
+ */
 export async function startGatewayService(config: TallyConfig, logger: Logger): Promise<GatewayService> {
   const { loops, note } = gatewayLoops(config);
+  if (note) logger[note.level](note.message);
   if (loops <= 1) {
-    if (note) logger[note.level](note.message);
     const gateway = await startGateway(config, { logger });
     return {
       url: gateway.url,
@@ -115,23 +132,65 @@ export async function startGatewayService(config: TallyConfig, logger: Logger): 
   return startOrUnwind(async (resources) => {
     // The admin server closes after the loops, so that it answers (not ready) while they drain; it
     // listens once they do.
-    let threads: GatewayWorkers | null = null;
+    let serving: { health(): Promise<Health>; metrics(): Promise<MetricsJson[]> } | null = null;
     const admin = resources.add(
       buildAdmin({
-        health: async () => (threads ? threads.health() : { ok: false, detail: 'starting' }),
-        metrics: async () => mergedMetrics([], (await threads?.metrics()) ?? []),
+        health: async () => (serving ? serving.health() : { ok: false, detail: 'starting' }),
+        metrics: async () => mergedMetrics([], (await serving?.metrics()) ?? []),
         logger,
       }),
       (server) => server.close(),
     );
-    const running = resources.add(await startGatewayLoops(config, { logger }), (started) => started.close());
-    threads = running;
+    // The embedded log's one writer, held here for every loop (the main thread's appends directly, the
+    // threads' through their MessagePorts, all in its group commits); on Kafka each loop has its producer.
+    const log =
+      config.backends.log.kind === 'embedded'
+        ? resources.add(
+            await openRecordLog(config, {
+              onWarning: (message: string, error: unknown) =>
+                error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
+              writer: true,
+              // Its pages are released as the log grows (the loops' appends wait a few ms meanwhile).
+              releasePages: true,
+            }),
+            (opened) => opened.close(), // once every loop has drained
+          )
+        : undefined;
+    const shared = sharedByThreads(config);
+    // Loop 0, in this thread; the others beside it on the port it got. All are closed together, each
+    // draining its own connections.
+    let own: RunningGateway | null = null;
+    let threads: GatewayWorkers | null = null;
+    resources.defer(() => Promise.all([own?.close(), threads?.close()]));
+    own = await startGateway(config, {
+      logger,
+      admin: false,
+      worker: '0',
+      reusePort: true,
+      loops,
+      shared,
+      ...(log && { log }),
+    });
+    const port = Number(new URL(own.url).port);
+    threads = await startGatewayWorkers(
+      { ...config, PORT: port },
+      { count: loops - 1, ...(log && { appendLog: log }), beside: { first: 1, loops, shared } },
+    );
+    const ownLoop = own;
+    const otherLoops = threads;
+    serving = {
+      health: () => allHealthy([() => ownLoop.log.health(), () => otherLoops.health()]),
+      metrics: async () => [
+        await ownLoop.metrics.registry.getMetricsAsJSON(),
+        ...(await otherLoops.metrics()),
+      ],
+    };
     const adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
     return {
-      url: running.url,
+      url: ownLoop.url,
       adminUrl,
-      workers: running.count,
-      failed: running.failed,
+      workers: loops,
+      failed: otherLoops.failed,
       close: () => resources.close(),
     };
   });

@@ -268,12 +268,15 @@ export function reusePortSupported(version = process.versions.node): boolean {
 
 /**
  * The memory one more gateway event loop needs under full load, in MiB: its V8 isolate (~35–45 MiB once the
- * gateway's modules are loaded), its young generation (up to WORKER_RESOURCE_LIMITS' 48 MiB) and its share of
- * the old generation, with room for the file pages (the node binary, the log's) that a container's memory
- * limit also counts. Two loops peaked at 200–240 MiB of the process's own memory (RssAnon) on two cores, and
- * were killed by the kernel in a container of 200 MiB (BENCHMARKS.md, 2026-11-28, "in a container").
+ * gateway's modules are loaded), its young generation (semi-spaces of 8 MiB under the image's flag, else up
+ * to WORKER_RESOURCE_LIMITS' 48 MiB) and its share of the old generation, with room for the file pages (the
+ * node binary, the log's) that a container's memory limit also counts. The standalone gateway's two loops
+ * (the main thread and one thread) peaked at 138–150 MiB of the process's own memory (RssAnon) in a
+ * container of 256 MiB, and ran in one of 200 MiB (152 MiB), where three isolates (the main thread beside
+ * two loop threads) were killed by the kernel (BENCHMARKS.md, 2026-11-28, "in a container" and "The main
+ * thread as the first loop"). So two loops from 256 MiB.
  */
-export const MEMORY_PER_LOOP_MIB = 160;
+export const MEMORY_PER_LOOP_MIB = 128;
 
 /**
  * The memory this process may use, in MiB: its container's limit (the memory cgroup, as Node.js reads it:
@@ -354,10 +357,12 @@ export interface GatewayWorkers {
 
 /**
  * Starts `count` gateway threads on one port (gatewayLoops says how many this Node.js can run): the first
- * on PORT (0: any free port), the others beside it on the port it got. `appendLog`: the record log the
- * caller holds and keeps open until close() has resolved; without it each thread opens the log the
- * configuration names (Kafka, or one embedded loop as its writer). A thread that fails to start closes
- * the others.
+ * on PORT (0: any free port), the others beside it on the port it got. `beside`: the process serves loops
+ * of its own on PORT already (the standalone gateway's main thread is loop 0), so every thread listens on
+ * PORT beside them, numbered from `beside.first`, and `beside.loops` loops serve the port in all.
+ * `appendLog`: the record log the caller holds and keeps open until close() has resolved; without it each
+ * thread opens the log the configuration names (Kafka, or one embedded loop as its writer). A thread that
+ * fails to start closes the others.
  */
 export async function startGatewayWorkers(
   config: TallyConfig,
@@ -370,34 +375,41 @@ export async function startGatewayWorkers(
     checkLogSettings?: boolean;
     /** Set while the consumers of the process are too far behind (landingBehindFlag; npm start). */
     landingBehind?: Int32Array | undefined;
+    /** The process's own loops on PORT, and what they share with these threads (startGatewayService). */
+    beside?: { first: number; loops: number; shared: GatewayShared };
   },
 ): Promise<GatewayWorkers> {
-  const { count } = options;
-  const reusePort = count > 1;
-  const shared = sharedByThreads(config, options.landingBehind ?? null);
+  const { count, beside } = options;
+  const loops = beside ? beside.loops : count;
+  const reusePort = loops > 1;
+  const shared = beside?.shared ?? sharedByThreads(config, options.landingBehind ?? null);
   return startOrUnwind(async (resources) => {
     const threads: GatewayThread[] = [];
     // Closed together: each drains its own connections.
     resources.defer(() => Promise.all(threads.map((thread) => thread.close())));
-    const first = await startGatewayThread(config, {
-      worker: '0',
-      reusePort,
-      loops: count,
-      appendLog: options.appendLog,
-      sharedLog: options.sharedLog,
-      shared,
-      checkLogSettings: options.checkLogSettings ?? true,
-    });
-    threads.push(first);
-    const port = Number(new URL(first.url).port);
+    let port = config.PORT;
+    if (!beside) {
+      const first = await startGatewayThread(config, {
+        worker: '0',
+        reusePort,
+        loops,
+        appendLog: options.appendLog,
+        sharedLog: options.sharedLog,
+        shared,
+        checkLogSettings: options.checkLogSettings ?? true,
+      });
+      threads.push(first);
+      port = Number(new URL(first.url).port);
+    }
+    const from = beside ? beside.first : 1;
     const others = await Promise.allSettled(
-      Array.from({ length: count - 1 }, (_, i) =>
+      Array.from({ length: beside ? count : count - 1 }, (_, i) =>
         startGatewayThread(
           { ...config, PORT: port },
           {
-            worker: String(i + 1),
+            worker: String(from + i),
             reusePort,
-            loops: count,
+            loops,
             appendLog: options.appendLog,
             shared,
             checkLogSettings: false,
@@ -411,7 +423,7 @@ export async function startGatewayWorkers(
     const failed = Promise.race(threads.map((thread) => thread.failed));
     failed.catch(() => {}); // observed by the caller
     return {
-      url: first.url,
+      url: threads[0]?.url ?? `http://${config.HOST}:${port}`,
       count,
       metrics: () => Promise.all(threads.map((thread) => thread.metrics())),
       async health() {

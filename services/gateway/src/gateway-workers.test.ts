@@ -1,5 +1,5 @@
-// GATEWAY_WORKERS=2: two gateway event loops (worker threads) on one port, the embedded log's one writer in
-// the main thread fed by both. Requests over many connections reach both loops (tally_gateway_admitted_total
+// GATEWAY_WORKERS=2: two gateway event loops on one port, the caller's thread and one worker thread (N loops
+// are N isolates, not N + 1), the embedded log's one writer in the caller's thread fed by both. Requests over many connections reach both loops (tally_gateway_admitted_total
 // per worker, merged on the admin port), every 202 is a record in the log, every loop's refusals reach
 // the project's counts in the state store, the loops drain on close and the writer lock is released. Needs
 // reusePort (Node.js 22.12+): on an older Node.js it is skipped, with the reason; CI runs the suite on
@@ -47,10 +47,20 @@ it.skipIf(!reusePortSupported())(
     const config = localConfig(dir, {
       GATEWAY_WORKERS: '2',
     });
-    const gateway = await startGatewayService(config, pino({ level: 'silent' }));
+    // The threads started for the loops ('worker': emitted for every Worker the process creates).
+    let threadsStarted = 0;
+    const countThread = () => {
+      threadsStarted++;
+    };
+    process.on('worker', countThread);
+    const gateway = await startGatewayService(config, pino({ level: 'silent' })).finally(() =>
+      process.off('worker', countThread),
+    );
     let closed = false;
     try {
       expect(gateway.workers).toBe(2);
+      // The first loop is this thread: one more isolate for the second loop, not two.
+      expect(threadsStarted).toBe(1);
       // Many connections, several rounds: the kernel spreads new connections over both listening sockets.
       const ids: string[] = [];
       for (let round = 0; round < 4; round++) {
