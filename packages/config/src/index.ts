@@ -155,7 +155,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     maximum: 256,
     description:
-      'Event loops (the main thread of the gateway, then worker threads) that serve the public ingest API, sharing its port (`reusePort`, Node.js 22.12 or newer). `0` (the default): one per core (`os.availableParallelism()`), as far as the memory of the process holds them: each needs about 128 MiB under load, so in a container whose memory limit is below 256 MiB there is one (the log says so). On an older Node.js there is one, and the log says why. The loops of one process share the in-memory rate-limit counts (without `REDIS_URL`) and the connections per client IP. With the embedded log they hand their records to the one writer in the main thread, which commits them together; with Kafka each has its own producer.',
+      'Event loops (worker threads) that serve the public ingest API, sharing its port (`reusePort`, Node.js 22.12 or newer). `0` (the default): one per core (`os.availableParallelism()`), as far as the memory of the process holds them: each needs about 128 MiB under load, so in a container whose memory limit is below 256 MiB there is one, and below (loops + 1) × 128 MiB the main thread of the gateway serves one of them itself instead of only holding the log (the log says so). On an older Node.js there is one, and the log says why. The loops of one process share the in-memory rate-limit counts (without `REDIS_URL`) and the connections per client IP. With the embedded log they hand their records to the one writer in the main thread, which commits them together; with Kafka each has its own producer.',
   }),
   GATEWAY_MAX_IN_FLIGHT: Type.Integer({
     default: 256,

@@ -5,7 +5,8 @@
 // all of their records): npm start's own log (its consumers'), else one opened here. With one loop the
 // thread opens the log itself, as the writer; with Kafka each thread has its own producer.
 // The standalone gateway with one loop (one core, or a Node.js without reusePort) runs in the main thread,
-// as startGateway builds it; with several it serves the admin port with every thread's metrics merged.
+// as startGateway builds it; with several it serves the admin port with every loop's metrics merged, and
+// where its memory is short of an isolate more than the loops, its main thread serves the first loop too.
 import type { TallyConfig } from '@tally/config';
 import { openRecordLog, type RecordLog } from '@tally/log';
 import {
@@ -14,14 +15,18 @@ import {
   type Health,
   type MetricsJson,
   mergedMetrics,
+  type Resources,
   startOrUnwind,
 } from '@tally/service';
 import type { Logger } from 'pino';
 import {
   type GatewayWorkers,
   gatewayLoops,
+  type LoopHost,
+  MEMORY_PER_LOOP_MIB,
   sharedByThreads,
   startGatewayWorkers,
+  thisHost,
 } from './gateway-threads.ts';
 import { type RunningGateway, startGateway } from './runtime.ts';
 
@@ -39,14 +44,16 @@ export interface GatewayLoopsOptions {
    * LagGate); the loops then answer 503 at once (admission.ts).
    */
   landingBehind?: Int32Array;
+  /** The cores and memory the loops are counted from (gatewayLoops; tests give their own). */
+  host?: LoopHost;
 }
 
 /**
  * Whether the process holds the embedded log's one writer for its gateway threads: with several event
  * loops on the embedded log (one loop's thread is the writer itself; on Kafka each has its producer).
  */
-export function holdsLogWriter(config: TallyConfig): boolean {
-  return gatewayLoops(config).loops > 1 && config.backends.log.kind === 'embedded';
+export function holdsLogWriter(config: TallyConfig, host: LoopHost = thisHost()): boolean {
+  return gatewayLoops(config, host).loops > 1 && config.backends.log.kind === 'embedded';
 }
 
 /**
@@ -58,11 +65,12 @@ export async function startGatewayLoops(
   options: GatewayLoopsOptions,
 ): Promise<GatewayWorkers> {
   const { logger } = options;
-  const { loops, note } = gatewayLoops(config);
+  const host = options.host ?? thisHost();
+  const { loops, note } = gatewayLoops(config, host);
   if (note) logger[note.level](note.message);
   return startOrUnwind(async (resources) => {
     let appendLog: RecordLog | null = null;
-    if (holdsLogWriter(config)) {
+    if (holdsLogWriter(config, host)) {
       appendLog =
         options.log ??
         resources.add(
@@ -111,15 +119,21 @@ export interface GatewayService {
 }
 
 /**
- * The standalone gateway process: its event loops and its admin server. Its main thread is the first loop
- * (with the embedded log, it also holds the log's one writer, to which the other loops' threads append),
- * so that N loops are N V8 isolates, not N + 1: each isolate is ~50–65 MiB of the process's memory under
- * load (BENCHMARKS.md, 2026-11-28, "Where the defaults' memory goes now").
+ * The standalone gateway process: its event loops and its admin server. With several loops its main thread
+ * holds the embedded log's one writer, to which the loops' threads append, and serves the admin port; where
+ * the process's memory does not hold an isolate more than the loops (gatewayLoops' `mainLoop`: a container
+ * under (loops + 1) × MEMORY_PER_LOOP_MIB), the main thread is also the first loop, so that N loops are N
+ * V8 isolates, not N + 1 (each ~50–65 MiB under load; BENCHMARKS.md, 2026-11-28, "The main thread as the
+ * first loop").
  */
-export async function startGatewayService(config: TallyConfig, logger: Logger): Promise<GatewayService> {
-  const { loops, note } = gatewayLoops(config);
-  if (note) logger[note.level](note.message);
+export async function startGatewayService(
+  config: TallyConfig,
+  logger: Logger,
+  host: LoopHost = thisHost(),
+): Promise<GatewayService> {
+  const { loops, mainLoop, note } = gatewayLoops(config, host);
   if (loops <= 1) {
+    if (note) logger[note.level](note.message);
     const gateway = await startGateway(config, { logger });
     return {
       url: gateway.url,
@@ -141,57 +155,74 @@ export async function startGatewayService(config: TallyConfig, logger: Logger): 
       }),
       (server) => server.close(),
     );
-    // The embedded log's one writer, held here for every loop (the main thread's appends directly, the
-    // threads' through their MessagePorts, all in its group commits); on Kafka each loop has its producer.
-    const log =
-      config.backends.log.kind === 'embedded'
-        ? resources.add(
-            await openRecordLog(config, {
-              onWarning: (message: string, error: unknown) =>
-                error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
-              writer: true,
-              // Its pages are released as the log grows (the loops' appends wait a few ms meanwhile).
-              releasePages: true,
-            }),
-            (opened) => opened.close(), // once every loop has drained
-          )
-        : undefined;
-    const shared = sharedByThreads(config);
-    // Loop 0, in this thread; the others beside it on the port it got. All are closed together, each
-    // draining its own connections.
-    let own: RunningGateway | null = null;
-    let threads: GatewayWorkers | null = null;
-    resources.defer(() => Promise.all([own?.close(), threads?.close()]));
-    own = await startGateway(config, {
-      logger,
-      admin: false,
-      worker: '0',
-      reusePort: true,
-      loops,
-      shared,
-      ...(log && { log }),
-    });
-    const port = Number(new URL(own.url).port);
-    threads = await startGatewayWorkers(
-      { ...config, PORT: port },
-      { count: loops - 1, ...(log && { appendLog: log }), beside: { first: 1, loops, shared } },
-    );
-    const ownLoop = own;
-    const otherLoops = threads;
-    serving = {
-      health: () => allHealthy([() => ownLoop.log.health(), () => otherLoops.health()]),
-      metrics: async () => [
-        await ownLoop.metrics.registry.getMetricsAsJSON(),
-        ...(await otherLoops.metrics()),
-      ],
-    };
+    const running = mainLoop
+      ? await startWithMainLoop(config, { logger, loops, note }, resources)
+      : resources.add(await startGatewayLoops(config, { logger, host }), (started) => started.close());
+    serving = running;
     const adminUrl = await admin.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
     return {
-      url: ownLoop.url,
+      url: running.url,
       adminUrl,
       workers: loops,
-      failed: otherLoops.failed,
+      failed: running.failed,
       close: () => resources.close(),
     };
   });
+}
+
+/**
+ * The loops of startGatewayService where its main thread serves the first: the embedded log's writer held
+ * here (this thread's appends go to it directly, the threads' through their MessagePorts, all in its group
+ * commits; on Kafka each loop has its producer), loop 0 in this thread, the others beside it on its port.
+ */
+async function startWithMainLoop(
+  config: TallyConfig,
+  { logger, loops, note }: { logger: Logger; loops: number; note: ReturnType<typeof gatewayLoops>['note'] },
+  resources: Resources,
+): Promise<Pick<GatewayWorkers, 'url' | 'failed' | 'health' | 'metrics'>> {
+  if (note) logger[note.level](note.message);
+  logger.info(
+    `the main thread serves one of the ${loops} gateway event loops: the process's memory does not hold ` +
+      `a thread for each beside it (about ${MEMORY_PER_LOOP_MIB} MiB each)`,
+  );
+  const log =
+    config.backends.log.kind === 'embedded'
+      ? resources.add(
+          await openRecordLog(config, {
+            onWarning: (message: string, error: unknown) =>
+              error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
+            writer: true,
+            // Its pages are released as the log grows (the loops' appends wait a few ms meanwhile).
+            releasePages: true,
+          }),
+          (opened) => opened.close(), // once every loop has drained
+        )
+      : undefined;
+  const shared = sharedByThreads(config);
+  // Closed together, each draining its own connections.
+  let own: RunningGateway | null = null;
+  let threads: GatewayWorkers | null = null;
+  resources.defer(() => Promise.all([own?.close(), threads?.close()]));
+  own = await startGateway(config, {
+    logger,
+    admin: false,
+    worker: '0',
+    reusePort: true,
+    loops,
+    shared,
+    ...(log && { log }),
+  });
+  const port = Number(new URL(own.url).port);
+  threads = await startGatewayWorkers(
+    { ...config, PORT: port },
+    { count: loops - 1, ...(log && { appendLog: log }), beside: { first: 1, loops, shared } },
+  );
+  const ownLoop = own;
+  const otherLoops = threads;
+  return {
+    url: ownLoop.url,
+    failed: otherLoops.failed,
+    health: () => allHealthy([() => ownLoop.log.health(), () => otherLoops.health()]),
+    metrics: async () => [await ownLoop.metrics.registry.getMetricsAsJSON(), ...(await otherLoops.metrics())],
+  };
 }

@@ -113,8 +113,8 @@ it('counts one client exactly across two threads that share the rate-limit table
 it('runs one loop per core by default where Node.js can share the port, else one and says why', () => {
   const roomy = { cores: 4, memoryMiB: 24_000 };
   if (reusePortSupported()) {
-    expect(gatewayLoops({ GATEWAY_WORKERS: 0 }, roomy)).toEqual({ loops: 4, note: null });
-    expect(gatewayLoops({ GATEWAY_WORKERS: 3 }, roomy)).toEqual({ loops: 3, note: null });
+    expect(gatewayLoops({ GATEWAY_WORKERS: 0 }, roomy)).toEqual({ loops: 4, mainLoop: false, note: null });
+    expect(gatewayLoops({ GATEWAY_WORKERS: 3 }, roomy)).toEqual({ loops: 3, mainLoop: false, note: null });
     // On this machine, as the gateway's processes call it.
     expect(gatewayLoops({ GATEWAY_WORKERS: 0 }).loops).toBe(
       Math.min(availableParallelism(), Math.max(1, Math.floor(processMemoryMiB() / MEMORY_PER_LOOP_MIB))),
@@ -126,10 +126,11 @@ it('runs one loop per core by default where Node.js can share the port, else one
     expect(byDefault.note?.message).toContain('reusePort needs Node.js 22.12 or newer');
     expect(gatewayLoops({ GATEWAY_WORKERS: 3 }, roomy)).toEqual({
       loops: 1,
+      mainLoop: false,
       note: { level: 'warn', message: expect.stringContaining('not GATEWAY_WORKERS=3') },
     });
   }
-  expect(gatewayLoops({ GATEWAY_WORKERS: 1 }, roomy)).toEqual({ loops: 1, note: null });
+  expect(gatewayLoops({ GATEWAY_WORKERS: 1 }, roomy)).toEqual({ loops: 1, mainLoop: false, note: null });
 });
 
 it("runs by default only as many loops as the container's memory holds, and says so", () => {
@@ -146,14 +147,17 @@ it("runs by default only as many loops as the container's memory holds, and says
       expect(chosen.note?.message).toContain(`may use ${memoryMiB} MiB`);
     }
   }
-  expect(loops(2, 256)).toEqual({ loops: expected(2), note: null });
-  expect(loops(2, 2 * MEMORY_PER_LOOP_MIB)).toEqual({ loops: expected(2), note: null });
+  // Two loops from 256 MiB: until there is room for a third isolate, the main thread is one of them.
+  expect(loops(2, 256)).toEqual({ loops: expected(2), mainLoop: reusePortSupported(), note: null });
+  expect(loops(2, 383)).toEqual({ loops: expected(2), mainLoop: reusePortSupported(), note: null });
+  expect(loops(2, 384)).toEqual({ loops: expected(2), mainLoop: false, note: null });
   expect(loops(8, 3 * MEMORY_PER_LOOP_MIB + 10).loops).toBe(expected(3));
   // Too little for even one: still one, never none.
   expect(loops(2, 64).loops).toBe(1);
   // A number asked for is run as asked, whatever the memory.
   expect(gatewayLoops({ GATEWAY_WORKERS: 2 }, { cores: 2, memoryMiB: 150 })).toEqual({
     loops: expected(2),
+    mainLoop: reusePortSupported(),
     note: reusePortSupported() ? null : expect.objectContaining({ level: 'warn' }),
   });
 });

@@ -271,10 +271,11 @@ export function reusePortSupported(version = process.versions.node): boolean {
  * gateway's modules are loaded), its young generation (semi-spaces of 8 MiB under the image's flag, else up
  * to WORKER_RESOURCE_LIMITS' 48 MiB) and its share of the old generation, with room for the file pages (the
  * node binary, the log's) that a container's memory limit also counts. The standalone gateway's two loops
- * (the main thread and one thread) peaked at 138–150 MiB of the process's own memory (RssAnon) in a
- * container of 256 MiB, and ran in one of 200 MiB (152 MiB), where three isolates (the main thread beside
- * two loop threads) were killed by the kernel (BENCHMARKS.md, 2026-11-28, "in a container" and "The main
- * thread as the first loop"). So two loops from 256 MiB.
+ * with its main thread serving one (two isolates) peaked at 138–150 MiB of the process's own memory
+ * (RssAnon) in a container of 256 MiB, and ran in one of 200 MiB, where two loop threads beside a main
+ * thread (three isolates) were killed by the kernel (BENCHMARKS.md, 2026-11-28, "in a container" and "The
+ * main thread as the first loop"). So two loops from 256 MiB, a main thread of its own beside them from
+ * 384 MiB (gatewayLoops' `mainLoop`).
  */
 export const MEMORY_PER_LOOP_MIB = 128;
 
@@ -295,18 +296,31 @@ export interface LoopHost {
   memoryMiB: number;
 }
 
+/** This process's host: its cores, and the memory it may use. */
+export function thisHost(): LoopHost {
+  return { cores: availableParallelism(), memoryMiB: processMemoryMiB() };
+}
+
 /**
  * How many event loops the gateway runs: GATEWAY_WORKERS, or by default (0) one per core as far as the
  * process's memory holds them (MEMORY_PER_LOOP_MIB each, at least one), so that the gateway fits the
  * container it is given rather than being killed in it under load; or one where this Node.js cannot share
  * the port. With the line that says why, where it runs fewer than asked for: a warning when more were asked
  * for by number, information when it is the default's.
+ *
+ * `mainLoop`: whether the standalone gateway's main thread serves one of several loops itself, beside
+ * holding the embedded log's writer (startGatewayService), because the memory does not hold an isolate
+ * more than the loops. Where it does, the main thread keeps to the writer and the admin port: a main thread
+ * busy with requests of its own answers the other loops' appends later, and they then serve fewer
+ * (BENCHMARKS.md, 2026-11-28, "The main thread as the first loop": two loops on two cores, 15–25% fewer
+ * req/s, for ~40–55 MiB less).
  */
 export function gatewayLoops(
   config: Pick<TallyConfig, 'GATEWAY_WORKERS'>,
-  host: LoopHost = { cores: availableParallelism(), memoryMiB: processMemoryMiB() },
+  host: LoopHost = thisHost(),
 ): {
   loops: number;
+  mainLoop: boolean;
   note: { level: 'info' | 'warn'; message: string } | null;
 } {
   const byDefault = config.GATEWAY_WORKERS === 0;
@@ -318,6 +332,7 @@ export function gatewayLoops(
       : `GATEWAY_WORKERS=${config.GATEWAY_WORKERS}`;
     return {
       loops: 1,
+      mainLoop: false,
       note: {
         level: byDefault ? 'info' : 'warn',
         message:
@@ -326,9 +341,11 @@ export function gatewayLoops(
       },
     };
   }
+  const mainLoop = wanted > 1 && host.memoryMiB < (wanted + 1) * MEMORY_PER_LOOP_MIB;
   if (byDefault && wanted < host.cores) {
     return {
       loops: wanted,
+      mainLoop,
       note: {
         level: 'info',
         message:
@@ -338,7 +355,7 @@ export function gatewayLoops(
       },
     };
   }
-  return { loops: wanted, note: null };
+  return { loops: wanted, mainLoop, note: null };
 }
 
 /** The gateway's event loops together: one URL, their metrics, their health, one close. */

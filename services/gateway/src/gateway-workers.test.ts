@@ -1,5 +1,6 @@
-// GATEWAY_WORKERS=2: two gateway event loops on one port, the caller's thread and one worker thread (N loops
-// are N isolates, not N + 1), the embedded log's one writer in the caller's thread fed by both. Requests over many connections reach both loops (tally_gateway_admitted_total
+// GATEWAY_WORKERS=2: two gateway event loops on one port, the embedded log's one writer in the caller's
+// thread fed by both: two worker threads where the memory holds a third isolate, else the caller's thread
+// and one worker thread (the main thread serves a loop: N loops are N isolates, not N + 1). Requests over many connections reach both loops (tally_gateway_admitted_total
 // per worker, merged on the admin port), every 202 is a record in the log, every loop's refusals reach
 // the project's counts in the state store, the loops drain on close and the writer lock is released. Needs
 // reusePort (Node.js 22.12+): on an older Node.js it is skipped, with the reason; CI runs the suite on
@@ -38,9 +39,14 @@ function post(url: string, token: string, body: string, agent: Agent): Promise<n
   });
 }
 
-it.skipIf(!reusePortSupported())(
-  `two event loops share the port and the one log${reusePortSupported() ? '' : ` (skipped: Node.js ${process.versions.node} has no reusePort)`}`,
-  async () => {
+const layouts = [
+  { layout: 'two loop threads beside the writer', host: { cores: 2, memoryMiB: 24_000 }, threads: 2 },
+  { layout: 'the main thread one of the loops (256 MiB)', host: { cores: 2, memoryMiB: 256 }, threads: 1 },
+];
+
+it.skipIf(!reusePortSupported()).each(layouts)(
+  `two event loops share the port and the one log: $layout${reusePortSupported() ? '' : ` (skipped: Node.js ${process.versions.node} has no reusePort)`}`,
+  async ({ host, threads }) => {
     const dir = mkdtempSync(join(tmpdir(), 'tally-workers-'));
     dirs.push(dir);
     const token = (await new FileTokenStore(dir).create('workers-project', 'public')).token;
@@ -53,14 +59,13 @@ it.skipIf(!reusePortSupported())(
       threadsStarted++;
     };
     process.on('worker', countThread);
-    const gateway = await startGatewayService(config, pino({ level: 'silent' })).finally(() =>
+    const gateway = await startGatewayService(config, pino({ level: 'silent' }), host).finally(() =>
       process.off('worker', countThread),
     );
     let closed = false;
     try {
       expect(gateway.workers).toBe(2);
-      // The first loop is this thread: one more isolate for the second loop, not two.
-      expect(threadsStarted).toBe(1);
+      expect(threadsStarted).toBe(threads);
       // Many connections, several rounds: the kernel spreads new connections over both listening sockets.
       const ids: string[] = [];
       for (let round = 0; round < 4; round++) {
