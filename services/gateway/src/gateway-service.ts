@@ -56,6 +56,16 @@ export function holdsLogWriter(config: TallyConfig, host: LoopHost = thisHost())
   return gatewayLoops(config, host).loops > 1 && config.backends.log.kind === 'embedded';
 }
 
+/** The embedded log's one writer, opened for a process's gateway loops to append to. */
+function openLoopsWriter(config: TallyConfig, logger: Logger): Promise<RecordLog> {
+  return openRecordLog(config, {
+    onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message),
+    writer: true,
+    // Its pages are released as the log grows (the loops' appends wait a few ms meanwhile).
+    releasePages: true,
+  });
+}
+
 /**
  * Starts the gateway's event loops in worker threads (GATEWAY_WORKERS, or one where reusePort is missing).
  * Their health includes that of the log opened for them here; their close drains them, then closes it.
@@ -74,12 +84,7 @@ export async function startGatewayLoops(
       appendLog =
         options.log ??
         resources.add(
-          await openRecordLog(config, {
-            onWarning: (message: string, error: unknown) => logger.warn({ err: error }, message),
-            writer: true,
-            // Its pages are released as the log grows (the loops' appends wait a few ms meanwhile).
-            releasePages: true,
-          }),
+          await openLoopsWriter(config, logger),
           (log) => log.close(), // releases the embedded log's writer lock, once the threads have drained
         );
     }
@@ -187,16 +192,7 @@ async function startWithMainLoop(
   );
   const log =
     config.backends.log.kind === 'embedded'
-      ? resources.add(
-          await openRecordLog(config, {
-            onWarning: (message: string, error: unknown) =>
-              error === undefined ? logger.warn(message) : logger.warn({ err: error }, message),
-            writer: true,
-            // Its pages are released as the log grows (the loops' appends wait a few ms meanwhile).
-            releasePages: true,
-          }),
-          (opened) => opened.close(), // once every loop has drained
-        )
+      ? resources.add(await openLoopsWriter(config, logger), (opened) => opened.close()) // once every loop has drained
       : undefined;
   const shared = sharedByThreads(config);
   // Closed together, each draining its own connections.

@@ -420,7 +420,7 @@ export async function startGatewayWorkers(
     }
     const from = beside ? beside.first : 1;
     const others = await Promise.allSettled(
-      Array.from({ length: beside ? count : count - 1 }, (_, i) =>
+      Array.from({ length: count - threads.length }, (_, i) =>
         startGatewayThread(
           { ...config, PORT: port },
           {
