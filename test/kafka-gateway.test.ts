@@ -3,9 +3,11 @@
 // broker is down and nothing acknowledged lost, and a SIGTERM that flushes what is in flight.
 import { randomUUID } from 'node:crypto';
 import { type IngestRecord, RECORD_TYPES, type RecordType } from '@tally/contract';
-import { testGateway } from '@tally/gateway/testing';
+import { reusePortSupported, startGatewayService } from '@tally/gateway';
+import { localConfig, testGateway } from '@tally/gateway/testing';
 import { fromAvroValue, openKafkaLog, type RecordLog, topicName } from '@tally/log';
 import { FileTokenStore } from '@tally/tokens';
+import { pino } from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { kafkaLogOptions, ownBroker, readTopic } from './support/kafka.ts';
 import { startGatewayProcess, tempDataDir } from './support/processes.ts';
@@ -251,4 +253,89 @@ describe('gateway process on Kafka', () => {
     );
     expect(acknowledged.filter((id) => !messages.some((m) => m.decoded.id === id))).toEqual([]);
   });
+});
+
+// Two event loops on Kafka, in both layouts of the standalone gateway (gateway-service.ts): two loop
+// threads beside a main thread that holds no log (a roomy machine), and, in a container short of a third
+// isolate, the main thread serving the first loop itself beside one thread. On Kafka each loop has its
+// own producer; every record answered 202 by either loop is in its topic exactly once.
+describe('the standalone gateway with two loops on Kafka', () => {
+  const layouts = [
+    { layout: 'two loop threads', host: { cores: 2, memoryMiB: 24_000 }, threads: 2 },
+    { layout: 'the main thread one of the loops (256 MiB)', host: { cores: 2, memoryMiB: 256 }, threads: 1 },
+  ];
+  it.skipIf(!reusePortSupported()).each(layouts)(
+    `publishes what each loop accepted, once: $layout${reusePortSupported() ? '' : ` (skipped: Node.js ${process.versions.node} has no reusePort)`}`,
+    async ({ host, threads }) => {
+      const dataDir = tempDataDir();
+      const { token } = await new FileTokenStore(dataDir).create('two-loops', 'public');
+      const prefix = `test-${randomUUID().slice(0, 8)}.`;
+      const config = localConfig(dataDir, {
+        GATEWAY_WORKERS: '2',
+        KAFKA_BROKERS: brokers,
+        SCHEMA_REGISTRY_URL: registryUrl,
+        KAFKA_TOPIC_PREFIX: prefix,
+        KAFKA_PARTITIONS: '3',
+        RATE_LIMIT_PER_HOUR: '1000000',
+      });
+      let threadsStarted = 0;
+      const countThread = () => {
+        threadsStarted++;
+      };
+      process.on('worker', countThread);
+      const gateway = await startGatewayService(config, pino({ level: 'silent' }), host).finally(() =>
+        process.off('worker', countThread),
+      );
+      let closed = false;
+      try {
+        expect(gateway.workers).toBe(2);
+        expect(threadsStarted).toBe(threads);
+        // New connections in each round: the kernel spreads them over both loops' listening sockets.
+        const ids: string[] = [];
+        for (let round = 0; round < 4; round++) {
+          const statuses = await Promise.all(
+            Array.from({ length: 30 }, async () => {
+              const id = randomUUID();
+              ids.push(id);
+              const res = await fetch(`${gateway.url}/api/ingest`, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json', 'x-api-token': token, connection: 'close' },
+                body: JSON.stringify({
+                  type: 'pageview',
+                  id,
+                  data: { session_id: id, url: 'https://example.com/' },
+                }),
+              });
+              await res.arrayBuffer();
+              return res.status;
+            }),
+          );
+          expect(statuses.filter((s) => s !== 202)).toEqual([]);
+        }
+        const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
+        const perWorker = Object.fromEntries(
+          [...metrics.matchAll(/^tally_gateway_admitted_total\{worker="(\d+)"\} (\d+)$/gm)].map((m) => [
+            m[1],
+            Number(m[2]),
+          ]),
+        );
+        expect(perWorker['0']).toBeGreaterThan(0);
+        expect(perWorker['1']).toBeGreaterThan(0);
+        expect((perWorker['0'] ?? 0) + (perWorker['1'] ?? 0)).toBe(ids.length);
+        expect((await fetch(`${gateway.adminUrl}/readyz`)).status).toBe(200);
+
+        await gateway.close();
+        closed = true;
+        const want = new Set(ids);
+        const messages = await readTopic(brokers, registryUrl, topicName(prefix, 'pageview'), (m) =>
+          [...want].every((id) => m.some((x) => x.decoded.id === id)),
+        );
+        const count = (id: string) => messages.filter((m) => m.decoded.id === id).length;
+        expect(ids.filter((id) => count(id) !== 1)).toEqual([]);
+        expect(messages).toHaveLength(ids.length);
+      } finally {
+        if (!closed) await gateway.close();
+      }
+    },
+  );
 });
