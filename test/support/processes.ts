@@ -105,9 +105,20 @@ export interface SpawnedProcess {
   process: ChildProcess;
   exited: Promise<number | null>;
   output(): string;
-  /** Sends the signal (SIGTERM by default) and waits for the exit; resolves with the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /**
+   * Sends the signal (SIGTERM by default) and waits for the exit; resolves with the exit code. A process
+   * still running `graceMs` later (STOP_GRACE_MS) is killed (SIGKILL), and the call rejects with its output: a child
+   * that hangs on its way out fails its test with what it printed, instead of holding it until the test's
+   * own timeout, silently, and staying behind for the tests after it.
+   */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
 }
+
+/**
+ * How long stop() waits for a process to exit after its signal: well past a clean shutdown of any of
+ * Tally's processes under the tests' loads (seconds), and within the integration tests' 180 s timeout.
+ */
+export const STOP_GRACE_MS = 90_000;
 
 /**
  * Spawns an entry point, keeping its stdout and stderr: a TypeScript one with tsx, resolving the workspace
@@ -133,9 +144,21 @@ export function spawnWithOutput(script: string, env: NodeJS.ProcessEnv): Spawned
     process: child,
     exited,
     output: () => output,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+    async stop(signal = 'SIGTERM', graceMs = STOP_GRACE_MS) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      child.kill(signal);
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<'hung'>((resolve) => {
+        timer = setTimeout(() => resolve('hung'), graceMs);
+      });
+      const outcome = await Promise.race([exited, hung]).finally(() => clearTimeout(timer));
+      if (outcome !== 'hung') return outcome;
+      child.kill('SIGKILL');
+      await exited;
+      throw new Error(
+        `${script} (pid ${child.pid}) had not exited ${graceMs} ms after ${signal}; ` +
+          `killed. Its output:\n${output}`,
+      );
     },
   };
 }
