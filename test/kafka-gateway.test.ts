@@ -3,11 +3,10 @@
 // broker is down and nothing acknowledged lost, and a SIGTERM that flushes what is in flight.
 import { randomUUID } from 'node:crypto';
 import { type IngestRecord, RECORD_TYPES, type RecordType } from '@tally/contract';
-import { reusePortSupported, startGatewayService } from '@tally/gateway';
-import { localConfig, testGateway } from '@tally/gateway/testing';
+import { reusePortSupported } from '@tally/gateway';
+import { admittedByWorker, localConfig, startCountingThreads, testGateway } from '@tally/gateway/testing';
 import { fromAvroValue, openKafkaLog, type RecordLog, topicName } from '@tally/log';
 import { FileTokenStore } from '@tally/tokens';
-import { pino } from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { kafkaLogOptions, ownBroker, readTopic } from './support/kafka.ts';
 import { startGatewayProcess, tempDataDir } from './support/processes.ts';
@@ -278,14 +277,7 @@ describe('the standalone gateway with two loops on Kafka', () => {
         KAFKA_PARTITIONS: '3',
         RATE_LIMIT_PER_HOUR: '1000000',
       });
-      let threadsStarted = 0;
-      const countThread = () => {
-        threadsStarted++;
-      };
-      process.on('worker', countThread);
-      const gateway = await startGatewayService(config, pino({ level: 'silent' }), host).finally(() =>
-        process.off('worker', countThread),
-      );
+      const { gateway, threads: threadsStarted } = await startCountingThreads(config, host);
       let closed = false;
       try {
         expect(gateway.workers).toBe(2);
@@ -312,13 +304,7 @@ describe('the standalone gateway with two loops on Kafka', () => {
           );
           expect(statuses.filter((s) => s !== 202)).toEqual([]);
         }
-        const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
-        const perWorker = Object.fromEntries(
-          [...metrics.matchAll(/^tally_gateway_admitted_total\{worker="(\d+)"\} (\d+)$/gm)].map((m) => [
-            m[1],
-            Number(m[2]),
-          ]),
-        );
+        const perWorker = admittedByWorker(await (await fetch(`${gateway.adminUrl}/metrics`)).text());
         expect(perWorker['0']).toBeGreaterThan(0);
         expect(perWorker['1']).toBeGreaterThan(0);
         expect((perWorker['0'] ?? 0) + (perWorker['1'] ?? 0)).toBe(ids.length);

@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
 import { startGatewayService } from './gateway-service.ts';
 import { reusePortSupported } from './gateway-threads.ts';
-import { localConfig, recordsIn } from './testing.ts';
+import { admittedByWorker, localConfig, recordsIn, startCountingThreads } from './testing.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -53,15 +53,7 @@ it.skipIf(!reusePortSupported()).each(layouts)(
     const config = localConfig(dir, {
       GATEWAY_WORKERS: '2',
     });
-    // The threads started for the loops ('worker': emitted for every Worker the process creates).
-    let threadsStarted = 0;
-    const countThread = () => {
-      threadsStarted++;
-    };
-    process.on('worker', countThread);
-    const gateway = await startGatewayService(config, pino({ level: 'silent' }), host).finally(() =>
-      process.off('worker', countThread),
-    );
+    const { gateway, threads: threadsStarted } = await startCountingThreads(config, host);
     let closed = false;
     try {
       expect(gateway.workers).toBe(2);
@@ -96,12 +88,7 @@ it.skipIf(!reusePortSupported()).each(layouts)(
         expect(statuses.every((s) => s === 400)).toBe(true);
       }
       const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
-      const perWorker = Object.fromEntries(
-        [...metrics.matchAll(/^tally_gateway_admitted_total\{worker="(\d+)"\} (\d+)$/gm)].map((m) => [
-          m[1],
-          Number(m[2]),
-        ]),
-      );
+      const perWorker = admittedByWorker(metrics);
       expect(Object.keys(perWorker).sort()).toEqual(['0', '1']);
       expect((perWorker['0'] ?? 0) + (perWorker['1'] ?? 0)).toBe(220);
       expect(perWorker['0']).toBeGreaterThan(0);

@@ -1,6 +1,7 @@
 // Builds a gateway for tests: a real embedded log and a real file token store in a temporary directory,
 // with one public and one secret token, and any config override. Also: a log whose appends wait for the
-// test, reading what a log holds, and raw HTTP over a socket (raw-http.ts).
+// test, reading what a log holds, raw HTTP over a socket (raw-http.ts), and the standalone gateway's loops
+// started on a host of the test's, counting their threads.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,10 @@ import { openEmbeddedLog, type RecordLog } from '@tally/log';
 import { decodedOnly } from '@tally/log/conformance';
 import { FileTokenStore, TokenVerifier } from '@tally/tokens';
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { buildGateway, type GatewayDeps } from './gateway.ts';
+import { type GatewayService, startGatewayService } from './gateway-service.ts';
+import type { LoopHost } from './gateway-threads.ts';
 import { GatewayMetrics } from './metrics.ts';
 
 export {
@@ -125,4 +129,37 @@ export async function recordsIn(log: RecordLog, atLeast: number): Promise<Ingest
   for (const message of decodedOnly(await consumer.poll({ waitMs: 100 }))) records.push(message.record);
   await consumer.close();
   return records;
+}
+
+/**
+ * The standalone gateway's loops (startGatewayService) on a host of the test's (its cores and memory choose
+ * the layout), and how many Worker threads starting them took (the process's 'worker' event, emitted for
+ * every Worker it creates): two loops are two threads beside a main thread that holds the log, or one
+ * where the main thread serves a loop itself.
+ */
+export async function startCountingThreads(
+  config: TallyConfig,
+  host: LoopHost,
+): Promise<{ gateway: GatewayService; threads: number }> {
+  let threads = 0;
+  const countThread = () => {
+    threads++;
+  };
+  process.on('worker', countThread);
+  try {
+    const gateway = await startGatewayService(config, pino({ level: 'silent' }), host);
+    return { gateway, threads };
+  } finally {
+    process.off('worker', countThread);
+  }
+}
+
+/** `tally_gateway_admitted_total` of each loop (its `worker` label), from the admin port's /metrics text. */
+export function admittedByWorker(metrics: string): Record<string, number> {
+  return Object.fromEntries(
+    [...metrics.matchAll(/^tally_gateway_admitted_total\{worker="(\d+)"\} (\d+)$/gm)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]),
+  );
 }
