@@ -11,10 +11,16 @@ import { outputMatching, spawnWithOutput } from './support/processes.ts';
 const dir = mkdtempSync(join(tmpdir(), 'tally-child-stop-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function script(name: string, text: string): string {
+/** A child that prints "ready" once its SIGTERM handler (`onSigterm`, a statement) is in place, then waits. */
+async function readyChild(name: string, onSigterm: string) {
   const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
+  writeFileSync(
+    path,
+    `process.on('SIGTERM', () => { ${onSigterm} }); setInterval(() => {}, 1000); console.log('ready');`,
+  );
+  const child = spawnWithOutput(path, {});
+  await outputMatching(child, /ready/, 10_000);
+  return child;
 }
 
 const alive = (pid: number) => {
@@ -27,14 +33,7 @@ const alive = (pid: number) => {
 };
 
 it('kills a child still running after its signal and fails with its output', async () => {
-  const child = spawnWithOutput(
-    script(
-      'hangs.mjs',
-      "process.on('SIGTERM', () => console.log('SIGTERM received, staying')); setInterval(() => {}, 1000); console.log('ready');",
-    ),
-    {},
-  );
-  await outputMatching(child, /ready/, 10_000);
+  const child = await readyChild('hangs.mjs', "console.log('SIGTERM received, staying');");
   const pid = child.process.pid as number;
   await expect(child.stop('SIGTERM', 500)).rejects.toThrow(
     /had not exited 500 ms after SIGTERM; killed\. Its output:\nready\nSIGTERM received, staying/,
@@ -44,14 +43,7 @@ it('kills a child still running after its signal and fails with its output', asy
 });
 
 it('resolves with the exit code of a child that exits on its signal', async () => {
-  const child = spawnWithOutput(
-    script(
-      'exits.mjs',
-      "process.on('SIGTERM', () => process.exit(3)); setInterval(() => {}, 1000); console.log('ready');",
-    ),
-    {},
-  );
-  await outputMatching(child, /ready/, 10_000);
+  const child = await readyChild('exits.mjs', 'process.exit(3);');
   expect(await child.stop('SIGTERM', 500)).toBe(3);
   // Stopped already: at once, the same code.
   expect(await child.stop()).toBe(3);

@@ -118,7 +118,7 @@ export interface SpawnedProcess {
  * How long stop() waits for a process to exit after its signal: well past a clean shutdown of any of
  * Tally's processes under the tests' loads (seconds), and within the integration tests' 180 s timeout.
  */
-export const STOP_GRACE_MS = 90_000;
+const STOP_GRACE_MS = 90_000;
 
 /**
  * Spawns an entry point, keeping its stdout and stderr: a TypeScript one with tsx, resolving the workspace
