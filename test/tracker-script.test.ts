@@ -137,7 +137,7 @@ async function rowsOf(project: string, session: string, count: number): Promise<
 describe('tally.js served by Tally, on a page of another origin', () => {
   it('sends the pageview and SPA navigations to the origin it was loaded from', async () => {
     servePage('/spa/', scriptTag('tally.js', tokens.open));
-    const { page, ingest, answers } = await newPage();
+    const { page, ingest } = await newPage();
     await page.goto(site('shop.test', '/spa/'));
     await started(page);
     const session = await inPage<string>(page, 'tally.getSessionId()');
@@ -153,7 +153,9 @@ describe('tally.js served by Tally, on a page of another origin', () => {
       [`${tally.url}/api/ingest`, 'POST'],
       [`${tally.url}/api/ingest`, 'POST'],
     ]);
-    expect(answers.map((r) => r.status())).toEqual([202, 202]);
+    // Each request's own answer, awaited: a record can land and be read back before Chromium has told
+    // Playwright of the answer that acknowledged it (one CI run under load saw one 202 of two, 2026-11-28).
+    expect(await Promise.all(ingest.map(async (r) => (await r.response())?.status()))).toEqual([202, 202]);
   });
 
   it('tally.full.js sends outbound link clicks and file downloads as events with the URL', async () => {
