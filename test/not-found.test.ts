@@ -18,7 +18,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTrackerIfStale } from '../packages/core/scripts/tracker-bundles.mjs';
 import { buildWebIfStale } from '../services/dashboard/web/scripts/build.mjs';
-import { launchChromium } from './support/browser.ts';
+import { CHROME_UA, launchChromium } from './support/browser.ts';
 import { eventually, ROOT, tally, tempDataDir } from './support/processes.ts';
 import {
   pipelineEnv,
@@ -37,9 +37,6 @@ const FIGURES_DAY = '2026-05-05';
 const FULL = 'full-404';
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'a long enough password';
-// A normal desktop Chrome: HeadlessChrome is recognised as a bot and left out of the figures.
-const CHROME_UA =
-  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 /** The call README.md documents for a 404 page, word for word. */
 const NOT_FOUND_CALL =
   "<script>tally('event', '404', { path: location.pathname, referrer: document.referrer })</script>";

@@ -21,7 +21,7 @@ import { FileTokenStore } from '@tally/tokens';
 import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, type Site, startSite } from './support/browser.ts';
+import { CHROME_UA, launchChromium, type Site, startSite } from './support/browser.ts';
 import { type GatewayProcess, ROOT, startGatewayProcess, tempDataDir } from './support/processes.ts';
 import { openRecordReader, type RecordReader } from './support/record-log.ts';
 
@@ -29,9 +29,6 @@ const run = promisify(execFile);
 const PACKAGES = ['backoff', 'contract', 'core', 'react', 'revenue'];
 /** The oldest Node.js the revenue SDK names (its README and `engines`). */
 const OLDEST_NODE = 18;
-/** A browser's User-Agent, so the page's records are not those of a bot. */
-const CHROME_UA =
-  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 /** The page's site: a name Chromium resolves to 127.0.0.1, so the tracker sees a real host, not localhost. */
 const SITE_HOST = 'shop.installed.test';
 

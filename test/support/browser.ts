@@ -14,6 +14,9 @@ import { ROOT, tally as tallyCli } from './processes.ts';
 import { pipelineEnv } from './tally-process.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** A normal desktop Chrome's User-Agent: HeadlessChrome is recognised as a bot and left out of the figures. */
+export const CHROME_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const run = promisify(execFile);
 
 /**
