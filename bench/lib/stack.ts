@@ -191,7 +191,8 @@ async function startService(
   timeoutMs: number,
   cgroup?: string,
 ) {
-  const readyFile = join(mkdtempSync(join(tmpdir(), 'tally-bench-ready-')), 'ready.json');
+  const readyDir = mkdtempSync(join(tmpdir(), 'tally-bench-ready-'));
+  const readyFile = join(readyDir, 'ready.json');
   const options = {
     env: serverEnv({ ...env, TALLY_READY_FILE: readyFile }),
     nodeArgs,
@@ -202,6 +203,8 @@ async function startService(
     runtime === 'compiled'
       ? startCompiled(name, `services/${service}/dist/main.js`, [], options)
       : startNode(name, `services/${service}/src/main.ts`, [], options);
+  // The service removes its readiness file on its way out; its folder goes with the process.
+  void child.exited.then(() => rmSync(readyDir, { recursive: true, force: true }));
   try {
     const { endpoints } = await waitForReadiness(readyFile, child.pid, timeoutMs, child.exited);
     return { child, url: endpoints.url ?? '', adminUrl: endpoints.adminUrl ?? '' };
