@@ -202,7 +202,9 @@ describe('tally.js served by Tally, on a page of another origin', () => {
           httpRequest(target, { method: request.method, headers }, (answer) => {
             response.writeHead(answer.statusCode ?? 502, answer.headers);
             answer.pipe(response);
-          }).end(sent);
+          })
+            .on('error', () => response.destroy())
+            .end(sent);
         };
         const type = request.method === 'POST' ? JSON.parse(sent.toString()).type : undefined;
         if (type) arrived.push(type);
