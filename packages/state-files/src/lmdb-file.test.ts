@@ -58,18 +58,39 @@ it('refuses an empty file (LMDB would take it for a new one and start empty)', a
   expect(() => checkLmdbFile(file, 'restore it', 200)).toThrow(`${file} is damaged (the file is empty)`);
 });
 
-it('waits for a file that another thread is creating: empty when checked, whole once LMDB wrote it', async () => {
-  const whole = readFileSync(await lmdbFile());
-  const file = join(dirs[0] as string, 'created.mdb');
+it('refuses a file that ends inside its meta pages once it has stayed so', async () => {
+  const file = await lmdbFile();
+  const whole = readFileSync(file);
+  writeFileSync(file, whole.subarray(0, 4096));
+  expect(() => checkLmdbFile(file, 'restore it', 200)).toThrow(
+    `${file} is damaged (the file ends inside its second meta page (4096 bytes))`,
+  );
+});
+
+it('waits for a file that another thread is creating: empty, then its first page only, whole at last', async () => {
+  // What LMDB writes when it creates a file: its two meta pages (8 KiB), which reach the file a page at a time.
+  const dir = mkdtempSync(join(tmpdir(), 'tally-lmdb-check-'));
+  dirs.push(dir);
+  const fresh = open({ path: join(dir, 'fresh.mdb'), compression: false });
+  await fresh.close();
+  const whole = readFileSync(join(dir, 'fresh.mdb'));
+  expect(whole.length).toBe(8192);
+  const file = join(dir, 'created.mdb');
   writeFileSync(file, '');
-  // Another thread writes the file's pages 300 ms after this one starts checking: the check, which blocks
-  // this thread, must find the file empty, wait, and pass it once written.
+  // Another thread writes the first page 300 ms after this one starts checking, and the second 300 ms
+  // later: the check, which blocks this thread, must find the file empty, then cut short, and pass it whole.
   const started = new Int32Array(new SharedArrayBuffer(4));
   const creator = new Worker(
     `const { workerData: { file, whole, started } } = require('node:worker_threads');
+     const fs = require('node:fs');
+     const pause = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
      Atomics.wait(started, 0, 0);
-     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
-     require('node:fs').writeFileSync(file, whole);`,
+     pause();
+     const fd = fs.openSync(file, 'r+');
+     fs.writeSync(fd, whole, 0, 4096, 0);
+     pause();
+     fs.writeSync(fd, whole, 4096, whole.length - 4096, 4096);
+     fs.closeSync(fd);`,
     { eval: true, workerData: { file, whole, started } },
   );
   const exited = once(creator, 'exit');

@@ -22,8 +22,9 @@
 // mm_txnid 8. A file that does not exist is fine: LMDB creates it. An empty file may be one that another
 // thread or process is creating at this moment: LMDB creates the file, then writes its two meta pages in one
 // write. Two of the gateway's event loops opening a fresh data directory's files at once saw that (a loop
-// refused dashboard.mdb as empty), so an empty file is refused only once it has stayed empty for
-// CREATION_WAIT_MS.
+// refused dashboard.mdb as empty). That write reaches the file a page at a time, so a file may also end
+// inside its meta pages for a moment. A file empty or ending inside its meta pages is refused only once it
+// has stayed so for CREATION_WAIT_MS.
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { DamagedStateFileError } from './damaged-state-file.ts';
 
@@ -46,27 +47,22 @@ const META_END = META + 136;
 const NO_PAGE = 0xffff_ffff_ffff_ffffn;
 /** Deeper than any B-tree LMDB can build in a file this size: a loop in garbled pages. */
 const MAX_DEPTH = 64;
-/** How long an empty file may take to get its meta pages from the thread or process creating it. */
+/** How long a file may take to get its meta pages whole from the thread or process creating it. */
 const CREATION_WAIT_MS = 5_000;
 const CREATION_POLL_MS = 10;
 
-/** The file's size (-1 when it does not exist), once it is not empty or has been empty for `waitMs`. */
-function settledSize(file: string, waitMs: number): number {
-  const sleeper = new Int32Array(new SharedArrayBuffer(4));
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    let size: number;
-    try {
-      size = statSync(file).size;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return -1;
-      throw error;
-    }
-    if (size > 0 || Date.now() >= deadline) return size;
-    // A synchronous wait: the check runs before a synchronous open (a constructor), and only here.
-    Atomics.wait(sleeper, 0, 0, CREATION_POLL_MS);
+/** The file's size, -1 when it does not exist. */
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return -1;
+    throw error;
   }
 }
+
+/** A file that ends before its two meta pages: empty, or the write creating it not all there yet. */
+class Unfinished extends Error {}
 
 interface Tree {
   depth: number;
@@ -87,20 +83,37 @@ const treeAt = (page: Buffer, at: number): Tree => ({
 
 /**
  * Throws DamagedStateFileError when `file` exists and is not a whole LMDB file (see the module's comment);
- * `remedy` says what to do about it. An empty file is refused once it has stayed empty for `creationWaitMs`
- * (another thread or process may be creating it).
+ * `remedy` says what to do about it. A file empty or ending inside its meta pages is refused once it has
+ * stayed so for `creationWaitMs` (another thread or process may be creating it).
  */
 export function checkLmdbFile(file: string, remedy: string, creationWaitMs = CREATION_WAIT_MS): void {
-  const size = settledSize(file, creationWaitMs);
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + creationWaitMs;
+  for (;;) {
+    try {
+      checkOnce(file, remedy);
+      return;
+    } catch (error) {
+      if (!(error instanceof Unfinished)) throw error;
+      if (Date.now() >= deadline) throw new DamagedStateFileError(file, error.message, remedy);
+    }
+    // A synchronous wait: the check runs before a synchronous open (a constructor), and only here.
+    Atomics.wait(sleeper, 0, 0, CREATION_POLL_MS);
+  }
+}
+
+/** One look at the file: DamagedStateFileError, or Unfinished while it ends before its meta pages. */
+function checkOnce(file: string, remedy: string): void {
+  const size = sizeOf(file);
   if (size < 0) return;
   const damaged = (problem: string) => new DamagedStateFileError(file, problem, remedy);
-  if (size === 0) throw damaged('the file is empty');
+  if (size === 0) throw new Unfinished('the file is empty');
   const fd = openSync(file, 'r');
   try {
     const readMeta = (offset: number, which: string): Meta => {
       const page = Buffer.alloc(META_END);
       const got = readSync(fd, page, 0, META_END, offset);
-      if (got < META_END) throw damaged(`the file ends inside its ${which} meta page (${size} bytes)`);
+      if (got < META_END) throw new Unfinished(`the file ends inside its ${which} meta page (${size} bytes)`);
       if (!(page.readUInt16LE(FLAGS) & P_META) || page.readUInt32LE(META) !== MAGIC) {
         throw damaged(`its ${which} meta page is not an LMDB meta page`);
       }
