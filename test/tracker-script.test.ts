@@ -4,7 +4,7 @@
 // warehouse; opted-out and local pages must send nothing; a project's allowed origins must refuse others.
 // The pages are on `shop.test`, `other.test` (mapped to 127.0.0.1 by Chromium's host resolver rules, so
 // that they are ordinary, non-local sites) and `localhost`, all served by one node:http server on port 0.
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FileTokenStore } from '@tally/tokens';
 import type { Warehouse } from '@tally/warehouse';
@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, Page, Request, Response } from 'playwrigh
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTrackerIfStale } from '../packages/core/scripts/tracker-bundles.mjs';
 import { CHROME_UA, launchChromium } from './support/browser.ts';
+import { startFaultProxy } from './support/fault-proxy.ts';
 import { eventually, tempDataDir } from './support/processes.ts';
 import { publishedWarehouse, startTallyProcess, type TallyProcess } from './support/tally-process.ts';
 
@@ -188,34 +189,14 @@ describe('tally.js served by Tally, on a page of another origin', () => {
 
   it('tally.full.js: an outbound click queued behind a send in flight leaves with the page, by the beacon', async () => {
     // Between the page and Tally, a slow network: the page's pageview is held until the test lets it go.
-    const held: Array<() => void> = [];
-    let holding = true;
-    const arrived: string[] = [];
-    const slow = createServer((request, response) => {
-      const body: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => body.push(chunk));
-      request.on('end', () => {
-        const sent = Buffer.concat(body);
-        const forward = () => {
-          const target = new URL(request.url ?? '/', tally.url);
-          const headers = { ...request.headers, host: target.host };
-          httpRequest(target, { method: request.method, headers }, (answer) => {
-            response.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(response);
-          })
-            .on('error', () => response.destroy())
-            .end(sent);
-        };
-        const type = request.method === 'POST' ? JSON.parse(sent.toString()).type : undefined;
-        if (type) arrived.push(type);
-        if (type === 'pageview' && holding) held.push(forward);
-        else forward();
-      });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
     });
-    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slow = await startFaultProxy(tally.url, [{ until: released }]);
+    const arrived = () => slow.posts.map((post) => JSON.parse(post.body).type);
     try {
-      const endpoint = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
-      const attributes = `data-endpoint="${endpoint}" data-outbound-links`;
+      const attributes = `data-endpoint="${slow.url}" data-outbound-links`;
       servePage('/slow/', scriptTag('tally.full.js', tokens.open, attributes), {
         body: `<a id="out" href="${site('other.test', '/elsewhere')}">elsewhere</a>`,
       });
@@ -224,16 +205,14 @@ describe('tally.js served by Tally, on a page of another origin', () => {
       await page.goto(site('shop.test', '/slow/'));
       await started(page);
       const session = await inPage<string>(page, 'tally.getSessionId()');
-      await eventually(10_000, 'the pageview held on its way', async () => held.length === 1);
+      await eventually(10_000, 'the pageview held on its way', async () => arrived().length === 1);
       expect(await inPage<number>(page, 'tally.pending()')).toBe(1);
 
       // The click's record waits behind the pageview's request; the page goes before that is answered, and
       // the record leaves with it (by the beacon of the pagehide or visibilitychange flush).
       await Promise.all([page.waitForURL(site('other.test', '/elsewhere')), page.click('#out')]);
-      await eventually(10_000, 'the outbound record sent', async () => arrived.includes('event'));
-      // From here on nothing is held (the pageview may come again, by the beacon of a later flush).
-      holding = false;
-      for (const release of held.splice(0)) release();
+      await eventually(10_000, 'the outbound record sent', async () => arrived().includes('event'));
+      release();
 
       const rows = await rowsOf('tracker-open', session, 2);
       expect(rows.map((r) => [r.type, r.event_name, r.event_data])).toEqual([
@@ -241,8 +220,8 @@ describe('tally.js served by Tally, on a page of another origin', () => {
         ['event', 'Outbound Link: Click', { url: site('other.test', '/elsewhere') }],
       ]);
     } finally {
-      slow.closeAllConnections();
-      await new Promise((resolve) => slow.close(resolve));
+      release();
+      await slow.close();
     }
   });
 

@@ -1,10 +1,18 @@
 // A tiny HTTP proxy on 127.0.0.1 in front of the real gateway that answers the first POSTs with scripted
-// faults (429, 503, …) and forwards everything else, recording what it saw. It lets the SDK tests show
-// retries against the real gateway without waiting out the gateway's real one-hour rate-limit window.
+// faults (429, 503, …) or holds them (a slow network) and forwards everything else, recording what it saw.
+// It lets the SDK tests show retries against the real gateway without waiting out the gateway's real
+// one-hour rate-limit window.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Fault {
+/** A POST forwarded only once `until` has settled: a slow network, with the request on its way meanwhile. */
+export interface Hold {
+  until: Promise<unknown>;
+}
+
+export type Fault = Answer | Hold;
+
+export interface Answer {
   status: number;
   headers?: Record<string, string>;
   body?: unknown;
@@ -39,10 +47,12 @@ export async function startFaultProxy(target: string, faults: Fault[]): Promise<
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
-    const fault = request.method === 'POST' ? faults[postIndex++] : undefined;
+    const scripted = request.method === 'POST' ? faults[postIndex++] : undefined;
     const seen: SeenRequest = { method: request.method ?? '', headers: request.headers, body, status: 0 };
     if (request.method === 'POST') posts.push(seen);
+    const fault = scripted && 'until' in scripted ? undefined : scripted;
     try {
+      if (scripted && 'until' in scripted) await scripted.until;
       const forwarded =
         !fault || fault.forwardFirst ? await forward(target, request.method, request, body) : null;
       if (fault) {

@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { open } from 'lmdb';
 import { afterEach, expect, it } from 'vitest';
@@ -17,12 +17,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function lmdbFile(): Promise<string> {
+/** An LMDB file written by lmdb-js, with `records` records (none: as LMDB creates it, two meta pages). */
+async function lmdbFile(records = 2000): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'tally-lmdb-check-'));
   dirs.push(dir);
   const file = join(dir, 'store.mdb');
   const root = open({ path: file, compression: false });
-  for (let i = 0; i < 2000; i++) root.put(`key-${i}`, { value: 'x'.repeat(200), i });
+  for (let i = 0; i < records; i++) root.put(`key-${i}`, { value: 'x'.repeat(200), i });
   await root.flushed;
   await root.close();
   return file;
@@ -69,13 +70,10 @@ it('refuses a file that ends inside its meta pages once it has stayed so', async
 
 it('waits for a file that another thread is creating: empty, then its first page only, whole at last', async () => {
   // What LMDB writes when it creates a file: its two meta pages (8 KiB), which reach the file a page at a time.
-  const dir = mkdtempSync(join(tmpdir(), 'tally-lmdb-check-'));
-  dirs.push(dir);
-  const fresh = open({ path: join(dir, 'fresh.mdb'), compression: false });
-  await fresh.close();
-  const whole = readFileSync(join(dir, 'fresh.mdb'));
+  const fresh = await lmdbFile(0);
+  const whole = readFileSync(fresh);
   expect(whole.length).toBe(8192);
-  const file = join(dir, 'created.mdb');
+  const file = join(dirname(fresh), 'created.mdb');
   writeFileSync(file, '');
   // Another thread writes the first page 300 ms after this one starts checking, and the second 300 ms
   // later: the check, which blocks this thread, must find the file empty, then cut short, and pass it whole.
